@@ -1,0 +1,165 @@
+"""Run a case: inputs -> baseline outputs -> candidate outputs -> comparison rows.
+
+``Runner`` holds what a worker reuses between cases: model files, generated inputs,
+predictors and baseline outputs, so a model's baseline runs once for all its run modes.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+from . import capabilities, models
+from .case import Case
+from .compare import TensorComparison, compare_arrays
+from .errors import CaseSkipped, InputError
+from .inputs import InputSpec, fill_shape, generate_all, inputs_digest
+from .models import ModelFiles, ModelSource
+from .predictor import PredictorCache, describe_recipe, run_predictor
+from .run_modes import RUN_MODES, baseline_recipe, recipe
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    rows: List[TensorComparison]
+    baseline: str
+    recipe: str
+    inputs_digest: str
+    duration: float = 0.0
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def failures(self) -> List[TensorComparison]:
+        return [r for r in self.rows if not r.passed]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @property
+    def max_abs(self) -> float:
+        return max((r.max_abs for r in self.rows), default=0.0)
+
+    @property
+    def max_rel(self) -> float:
+        return max((r.max_rel for r in self.rows), default=0.0)
+
+    @property
+    def mismatched(self) -> int:
+        return sum(r.mismatched for r in self.rows)
+
+    @property
+    def total(self) -> int:
+        return sum(r.total for r in self.rows)
+
+
+@dataclass
+class Prepared:
+    """What setup builds for a case; running and comparing happen in the test call."""
+
+    case: Case
+    model: ModelFiles
+    inputs: Dict[str, np.ndarray]
+    baseline_outputs: Mapping[str, np.ndarray]
+    baseline_text: str
+    candidate: object
+    candidate_recipe: str
+
+
+class Runner:
+    def __init__(self, cache_dir: Path):
+        self.cache_dir = Path(cache_dir)
+        self.predictors = PredictorCache()
+        self._models: Dict[Tuple[ModelSource, bool], ModelFiles] = {}
+        self._baselines: Dict[Tuple, Mapping[str, np.ndarray]] = {}
+
+    # -- pieces, also used by the fixtures ---------------------------------------------
+
+    def model_files(self, source: ModelSource, legacy: bool = False) -> ModelFiles:
+        key = (source, legacy)
+        if key not in self._models:
+            self._models[key] = models.resolve(source, self.cache_dir, legacy)
+        return self._models[key]
+
+    def input_specs(self, model: ModelFiles, shapes: Mapping[str, Tuple[int, ...]]) -> List[InputSpec]:
+        unknown = sorted(set(shapes) - {s.name for s in model.inputs})
+        if unknown:
+            raise InputError(f"{model.name}: no input named {', '.join(unknown)}; "
+                             f"the model's inputs are {', '.join(s.name for s in model.inputs)}")
+        return [s.concrete(fill_shape(s.shape, shapes.get(s.name), s.name)) for s in model.inputs]
+
+    def inputs(self, model: ModelFiles, shapes: Mapping[str, Tuple[int, ...]], seed: int) -> Dict[str, np.ndarray]:
+        return generate_all(self.input_specs(model, shapes), seed)
+
+    def baseline_calls(self, case: Case):
+        mode = RUN_MODES[case.run_mode.mode]
+        device = mode.device if case.baseline == "auto" else case.baseline
+        return baseline_recipe(device, case.threads)
+
+    # -- the case ------------------------------------------------------------------------
+
+    def check_capabilities(self, case: Case) -> None:
+        caps = capabilities.detect()
+        reason = caps.missing_for(case.run_mode.run_mode)
+        if reason is None and case.baseline == "gpu" and not caps.cuda:
+            reason = (f"baseline gpu needs Paddle built with CUDA; {caps.distribution} "
+                      f"{caps.version} installed here is CPU-only")
+        if reason:
+            raise CaseSkipped(reason)
+
+    def prepare(self, case: Case) -> Prepared:
+        self.check_capabilities(case)
+        model = self.model_files(case.model)
+        inputs = self.inputs(model, dict(case.shapes), case.seed)
+        digest = inputs_digest(inputs)
+        base_calls = self.baseline_calls(case)
+        key = (model.prog_file, base_calls, digest)
+        if key not in self._baselines:
+            predictor = self.predictors.get(model, base_calls)
+            self._baselines[key] = run_predictor(predictor, inputs)
+        cand_calls = recipe(case.run_mode, case.threads)
+        candidate = self.predictors.get(model, cand_calls)
+        return Prepared(case, model, inputs, self._baselines[key],
+                        f"{case.baseline}: {describe_recipe(base_calls)}", candidate,
+                        describe_recipe(cand_calls))
+
+    def run(self, prepared: Prepared) -> CaseResult:
+        start = time.perf_counter()
+        outputs = run_predictor(prepared.candidate, prepared.inputs)
+        rows = compare_outputs(outputs, prepared.baseline_outputs, prepared.case)
+        return CaseResult(prepared.case.id, rows, prepared.baseline_text, prepared.candidate_recipe,
+                          inputs_digest(prepared.inputs), time.perf_counter() - start)
+
+
+def pair_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray]):
+    """Outputs pair by name; when no name matches and the counts agree (two exports of
+    one model), by position. Yields (name, actual or None, expected or None)."""
+    if not set(actual) & set(expected) and len(actual) == len(expected):
+        for (name, a), (_, e) in zip(actual.items(), expected.items()):
+            yield name, a, e
+        return
+    for name, e in expected.items():
+        yield name, actual.get(name), e
+    for name, a in actual.items():
+        if name not in expected:
+            yield name, a, None
+
+
+def compare_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
+                    case: Case) -> List[TensorComparison]:
+    rows = []
+    for name, a, e in pair_outputs(actual, expected):
+        rule = case.tolerances.for_tensor(name)
+        if a is None or e is None:
+            row = TensorComparison(name, () if e is None else e.shape, () if a is None else a.shape,
+                                   "", "", rule.atol, rule.rtol)
+            row.problems.append("missing from the candidate's outputs" if a is None
+                                else "not among the baseline's outputs")
+        else:
+            row = compare_arrays(name, a, e, rule.atol, rule.rtol, rule.cosine_min)
+        rows.append(row)
+    return rows

@@ -1,0 +1,52 @@
+"""What the fixtures hand out: predictor and input factories over the per-worker runner."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .models import ModelFiles, ModelSource, parse_source
+from .predictor import describe_recipe, run_predictor
+from .run_modes import RunModeSpec, baseline_recipe, canonical_mode, recipe
+
+
+def as_source(model: Union[str, ModelSource]) -> ModelSource:
+    return model if isinstance(model, ModelSource) else parse_source(str(model))
+
+
+@dataclass
+class PredictorHandle:
+    model: ModelFiles
+    predictor: object
+    recipe: str
+
+    @property
+    def input_names(self) -> Sequence[str]:
+        return list(self.predictor.get_input_names())
+
+    def run(self, inputs: Mapping[str, np.ndarray]):
+        return run_predictor(self.predictor, inputs)
+
+
+def predictor_factory(runner, settings, baseline: bool):
+    def make(model, run_mode: str = "onednn_fp32", device: str = "cpu", threads: Optional[int] = None,
+             **toggles) -> PredictorHandle:
+        files = runner.model_files(as_source(model))
+        n = threads if threads is not None else settings.threads
+        if baseline:
+            calls = baseline_recipe(device, n)
+        else:
+            calls = recipe(RunModeSpec(canonical_mode(run_mode), **toggles), n)
+        return PredictorHandle(files, runner.predictors.get(files, calls), describe_recipe(calls))
+
+    return make
+
+
+def inputs_factory(runner, settings):
+    def make(model, shapes: Optional[Mapping[str, Tuple[int, ...]]] = None,
+             seed: Optional[int] = None):
+        files = runner.model_files(as_source(model))
+        return runner.inputs(files, dict(shapes or {}), settings.seed if seed is None else seed)
+
+    return make

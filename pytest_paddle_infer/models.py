@@ -1,0 +1,268 @@
+"""Model sources -> model files: a zoo name, a directory or file pair on disk, or a builder.
+
+Zoo entries and builders are exported once per cache dir by a child process
+(``exporter.py``). Exports are built in a temporary directory, described by a manifest
+(file sizes and hashes) and renamed into place under a file lock, so workers that start
+at once build each entry once, and a partial or corrupt entry is detected and rebuilt.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterator, Mapping, Optional, Tuple
+
+from .capabilities import installed_paddle
+from .errors import ModelError
+from .inputs import InputSpec
+from .zoo import ZOO, ZOO_VERSION
+
+PROGRAM_EXTENSIONS = (".json", ".pdmodel")
+FORMATS = {".json": "pir", ".pdmodel": "legacy"}
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """What the user named: a zoo entry, a path, or a builder."""
+
+    name: str  # the name in test ids
+    kind: str  # "zoo" | "path" | "builder"
+    ref: str  # zoo name, path, or "package.module:callable"
+    kwargs: Tuple[Tuple[str, object], ...] = ()
+    inputs: Optional[Tuple[InputSpec, ...]] = None  # declared inputs, when known up front
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    name: str
+    prog_file: str
+    params_file: str
+    inputs: Tuple[InputSpec, ...]  # in the model's declared order
+
+    @property
+    def format(self) -> str:
+        return FORMATS[Path(self.prog_file).suffix]
+
+
+def looks_like_path(ref: str) -> bool:
+    return os.sep in ref or "/" in ref or ref.endswith(PROGRAM_EXTENSIONS) or os.path.exists(ref)
+
+
+def parse_source(ref: str) -> ModelSource:
+    """A ``--paddle-model`` value -> a source; unknown names list the zoo."""
+    ref = ref.strip()
+    if ref in ZOO:
+        return ModelSource(ref, "zoo", ref, inputs=ZOO[ref].inputs)
+    if looks_like_path(ref):
+        prog, _ = find_model_files(ref)
+        return ModelSource(display_name(prog), "path", str(prog))
+    raise ModelError(
+        f"unknown model {ref!r}: not a zoo entry and no such file or directory; "
+        f"zoo entries: {', '.join(ZOO)}; or give a model directory or a .pdmodel/.json file")
+
+
+def display_name(prog: Path) -> str:
+    """``models/resnet50/inference.json`` -> ``resnet50``; ``x/mobilenet.pdmodel`` -> ``mobilenet``."""
+    return prog.parent.name if prog.stem in ("inference", "model", "__model__") else prog.stem
+
+
+def find_model_files(ref: str) -> Tuple[Path, Path]:
+    """The (program, params) pair a path names, or a ModelError naming the path."""
+    path = Path(ref).expanduser()
+    if not path.exists():
+        raise ModelError(f"model path {path} does not exist")
+    if path.is_dir():
+        programs = sorted(p for p in path.iterdir() if p.suffix in PROGRAM_EXTENSIONS
+                          and p.is_file() and p.name != MANIFEST)
+        preferred = [p for p in programs if p.stem == "inference"]
+        if len(preferred) == 1 and (path / "inference.pdiparams").exists():
+            programs = preferred
+        paired = [p for p in programs if p.with_suffix(".pdiparams").exists()]
+        if not programs:
+            raise ModelError(f"model directory {path} holds no .pdmodel or .json program file")
+        if len(paired) > 1:
+            raise ModelError(
+                f"model directory {path} holds {len(paired)} model pairs "
+                f"({', '.join(p.name for p in paired)}): name the program file to use")
+        if not paired:
+            raise ModelError(
+                f"model directory {path}: {programs[0].name} has no params file "
+                f"{programs[0].with_suffix('.pdiparams').name} beside it")
+        prog = paired[0]
+    else:
+        if path.suffix not in PROGRAM_EXTENSIONS:
+            raise ModelError(f"model file {path} is not a .pdmodel or .json program file")
+        prog = path
+    params = prog.with_suffix(".pdiparams")
+    if not params.exists():
+        raise ModelError(f"model file {prog} has no params file: expected {params}")
+    for p in (prog, params):
+        if not os.access(p, os.R_OK):
+            raise ModelError(f"model file {p} is not readable")
+    return prog, params
+
+
+# -- the cache ---------------------------------------------------------------------------
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _write_manifest(directory: Path, extra: Mapping[str, object]) -> None:
+    files = {p.name: {"size": p.stat().st_size, "sha256": _sha256(p)}
+             for p in sorted(directory.iterdir()) if p.name != MANIFEST}
+    (directory / MANIFEST).write_text(json.dumps({"files": files, **extra}, indent=1))
+
+
+_verified: Dict[str, dict] = {}  # per process: each entry is hashed once
+
+
+def _valid_manifest(directory: Path) -> Optional[dict]:
+    """The manifest of a complete entry, or None when anything is missing or changed."""
+    key = str(directory)
+    if key in _verified:
+        return _verified[key]
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text())
+        for name, meta in manifest["files"].items():
+            p = directory / name
+            if p.stat().st_size != meta["size"] or _sha256(p) != meta["sha256"]:
+                return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    _verified[key] = manifest
+    return manifest
+
+
+@contextmanager
+def _locked(lock_path: Path) -> Iterator[None]:
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def cached_build(entry_dir: Path, build) -> dict:
+    """Run ``build(tmp_dir) -> metadata`` once per entry; returns the manifest."""
+    manifest = _valid_manifest(entry_dir)
+    if manifest is not None:
+        return manifest
+    with _locked(entry_dir.with_name(entry_dir.name + ".lock")):
+        manifest = _valid_manifest(entry_dir)  # another worker may have built it meanwhile
+        if manifest is not None:
+            return manifest
+        _verified.pop(str(entry_dir), None)
+        tmp = Path(tempfile.mkdtemp(prefix=entry_dir.name + ".tmp-", dir=entry_dir.parent))
+        try:
+            extra = build(tmp)
+            _write_manifest(tmp, extra)
+            if entry_dir.exists():  # a partial or corrupt entry: never used, replaced
+                shutil.rmtree(entry_dir)
+            os.rename(tmp, entry_dir)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    manifest = _valid_manifest(entry_dir)
+    if manifest is None:
+        raise ModelError(f"model cache entry {entry_dir} failed verification right after it was written")
+    return manifest
+
+
+def run_child(args, legacy: bool, what: str) -> dict:
+    """Run the exporter in a child process; its last stdout line is JSON."""
+    env = dict(os.environ)
+    env["FLAGS_enable_pir_api"] = "0" if legacy else env.get("FLAGS_enable_pir_api", "1")
+    env.setdefault("GLOG_minloglevel", "2")
+    proc = subprocess.run([sys.executable, "-m", "pytest_paddle_infer.exporter", *args],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise ModelError(f"{what} failed:\n{_trim_child_error(proc.stderr)}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _trim_child_error(stderr: str) -> str:
+    """Keep the end of a child's traceback: Paddle's own message and the user's source line."""
+    lines = [l for l in stderr.splitlines()
+             if l.strip() and "warnings.warn" not in l and "Warning:" not in l]
+    for i, line in enumerate(lines):  # dy2static errors carry the user's code below this line
+        if "In transformed code" in line:
+            return "\n".join(lines[i:])[-4000:]
+    return "\n".join(lines[-25:])
+
+
+def _source_key(source: ModelSource) -> str:
+    _, version = installed_paddle()
+    text = json.dumps([source.kind, source.ref, source.kwargs, version, ZOO_VERSION,
+                       [i.__dict__ for i in source.inputs or ()]], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def export_dir(source: ModelSource, cache_dir: Path, legacy: bool) -> Path:
+    flavour = "legacy" if legacy else "default"
+    return Path(cache_dir) / "models" / f"{source.name}-{_source_key(source)}-{flavour}"
+
+
+def resolve(source: ModelSource, cache_dir: Path, legacy: bool = False) -> ModelFiles:
+    """Model files for a source; zoo entries and builders are exported on first use.
+
+    ``legacy=True`` asks for the ``.pdmodel`` program format, which keeps tensor names
+    meaningful for intermediate-tensor comparison.
+    """
+    if source.kind == "path":
+        prog, params = find_model_files(source.ref)
+        if legacy and prog.suffix != ".pdmodel":
+            raise ModelError(f"model {prog} is a PIR program; no legacy .pdmodel was given")
+        return ModelFiles(source.name, str(prog), str(params),
+                          source.inputs or declared_inputs(prog, cache_dir))
+    directory = export_dir(source, cache_dir, legacy)
+    inputs = source.inputs
+    if inputs is None:
+        raise ModelError(f"model {source.name!r}: a builder needs its inputs declared")
+
+    def build(tmp: Path) -> dict:
+        spec = [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype} for i in inputs]
+        builder = ZOO[source.ref].builder if source.kind == "zoo" else source.ref
+        result = run_child(["export", builder, json.dumps(dict(source.kwargs)), json.dumps(spec),
+                            str(tmp / "inference")], legacy, f"exporting model {source.name!r}")
+        return {"source": source.ref, "paddle": result["paddle"]}
+
+    cached_build(directory, build)
+    programs = [p for p in directory.iterdir() if p.suffix in PROGRAM_EXTENSIONS and p.name != MANIFEST]
+    if legacy and not any(p.suffix == ".pdmodel" for p in programs):
+        raise ModelError(f"the installed Paddle did not write a legacy .pdmodel for {source.name!r}")
+    prog = directory / ("inference.pdmodel" if legacy or not (directory / "inference.json").exists()
+                        else "inference.json")
+    return ModelFiles(source.name, str(prog), str(directory / "inference.pdiparams"), inputs)
+
+
+def declared_inputs(prog: Path, cache_dir: Path) -> Tuple[InputSpec, ...]:
+    """Input names, shapes and dtypes a model file declares (read once, cached by content)."""
+    stat = prog.stat()
+    key = hashlib.sha256(f"{prog.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+    path = Path(cache_dir) / "inspect" / f"{key}.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = run_child(["inspect", str(prog)], prog.suffix == ".pdmodel",
+                         f"reading the inputs of {prog}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+    return tuple(InputSpec(i["name"], tuple(i["shape"]), i["dtype"]) for i in data["inputs"])

@@ -1,0 +1,142 @@
+"""Command-line options and ini keys of the ``paddle-infer`` group, and their validation.
+
+Each option has an ini key of the same name without the dashes; the command line wins.
+This module does not import pytest: ``register`` takes pytest's parser, and errors are
+``OptionError`` for the plugin to turn into ``pytest.UsageError``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, Sequence, Tuple
+
+from .errors import OptionError, PaddleInferError
+from .models import ModelSource, parse_source
+from .run_modes import RunModeSpec, parse_mode_list
+
+BASELINES = ("auto", "cpu", "gpu")
+DEFAULT_RUN_MODES = ("onednn_fp32",)
+DEFAULT_SEED = 0
+
+
+@dataclass(frozen=True)
+class Option:
+    flag: str
+    ini: str
+    help: str
+    repeat: bool = False  # repeatable on the command line; an ini list
+
+
+OPTIONS: Tuple[Option, ...] = (
+    Option("--paddle-model", "paddle_model",
+           "model to check: a zoo name (resnet50, mobilenet_v3_small, tiny_cnn, tiny_detector), "
+           "a model directory, or a .pdmodel/.json file; repeatable", repeat=True),
+    Option("--run-mode", "run_mode",
+           "run mode(s) to check, comma-separated; repeatable. Default: onednn_fp32", repeat=True),
+    Option("--paddle-baseline", "paddle_baseline",
+           "what candidates are compared with: auto (same device, fp32, IR optim off, oneDNN off), "
+           "cpu or gpu. Default: auto"),
+    Option("--paddle-atol", "paddle_atol",
+           "absolute tolerance for every tensor; wins over suites and markers. "
+           "Default: 1e-4 (looser built-in defaults for bf16/fp16/int8 modes)"),
+    Option("--paddle-rtol", "paddle_rtol",
+           "relative tolerance for every tensor; wins over suites and markers. "
+           "Default: 1e-4 (looser built-in defaults for bf16/fp16/int8 modes)"),
+    Option("--paddle-seed", "paddle_seed", "seed of generated inputs. Default: 0"),
+    Option("--paddle-cache-dir", "paddle_cache_dir",
+           "where exported models and other artefacts are kept. "
+           "Default: paddle-infer under pytest's cache dir"),
+    Option("--paddle-threads", "paddle_threads",
+           "CPU math library threads per predictor. Default: Paddle's own (1)"),
+)
+
+
+def register(parser) -> None:
+    group = parser.getgroup("paddle-infer", "PaddlePaddle inference consistency checks")
+    for opt in OPTIONS:
+        dest = opt.ini
+        if opt.repeat:
+            group.addoption(opt.flag, action="append", dest=dest, default=None,
+                            metavar="VALUE", help=opt.help)
+            parser.addini(opt.ini, opt.help, type="args")
+        else:
+            group.addoption(opt.flag, action="store", dest=dest, default=None,
+                            metavar="VALUE", help=opt.help)
+            parser.addini(opt.ini, opt.help, type="string", default="")
+
+
+@dataclass(frozen=True)
+class Settings:
+    models: Tuple[ModelSource, ...]
+    run_modes: Tuple[RunModeSpec, ...]
+    run_modes_given: bool
+    baseline: str
+    atol: Optional[float]
+    rtol: Optional[float]
+    seed: int
+    cache_dir: Path
+    threads: Optional[int]
+
+    @property
+    def active(self) -> bool:
+        return bool(self.models)
+
+
+def _value(getoption: Callable, getini: Callable, opt: Option):
+    """The command line's value when given, else the ini file's, else None."""
+    cli = getoption(opt.ini)
+    if cli not in (None, [], ""):
+        return cli
+    ini = getini(opt.ini)
+    return ini if ini not in (None, [], "") else None
+
+
+def _number(opt: Option, text, kind: Callable, minimum: float) -> Optional[float]:
+    if text is None:
+        return None
+    try:
+        value = kind(str(text).strip())
+    except ValueError:
+        raise OptionError(f"{opt.flag}: {text!r} is not a {'whole ' if kind is int else ''}number "
+                          f"(e.g. {opt.flag}={'4' if kind is int else '1e-4'})") from None
+    if isinstance(value, float) and not math.isfinite(value) or value < minimum:
+        raise OptionError(f"{opt.flag}: {text!r} must be a finite number >= {minimum:g}")
+    return value
+
+
+def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Callable[[], Path]) -> Settings:
+    opts = {o.ini: o for o in OPTIONS}
+    get = lambda key: _value(getoption, getini, opts[key])
+    model_refs = get("paddle_model") or []
+    models = []
+    for ref in model_refs:
+        try:
+            source = parse_source(ref)
+        except PaddleInferError as e:
+            raise OptionError(f"--paddle-model: {e}") from None
+        if source.name in {m.name for m in models}:
+            continue
+        models.append(source)
+    mode_values = get("run_mode")
+    run_modes = parse_mode_list(mode_values or DEFAULT_RUN_MODES)
+    if mode_values and not run_modes:
+        raise OptionError("--run-mode: no run mode given")
+    baseline = (get("paddle_baseline") or "auto").strip()
+    if baseline not in BASELINES:
+        raise OptionError(f"--paddle-baseline: unknown baseline {baseline!r}; "
+                          f"valid baselines: {', '.join(BASELINES)}")
+    cache = get("paddle_cache_dir")
+    threads = _number(opts["paddle_threads"], get("paddle_threads"), int, 1)
+    seed = _number(opts["paddle_seed"], get("paddle_seed"), int, 0)
+    return Settings(
+        models=tuple(models),
+        run_modes=run_modes,
+        run_modes_given=bool(mode_values),
+        baseline=baseline,
+        atol=_number(opts["paddle_atol"], get("paddle_atol"), float, 0.0),
+        rtol=_number(opts["paddle_rtol"], get("paddle_rtol"), float, 0.0),
+        seed=DEFAULT_SEED if seed is None else int(seed),
+        cache_dir=Path(cache).expanduser().resolve() if cache else default_cache_dir(),
+        threads=None if threads is None else int(threads),
+    )
