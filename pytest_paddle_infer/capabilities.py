@@ -63,9 +63,19 @@ class Capabilities:
         return None
 
 
+def import_paddle():
+    """Import paddle without the start-up warnings it prints (a missing ccache, ...)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import paddle
+    return paddle
+
+
 @functools.lru_cache(maxsize=1)
 def detect() -> Capabilities:
-    import paddle
+    paddle = import_paddle()
     from paddle import inference
 
     cuda = bool(paddle.is_compiled_with_cuda())

@@ -13,7 +13,7 @@ from typing import Callable, Optional, Sequence, Tuple
 
 from .errors import OptionError, PaddleInferError
 from .models import ModelSource, parse_source
-from .run_modes import RunModeSpec, parse_mode_list
+from .run_modes import RunModeSpec, canonical_mode
 
 BASELINES = ("auto", "cpu", "gpu")
 DEFAULT_RUN_MODES = ("onednn_fp32",)
@@ -105,6 +105,41 @@ def _number(opt: Option, text, kind: Callable, minimum: float) -> Optional[float
     return value
 
 
+TOGGLE_HELP = ("toggles: +ir_optim, +no_ir_optim, +memory_optim, +delete_pass=NAME, +threads=N "
+               "(e.g. cpu_fp32+no_ir_optim)")
+
+
+def parse_run_mode(text: str) -> RunModeSpec:
+    """``onednn_fp32+no_ir_optim+delete_pass=fc_fuse_pass`` -> a run mode with toggles."""
+    name, *toggles = [t.strip() for t in text.split("+")]
+    fields: dict = {"delete_passes": ()}
+    for toggle in toggles:
+        key, _, value = toggle.partition("=")
+        if key in ("ir_optim", "no_ir_optim") and not value:
+            fields["ir_optim"] = key == "ir_optim"
+        elif key == "memory_optim" and not value:
+            fields["memory_optim"] = True
+        elif key == "delete_pass" and value:
+            fields["delete_passes"] += (value,)
+        elif key == "threads" and value.isdigit() and int(value) > 0:
+            fields["threads"] = int(value)
+        else:
+            raise OptionError(f"--run-mode: unknown toggle {toggle!r} in {text!r}; {TOGGLE_HELP}")
+    return RunModeSpec(canonical_mode(name), **fields)
+
+
+def parse_run_modes(values: Sequence[str]) -> Tuple[RunModeSpec, ...]:
+    """``--run-mode a,b --run-mode c`` -> specs in order, without repeats."""
+    specs: list = []
+    for value in values:
+        for part in str(value).split(","):
+            if part.strip():
+                spec = parse_run_mode(part)
+                if spec not in specs:
+                    specs.append(spec)
+    return tuple(specs)
+
+
 def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Callable[[], Path]) -> Settings:
     opts = {o.ini: o for o in OPTIONS}
     get = lambda key: _value(getoption, getini, opts[key])
@@ -119,7 +154,7 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
             continue
         models.append(source)
     mode_values = get("run_mode")
-    run_modes = parse_mode_list(mode_values or DEFAULT_RUN_MODES)
+    run_modes = parse_run_modes(mode_values or DEFAULT_RUN_MODES)
     if mode_values and not run_modes:
         raise OptionError("--run-mode: no run mode given")
     baseline = (get("paddle_baseline") or "auto").strip()

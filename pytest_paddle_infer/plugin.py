@@ -128,6 +128,7 @@ def build_cases(settings) -> list:
 
     cases = []
     for source in settings.models:
+        source = with_declared_inputs(source, settings.cache_dir)
         for spec in settings.run_modes:
             default = RUN_MODES[spec.mode].tolerance
             cases.append(Case(
@@ -137,6 +138,22 @@ def build_cases(settings) -> list:
                                           override=Rule(settings.atol, settings.rtol)),
             ))
     return cases
+
+
+def with_declared_inputs(source, cache_dir):
+    """Disk models: read their inputs now so ids show shapes; a model that cannot be read
+    keeps ``inputs=None`` and its cases report the problem when they run."""
+    from dataclasses import replace
+
+    from .models import declared_inputs, find_model_files
+
+    if source.kind != "path" or source.inputs is not None:
+        return source
+    try:
+        prog, _ = find_model_files(source.ref)
+        return replace(source, inputs=declared_inputs(prog, cache_dir))
+    except PaddleInferError:
+        return source
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k/-m/--deselect filter the list

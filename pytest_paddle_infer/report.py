@@ -37,18 +37,18 @@ def properties(result: CaseResult) -> List[Tuple[str, object]]:
     ]
 
 
-SUMMARY_COLUMNS = ("case", "status", "max abs", "max rel", "mismatched", "time")
+SUMMARY_COLUMNS = ("model", "shape", "mode", "status", "max abs", "max rel", "mismatched", "time")
+SUMMARY_KEYS = ("paddle_model", "paddle_shape", "paddle_run_mode", "status", "paddle_max_abs",
+                "paddle_max_rel", "paddle_mismatched", "time")
 
 
 def summary_table(rows: Sequence[Mapping[str, str]]) -> str:
-    body = [(r["case"], r["status"], r.get("paddle_max_abs", "-"), r.get("paddle_max_rel", "-"),
-             r.get("paddle_mismatched", "-"), r.get("time", "-")) for r in rows]
-    return format_table(SUMMARY_COLUMNS, body)
+    """One row per case, sorted by id so runs with and without xdist print the same."""
+    ordered = sorted(rows, key=lambda r: r["nodeid"])
+    return format_table(SUMMARY_COLUMNS, [[r.get(k, "-") for k in SUMMARY_KEYS] for r in ordered])
 
 
-def summary_row(nodeid: str, outcome: str, props: Mapping[str, object], duration: float) -> Dict[str, str]:
+def summary_row(nodeid: str, outcome: str, props: Mapping[str, object], seconds: float) -> Dict[str, str]:
     row = {k: str(v) for k, v in props.items() if k.startswith(PROPERTY_PREFIX)}
-    row["case"] = str(props.get("paddle_case", nodeid))
-    row["status"] = outcome
-    row["time"] = f"{duration:.2f}s"
+    row.update(nodeid=nodeid, status=outcome, time=f"{seconds:.2f}s")
     return row
