@@ -39,25 +39,34 @@ class Capabilities:
     @property
     def describe(self) -> str:
         cuda = f"CUDA yes ({self.gpu_count} GPU)" if self.cuda else "CUDA no"
-        trt = "TensorRT " + (
-            ".".join(map(str, self.trt_compile)) if any(self.trt_compile) else "no"
-        )
+        trt = "TensorRT " + (_dotted(self.trt_compile) if any(self.trt_compile) else "no")
         return f"{self.distribution} {self.version}, {cuda}, {trt}, oneDNN {'yes' if self.onednn else 'no'}"
 
-    def missing_for(self, mode: RunMode) -> Optional[str]:
-        """Why ``mode`` cannot run here, or None when it can."""
+    def missing_for(self, mode: RunMode, device_id: Optional[int] = None) -> Optional[str]:
+        """Why ``mode`` (on GPU ``device_id``, when given) cannot run here, or None when it
+        can. Build-time gaps come first: a GPU appearing would not fix them."""
         where = f"{self.distribution} {self.version} installed here"
+        trt = "tensorrt" in mode.needs
         if "cuda" in mode.needs and not self.cuda:
-            what = "CUDA and TensorRT" if "tensorrt" in mode.needs else "CUDA"
+            what = "CUDA and TensorRT" if trt else "CUDA"
             return f"{mode.name} needs Paddle built with {what}; {where} is CPU-only"
+        if trt and not any(self.trt_compile):
+            return (f"{mode.name} needs Paddle built with TensorRT; {where} was built with CUDA "
+                    f"but without TensorRT")
         if "cuda" in mode.needs and self.gpu_count == 0:
-            return f"{mode.name} needs a visible GPU; {where} has CUDA but sees no device"
-        if "tensorrt" in mode.needs:
-            if not any(self.trt_compile):
-                return f"{mode.name} needs Paddle built with TensorRT; {where} was built without it"
-            if not any(self.trt_runtime):
-                return (f"{mode.name} needs the TensorRT runtime (libnvinfer) that {where} "
-                        f"was built against ({'.'.join(map(str, self.trt_compile))}); none was found")
+            return (f"{mode.name} needs a visible GPU; {where} has CUDA but sees no device "
+                    f"(check the driver and CUDA_VISIBLE_DEVICES)")
+        if trt and not any(self.trt_runtime):
+            return (f"{mode.name} needs the TensorRT runtime (libnvinfer) "
+                    f"{_dotted(self.trt_compile)} that {where} was built against; none was "
+                    f"found (add TensorRT's lib dir to LD_LIBRARY_PATH)")
+        if trt and self.trt_runtime[0] != self.trt_compile[0]:
+            return (f"{mode.name} needs TensorRT {self.trt_compile[0]}.x, which {where} was "
+                    f"built against ({_dotted(self.trt_compile)}); the runtime found is "
+                    f"{_dotted(self.trt_runtime)}")
+        if "cuda" in mode.needs and device_id is not None and not 0 <= device_id < self.gpu_count:
+            return (f"{mode.name} was asked for GPU {device_id}; {where} sees "
+                    f"{self.gpu_count} GPU(s), numbered 0..{self.gpu_count - 1}")
         if mode.name.startswith("onednn") and not self.onednn:
             return f"{mode.name} needs Paddle built with oneDNN; {where} was built without it"
         return None
@@ -71,6 +80,10 @@ def import_paddle():
         warnings.simplefilter("ignore")
         import paddle
     return paddle
+
+
+def _dotted(version: Tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
 
 
 @functools.lru_cache(maxsize=1)
@@ -94,7 +107,8 @@ def detect() -> Capabilities:
             return (0,)
 
     dist, _ = installed_paddle()
-    onednn = bool(getattr(paddle.base.core, "is_compiled_with_mkldnn", lambda: True)())
+    core = getattr(paddle, "base", None) or paddle.fluid  # paddle < 2.6 calls it fluid
+    onednn = bool(getattr(core.core, "is_compiled_with_mkldnn", lambda: True)())
     return Capabilities(
         distribution=dist or "paddle",
         version=paddle.__version__,

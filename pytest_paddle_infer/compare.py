@@ -101,11 +101,16 @@ def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: fl
         rel = diff / (np.abs(np.where(both, e, 0.0)) + RTOL_EPSILON)
         row.max_abs = float(diff.max())
         row.max_rel = float(rel.max())
-        worst = np.where(close, -1.0, diff) if row.mismatched else diff
+        # the element furthest outside its tolerance (or closest to leaving it)
+        worst = diff - (atol + rtol * np.abs(np.where(both, e, 0.0)))
         row.worst_index = tuple(int(i) for i in np.unravel_index(int(np.argmax(worst)), a.shape))
         row.min_actual, row.max_actual = float(a[finite_a].min()), float(a[finite_a].max())
         row.min_expected, row.max_expected = float(e[finite_e].min()), float(e[finite_e].max())
         row.cosine = cosine_similarity(a[both], e[both])
+    base_nan, base_inf = int(np.isnan(e).sum()), int(np.isinf(e).sum())
+    if base_nan or base_inf:  # nothing to compare against there: the model or inputs are broken
+        row.problems.append(f"the baseline has {base_nan} NaN and {base_inf} Inf: "
+                            "check the model and its inputs")
     if row.new_nonfinite:
         row.problems.append(
             f"non-finite: {row.nan_actual} NaN and {row.inf_actual} Inf in the candidate, "

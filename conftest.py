@@ -1,0 +1,2 @@
+# The project's own tests drive pytest sessions through pytester.
+pytest_plugins = ["pytester"]

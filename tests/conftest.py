@@ -1,0 +1,60 @@
+"""Shared test helpers: one model export cache for the whole test session (and every xdist
+worker), and a runner for end-to-end pytest sessions that can add ``-n 2``."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+TEST_CACHE = Path(os.environ.get(
+    "PADDLE_INFER_TEST_CACHE", Path(__file__).resolve().parent.parent / ".pytest_cache" / "paddle-infer-tests"))
+
+
+@pytest.fixture(scope="session")
+def paddle_cache() -> Path:
+    TEST_CACHE.mkdir(parents=True, exist_ok=True)
+    return TEST_CACHE
+
+
+@pytest.fixture(params=["n0", "n2"])
+def xdist_mode(request) -> List[str]:
+    """Every end-to-end test runs without and with ``-n 2``."""
+    return [] if request.param == "n0" else ["-n", "2"]
+
+
+@pytest.fixture
+def run_pytest(pytester, paddle_cache):
+    """Run a pytest session in a subprocess with the shared export cache."""
+
+    def run(*args: str):
+        return pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", f"--paddle-cache-dir={paddle_cache}", *args)
+
+    return run
+
+
+SUMMARY_ROW = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)\s+(passed|failed|error|skipped)\s+(\S+)\s+(\S+)\s+(\S+)\s+\S+$")
+
+
+def summary_rows(result) -> Dict[str, tuple]:
+    """(model, shape, mode) -> (status, max abs, max rel, mismatched) from the summary."""
+    rows = {}
+    in_summary = False
+    for line in result.outlines:
+        if "paddle-infer summary" in line:
+            in_summary = True
+            continue
+        if in_summary:
+            m = SUMMARY_ROW.match(line.strip())
+            if m:
+                rows[m.group(1, 2, 3)] = m.group(4, 5, 6, 7)
+            elif line.startswith("="):
+                break
+    return rows
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "resnet50: runs the full-size ResNet50 (slower)")
