@@ -72,6 +72,14 @@ class ShapeMap(dict):
     __ior__ = _read_only
 
 
+class NameSet(frozenset):
+    """Op names for pybind's ``set[str]``, printed sorted: set order follows per-process
+    string hashing, and recipe text must read the same in every worker and run."""
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(map(repr, sorted(self))) + "}"
+
+
 @dataclass(frozen=True)
 class Tolerance:
     atol: float
@@ -296,16 +304,16 @@ class RunModeSpec:
         parts.extend(f"delete_pass={p}" for p in self.delete_passes)
         if self.threads is not None:
             parts.append(f"threads={self.threads}")
-        parts.extend(f"fp32_{op}" for op in self.fp32_ops)
+        parts.extend(f"fp32_op={op}" for op in self.fp32_ops)
         if self.low_precision_io:
-            parts.append("lpio")
-        parts.extend(f"notrt_{op}" for op in self.disable_trt_ops)
+            parts.append("low_precision_io")
+        parts.extend(f"disable_trt_op={op}" for op in self.disable_trt_ops)
         if self.int8_source != "calibration":
-            parts.append(self.int8_source)
-        if self.dynamic_shape is not None:
-            parts.append("tuned" if self.dynamic_shape.tuned else "dyn")
+            parts.append(f"int8_source={self.int8_source}")
+        if self.dynamic_shape is not None:  # explicit ranges are too long for an id
+            parts.append("dynamic_shape=tuned" if self.dynamic_shape.tuned else "dynamic_shape")
         if self.trt_optimization_level is not None:
-            parts.append(f"opt{self.trt_optimization_level}")
+            parts.append(f"trt_optimization_level={self.trt_optimization_level}")
         return "+".join(parts)
 
 
@@ -350,7 +358,7 @@ def recipe(spec: RunModeSpec, threads: Optional[int] = None, device_id: int = 0,
     elif mode.device == "gpu":
         calls = _gpu_calls(mode.precision, device_id)
         if spec.fp32_ops:
-            calls.append(call("exp_disable_mixed_precision_ops", frozenset(spec.fp32_ops)))
+            calls.append(call("exp_disable_mixed_precision_ops", NameSet(spec.fp32_ops)))
         if spec.low_precision_io:
             # Not optional: without it inputs stay fp32 and the case tests something else.
             calls.append(call("enable_low_precision_io", True))

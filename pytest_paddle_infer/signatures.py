@@ -219,7 +219,7 @@ def _render(tree: Tuple[str, Tuple[Any, ...]]) -> str:
     return head + (f"[{', '.join(_render(a) for a in args)}]" if args else "")
 
 
-def _check_bound(c: Call, sig: Signature, bound: Mapping[str, Any],
+def _check_bound(sig: Signature, bound: Mapping[str, Any],
                  precision_names: Sequence[str]) -> List[str]:
     problems = []
     for name, value in bound.items():
@@ -248,7 +248,7 @@ def check_call(c: Call, config_cls: type, precision_names: Sequence[str]) -> Lis
         except BindError as e:
             failures.append(str(e))
             continue
-        wrong = _check_bound(c, sig, bound, precision_names)
+        wrong = _check_bound(sig, bound, precision_names)
         if wrong:
             failures.append("; ".join(wrong))
             continue

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from paddle import inference
 
 from pytest_paddle_infer import run_modes as rm
 from pytest_paddle_infer import signatures as sg
@@ -20,7 +21,6 @@ from pytest_paddle_infer.errors import OptionError
 from pytest_paddle_infer.run_modes import (DynamicShape, Precision, RunModeSpec, call,
                                            optional_call, recipe)
 
-inference = pytest.importorskip("paddle.inference")
 Config = inference.Config
 
 # ---------------------------------------------------------------------------------------
@@ -62,7 +62,10 @@ SHAPE_FILE = "/cache/shape_range.pbtxt"
 EXPECTED_TOGGLED = [
     (RunModeSpec("gpu_fp16", fp32_ops=("softmax",), low_precision_io=True), {"device_id": 1},
      ["enable_use_gpu(256, 1, PrecisionType.Half)", "switch_ir_optim(True)",
-      "exp_disable_mixed_precision_ops(frozenset({'softmax'}))", "enable_low_precision_io(True)"]),
+      "exp_disable_mixed_precision_ops({'softmax'})", "enable_low_precision_io(True)"]),
+    (RunModeSpec("gpu_fp16", fp32_ops=("softmax", "layer_norm", "exp")), {},
+     ["enable_use_gpu(256, 0, PrecisionType.Half)", "switch_ir_optim(True)",
+      "exp_disable_mixed_precision_ops({'exp', 'layer_norm', 'softmax'})"]),
     (RunModeSpec("trt_int8", int8_source="quantized"), {},
      [GPU0, "switch_ir_optim(True)", _trt("Int8", False),
       "enable_tensorrt_explicit_quantization() [if available]"]),
@@ -234,7 +237,7 @@ def test_checker_requires_use_calib_mode_explicitly():
         _apply(Config(), [implicit])
 
 
-def test_checker_requires_every_engine_argument_positional_or_keyword():
+def test_checker_counts_positional_engine_arguments_as_explicit():
     positional = call("enable_tensorrt_engine", 1 << 30, 1, 3, Precision("Half"), False, False)
     assert sg.check_recipe([positional]) == [
         f"{positional}: leaves use_cuda_graph to the binding default False; recipes must pass "
@@ -367,7 +370,13 @@ def test_tuned_recipe_needs_the_shape_file():
 
 def test_labels_are_distinct_and_recipes_hashable():
     labels = [s.label for s in ALL_SPECS]
-    assert "trt_int8+quantized+dyn" in labels and "gpu_fp16+fp32_softmax+lpio+memopt" in labels
+    assert "trt_int8+int8_source=quantized+dynamic_shape" in labels
+    assert "gpu_fp16+memory_optim+fp32_op=softmax+low_precision_io" in labels
+    assert ("trt_fp32+memory_optim+delete_pass=conv_bn_fuse_pass+disable_trt_op=pool2d"
+            "+dynamic_shape=tuned+trt_optimization_level=3") in labels
+    # Only specs whose explicit ranges differ share a label (ranges are too long for an id).
+    assert sorted({l for l in labels if labels.count(l) > 1}) == [
+        "trt_fp16+dynamic_shape", "trt_fp32+dynamic_shape", "trt_int8+dynamic_shape"]
     recipes = {r for s in ALL_SPECS for r in _all_recipes(s)}
     assert len(recipes) > len(ALL_SPECS)
     spec = RunModeSpec("trt_fp16", disable_trt_ops=["pool2d"], dynamic_shape=EXPLICIT)
