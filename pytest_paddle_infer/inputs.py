@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, replace
-from typing import Dict, Mapping, Optional, Sequence, Tuple
-
-import numpy as np
+from typing import TYPE_CHECKING, Dict, Mapping, Optional, Sequence, Tuple
 
 from .errors import InputError
+
+if TYPE_CHECKING:  # numpy is imported by the functions that use it: not at plugin start-up
+    import numpy as np
 
 FLOAT_DTYPES = ("float32", "float16", "bfloat16", "float64")
 INT_DTYPES = ("int8", "uint8", "int16", "int32", "int64")
@@ -63,12 +64,16 @@ def fill_shape(declared: Sequence[int], given: Optional[Sequence[int]], name: st
     return tuple(int(g) for g in given)
 
 
-def _rng(seed: int, name: str) -> np.random.Generator:
+def _rng(seed: int, name: str) -> "np.random.Generator":
+    import numpy as np
+
     return np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(name.encode())])
 
 
-def generate(spec: InputSpec, seed: int) -> np.ndarray:
+def generate(spec: InputSpec, seed: int) -> "np.ndarray":
     """Seeded data for one concrete input."""
+    import numpy as np
+
     if spec.file:
         return _load_file(spec)
     rng = _rng(seed, spec.name)
@@ -90,13 +95,17 @@ def generate(spec: InputSpec, seed: int) -> np.ndarray:
     return np.ascontiguousarray(data.astype(numpy_dtype(spec.dtype)))
 
 
-def numpy_dtype(dtype: str) -> np.dtype:
+def numpy_dtype(dtype: str) -> "np.dtype":
+    import numpy as np
+
     if dtype == "bfloat16":  # numpy has none; Paddle takes bf16 inputs as uint16 bit patterns
         return np.dtype("uint16")
     return np.dtype(dtype)
 
 
-def _load_file(spec: InputSpec) -> np.ndarray:
+def _load_file(spec: InputSpec) -> "np.ndarray":
+    import numpy as np
+
     try:
         loaded = np.load(spec.file, allow_pickle=False)
     except (OSError, ValueError) as e:
@@ -120,12 +129,14 @@ def _load_file(spec: InputSpec) -> np.ndarray:
     return np.ascontiguousarray(data)
 
 
-def generate_all(specs: Sequence[InputSpec], seed: int) -> Dict[str, np.ndarray]:
+def generate_all(specs: Sequence[InputSpec], seed: int) -> Dict[str, "np.ndarray"]:
     return {s.name: generate(s, seed) for s in specs}
 
 
-def inputs_digest(arrays: Mapping[str, np.ndarray]) -> str:
+def inputs_digest(arrays: Mapping[str, "np.ndarray"]) -> str:
     """A short hash of input data, for goldens and reports."""
+    import numpy as np
+
     h = zlib.crc32(b"")
     for name in sorted(arrays):
         a = np.ascontiguousarray(arrays[name])
