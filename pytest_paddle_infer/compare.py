@@ -66,8 +66,7 @@ class TensorComparison:
         return d
 
 
-def _as_float(a: np.ndarray) -> np.ndarray:
-    return a.astype(np.float64, copy=False)
+CHUNK = 1 << 20  # elements per step: float64 temporaries stay ~8 MB whatever the tensor size
 
 
 def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: float = 1e-4,
@@ -84,32 +83,17 @@ def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: fl
     if not row.shape_ok:
         row.problems.append(f"shape: expected {list(expected.shape)}, got {list(actual.shape)}")
         return row
-    a = _as_float(actual)
-    e = _as_float(expected)
-    row.total = int(a.size)
-    if a.size == 0:
+    row.total = int(actual.size)
+    if actual.size == 0:
         return row
-    finite_a, finite_e = np.isfinite(a), np.isfinite(e)
-    row.nan_actual = int(np.isnan(a).sum())
-    row.inf_actual = int(np.isinf(a).sum())
-    row.new_nonfinite = int((~finite_a & finite_e).sum())
-    close = np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
-    row.mismatched = int(a.size - close.sum())
-    both = finite_a & finite_e
-    if both.any():
-        diff = np.where(both, np.abs(a - e), 0.0)
-        rel = diff / (np.abs(np.where(both, e, 0.0)) + RTOL_EPSILON)
-        row.max_abs = float(diff.max())
-        row.max_rel = float(rel.max())
-        # the element furthest outside its tolerance (or closest to leaving it)
-        worst = diff - (atol + rtol * np.abs(np.where(both, e, 0.0)))
-        row.worst_index = tuple(int(i) for i in np.unravel_index(int(np.argmax(worst)), a.shape))
-        row.min_actual, row.max_actual = float(a[finite_a].min()), float(a[finite_a].max())
-        row.min_expected, row.max_expected = float(e[finite_e].min()), float(e[finite_e].max())
-        row.cosine = cosine_similarity(a[both], e[both])
-    base_nan, base_inf = int(np.isnan(e).sum()), int(np.isinf(e).sum())
-    if base_nan or base_inf:  # nothing to compare against there: the model or inputs are broken
-        row.problems.append(f"the baseline has {base_nan} NaN and {base_inf} Inf: "
+    stats = _Stats()
+    flat_a, flat_e = actual.reshape(-1), expected.reshape(-1)
+    for start in range(0, flat_a.size, CHUNK):
+        stats.add(flat_a[start:start + CHUNK].astype(np.float64),
+                  flat_e[start:start + CHUNK].astype(np.float64), start, atol, rtol)
+    stats.finish(row, actual.shape)
+    if stats.base_nan or stats.base_inf:  # nothing to compare against there
+        row.problems.append(f"the baseline has {stats.base_nan} NaN and {stats.base_inf} Inf: "
                             "check the model and its inputs")
     if row.new_nonfinite:
         row.problems.append(
@@ -122,15 +106,64 @@ def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: fl
     return row
 
 
-def cosine_similarity(a: np.ndarray, b: np.ndarray) -> float:
-    a = a.ravel()
-    b = b.ravel()
-    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
-    if na == 0.0 and nb == 0.0:
-        return 1.0
-    if na == 0.0 or nb == 0.0:
-        return 0.0
-    return float(np.dot(a, b) / (na * nb))
+class _Stats:
+    """Running figures over chunks of a flattened pair of tensors."""
+
+    def __init__(self):
+        self.mismatched = self.nan_a = self.inf_a = self.new_nonfinite = 0
+        self.base_nan = self.base_inf = 0
+        self.max_abs = self.max_rel = 0.0
+        self.worst = -np.inf
+        self.worst_flat: Optional[int] = None
+        self.dot = self.norm_a = self.norm_e = 0.0
+        self.min_a = self.min_e = np.inf
+        self.max_a = self.max_e = -np.inf
+        self.any_finite = False
+
+    def add(self, a: np.ndarray, e: np.ndarray, offset: int, atol: float, rtol: float) -> None:
+        finite_a, finite_e = np.isfinite(a), np.isfinite(e)
+        self.nan_a += int(np.isnan(a).sum())
+        self.inf_a += int(np.isinf(a).sum())
+        self.base_nan += int(np.isnan(e).sum())
+        self.base_inf += int(np.isinf(e).sum())
+        self.new_nonfinite += int((~finite_a & finite_e).sum())
+        self.mismatched += int(a.size - np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True).sum())
+        if finite_a.any():
+            self.min_a = min(self.min_a, float(a[finite_a].min()))
+            self.max_a = max(self.max_a, float(a[finite_a].max()))
+        if finite_e.any():
+            self.min_e = min(self.min_e, float(e[finite_e].min()))
+            self.max_e = max(self.max_e, float(e[finite_e].max()))
+        both = finite_a & finite_e
+        if not both.any():
+            return
+        self.any_finite = True
+        a0, e0 = np.where(both, a, 0.0), np.where(both, e, 0.0)
+        diff = np.abs(a0 - e0)
+        self.max_abs = max(self.max_abs, float(diff.max()))
+        self.max_rel = max(self.max_rel, float((diff / (np.abs(e0) + RTOL_EPSILON)).max()))
+        # the element furthest outside its tolerance (or closest to leaving it)
+        excess = np.where(both, diff - (atol + rtol * np.abs(e0)), -np.inf)
+        i = int(np.argmax(excess))
+        if excess[i] > self.worst:
+            self.worst, self.worst_flat = float(excess[i]), offset + i
+        self.dot += float(np.dot(a0, e0))
+        self.norm_a += float(np.dot(a0, a0))
+        self.norm_e += float(np.dot(e0, e0))
+
+    def finish(self, row: TensorComparison, shape: Tuple[int, ...]) -> None:
+        row.mismatched = self.mismatched
+        row.nan_actual, row.inf_actual, row.new_nonfinite = self.nan_a, self.inf_a, self.new_nonfinite
+        if np.isfinite(self.min_a):
+            row.min_actual, row.max_actual = self.min_a, self.max_a
+        if np.isfinite(self.min_e):
+            row.min_expected, row.max_expected = self.min_e, self.max_e
+        if self.any_finite:
+            row.max_abs, row.max_rel = self.max_abs, self.max_rel
+            row.worst_index = tuple(int(i) for i in np.unravel_index(self.worst_flat, shape))
+            na, ne = self.norm_a ** 0.5, self.norm_e ** 0.5
+            row.cosine = 1.0 if na == ne == 0.0 else (0.0 if na == 0.0 or ne == 0.0
+                                                       else self.dot / (na * ne))
 
 
 TABLE_COLUMNS = ("Tensor", "Shape", "Mismatched", "Max Atol", "Max Rtol",

@@ -25,5 +25,10 @@ class InputError(PaddleInferError):
     """Inputs that do not fit the model: wrong names, shapes or dtypes."""
 
 
+class SuiteError(PaddleInferError):
+    """A suite file or ``paddle_case`` marker that cannot be used; the message names
+    file:line, the key, what was expected, what was found and the fix."""
+
+
 class CaseSkipped(Exception):
     """The case cannot run on this installation; the message says what is missing."""

@@ -39,6 +39,8 @@ class ModelSource:
     ref: str  # zoo name, path, or "package.module:callable"
     kwargs: Tuple[Tuple[str, object], ...] = ()
     inputs: Optional[Tuple[InputSpec, ...]] = None  # declared inputs, when known up front
+    search_path: Tuple[str, ...] = ()  # builders: directories the exporter child imports from
+    fingerprint: str = ""  # builders: hash of the module's source, so an edit re-exports
 
 
 @dataclass(frozen=True)
@@ -184,9 +186,12 @@ def cached_build(entry_dir: Path, build) -> dict:
     return manifest
 
 
-def run_child(args, legacy: bool, what: str) -> dict:
-    """Run the exporter in a child process; its last stdout line is JSON."""
+def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = ()) -> dict:
+    """Run the exporter in a child process; its last stdout line is JSON. ``search_path``
+    goes first on the child's PYTHONPATH, so a builder beside a suite file can be imported."""
     env = dict(os.environ)
+    if search_path:
+        env["PYTHONPATH"] = os.pathsep.join([*search_path, *filter(None, [env.get("PYTHONPATH")])])
     env["FLAGS_enable_pir_api"] = "0" if legacy else env.get("FLAGS_enable_pir_api", "1")
     env.setdefault("GLOG_minloglevel", "2")
     proc = subprocess.run([sys.executable, "-m", "pytest_paddle_infer.exporter", *args],
@@ -208,8 +213,10 @@ def _trim_child_error(stderr: str) -> str:
 
 def _source_key(source: ModelSource) -> str:
     _, version = installed_paddle()
-    text = json.dumps([source.kind, source.ref, source.kwargs, version, ZOO_VERSION,
-                       [i.__dict__ for i in source.inputs or ()]], sort_keys=True, default=str)
+    # only what the export depends on: the input signature, not how input data are drawn
+    signature = [[i.name, list(i.shape), i.dtype] for i in source.inputs or ()]
+    text = json.dumps([source.kind, source.ref, source.kwargs, version, ZOO_VERSION, signature,
+                       source.fingerprint], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -239,7 +246,8 @@ def resolve(source: ModelSource, cache_dir: Path, legacy: bool = False) -> Model
         spec = [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype} for i in inputs]
         builder = ZOO[source.ref].builder if source.kind == "zoo" else source.ref
         result = run_child(["export", builder, json.dumps(dict(source.kwargs)), json.dumps(spec),
-                            str(tmp / "inference")], legacy, f"exporting model {source.name!r}")
+                            str(tmp / "inference")], legacy, f"exporting model {source.name!r}",
+                           source.search_path)
         return {"source": source.ref, "paddle": result["paddle"]}
 
     cached_build(directory, build)

@@ -26,6 +26,7 @@ class Option:
     ini: str
     help: str
     repeat: bool = False  # repeatable on the command line; an ini list
+    paths: bool = False  # ini values are paths relative to the ini file
 
 
 OPTIONS: Tuple[Option, ...] = (
@@ -49,6 +50,9 @@ OPTIONS: Tuple[Option, ...] = (
            "Default: paddle-infer under pytest's cache dir"),
     Option("--paddle-threads", "paddle_threads",
            "CPU math library threads per predictor. Default: Paddle's own (1)"),
+    Option("--paddle-suite", "paddle_suite",
+           "a YAML suite file to collect whatever its name (paddle_*.yaml and *.paddle.yaml are "
+           "collected anyway); repeatable. Default: none", repeat=True, paths=True),
 )
 
 
@@ -59,7 +63,7 @@ def register(parser) -> None:
         if opt.repeat:
             group.addoption(opt.flag, action="append", dest=dest, default=None,
                             metavar="VALUE", help=opt.help)
-            parser.addini(opt.ini, opt.help, type="args")
+            parser.addini(opt.ini, opt.help, type="paths" if opt.paths else "args")
         else:
             group.addoption(opt.flag, action="store", dest=dest, default=None,
                             metavar="VALUE", help=opt.help)
@@ -77,10 +81,15 @@ class Settings:
     seed: int
     cache_dir: Path
     threads: Optional[int]
+    suites: Tuple[Path, ...] = ()  # --paddle-suite files, resolved
+    model_refs: Tuple[str, ...] = ()  # --paddle-model values as given: they also narrow suites by name
+    unresolved: Tuple[Tuple[str, str], ...] = ()  # (value, why) of --paddle-model values that name
+    # no zoo entry or path: fine when they name a suite's model, an error otherwise
+    given: Tuple[str, ...] = ()  # ini names of the options set on the command line or in the ini file
 
     @property
     def active(self) -> bool:
-        return bool(self.models)
+        return bool(self.models or self.unresolved)
 
 
 def _value(getoption: Callable, getini: Callable, opt: Option):
@@ -145,11 +154,13 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
     get = lambda key: _value(getoption, getini, opts[key])
     model_refs = get("paddle_model") or []
     models = []
+    unresolved = []
     for ref in model_refs:
         try:
             source = parse_source(ref)
         except PaddleInferError as e:
-            raise OptionError(f"--paddle-model: {e}") from None
+            unresolved.append((ref, f"--paddle-model: {e}"))  # may name a model of a suite
+            continue
         if source.name in {m.name for m in models}:
             continue
         models.append(source)
@@ -164,6 +175,12 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
     cache = get("paddle_cache_dir")
     threads = _number(opts["paddle_threads"], get("paddle_threads"), int, 1)
     seed = _number(opts["paddle_seed"], get("paddle_seed"), int, 0)
+    suites = []
+    for value in get("paddle_suite") or []:
+        path = Path(value).expanduser().resolve()
+        if not path.is_file():
+            raise OptionError(f"--paddle-suite: no such file {value!r} ({path})")
+        suites.append(path)
     return Settings(
         models=tuple(models),
         run_modes=run_modes,
@@ -174,4 +191,8 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
         seed=DEFAULT_SEED if seed is None else int(seed),
         cache_dir=Path(cache).expanduser().resolve() if cache else default_cache_dir(),
         threads=None if threads is None else int(threads),
+        suites=tuple(suites),
+        model_refs=tuple(str(r).strip() for r in model_refs),
+        unresolved=tuple(unresolved),
+        given=tuple(o.ini for o in OPTIONS if get(o.ini) is not None),
     )

@@ -87,3 +87,19 @@ def test_table_has_the_seed_columns_and_value_pairs():
     text = comparison_table([row])
     assert "match, [2]" in text and "1/2" in text
     assert "1(1)" in text and "2(2.5)" in text
+
+
+def test_chunked_figures_equal_whole_array_figures(monkeypatch):
+    import pytest_paddle_infer.compare as compare
+
+    rng = np.random.default_rng(1)
+    expected = rng.normal(size=(3, 1000)).astype("float32")
+    actual = expected + rng.normal(scale=1e-3, size=expected.shape).astype("float32")
+    actual[2, 7] = np.nan
+    whole = compare.compare_arrays("t", actual, expected, atol=1e-3, rtol=1e-3)
+    monkeypatch.setattr(compare, "CHUNK", 97)  # many uneven chunks
+    chunked = compare.compare_arrays("t", actual, expected, atol=1e-3, rtol=1e-3)
+    for field in ("mismatched", "max_abs", "max_rel", "min_actual", "max_actual", "worst_index",
+                  "nan_actual", "new_nonfinite"):
+        assert getattr(chunked, field) == getattr(whole, field), field
+    assert chunked.cosine == pytest.approx(whole.cosine, rel=1e-12)

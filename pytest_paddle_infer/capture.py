@@ -1,0 +1,219 @@
+"""Intermediate tensors: hooked out of a predictor in execution order, the baseline's spilled
+to disk, the candidate's compared one at a time as they arrive.
+
+Memory stays bounded: no more than one candidate tensor and its baseline are held at once.
+Tensors in a oneDNN layout are converted to the plain layout first (``tensor.numpy()``
+alone returns the raw blocked memory, which reads as false mismatches).
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .compare import TensorComparison, compare_arrays
+from .errors import OptionError
+
+# PIR programs name intermediates by address: they differ between predictors.
+ADDRESS_NAME = re.compile(r"^0x[0-9a-fA-F]+_inner_var_\d+$")
+FINGERPRINT_SIZE = 256
+# a structural match must be this close in sampled values, and clearly closer than the next
+MATCH_DISTANCE = 0.05
+AMBIGUITY_RATIO = 4.0
+
+
+def op_label(op_type: str) -> str:
+    """``pd_op.conv2d:12`` -> ``pd_op.conv2d``: PIR appends the op's index."""
+    return op_type.rsplit(":", 1)[0] if re.search(r":\d+$", op_type) else op_type
+
+
+def plain_numpy(tensor) -> np.ndarray:
+    if "ONEDNN" in str(getattr(tensor, "layout", "")).upper():
+        tensor = tensor.clone()  # the copy is in the plain layout; .cpu() would not convert
+    return np.asarray(tensor.numpy())
+
+
+class Selection:
+    """``none``, ``all`` or globs over tensor names and op types."""
+
+    def __init__(self, spec: str = "none"):
+        text = (spec or "none").strip()
+        self.spec = text
+        self.globs: Tuple[str, ...] = ()
+        if text not in ("none", "all"):
+            self.globs = tuple(g.strip() for g in text.split(",") if g.strip())
+            if not self.globs:
+                raise OptionError("--paddle-intermediates: give none, all, or globs such as 'conv2d_*,relu_*'")
+
+    @property
+    def active(self) -> bool:
+        return self.spec != "none"
+
+    def wants(self, name: str, op_type: str) -> bool:
+        if self.spec == "all":
+            return True
+        label = op_label(op_type)
+        return any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(label, g) for g in self.globs)
+
+
+@dataclass
+class Record:
+    index: int
+    op_type: str
+    name: str
+    shape: Tuple[int, ...]
+    dtype: str
+    path: Path
+    fingerprint: np.ndarray
+
+
+def fingerprint(array: np.ndarray) -> np.ndarray:
+    """Values at fixed positions of the flattened tensor: enough to tell tensors apart."""
+    flat = array.reshape(-1)
+    if flat.size == 0:
+        return np.zeros(0)
+    positions = np.linspace(0, flat.size - 1, min(flat.size, FINGERPRINT_SIZE)).astype(np.int64)
+    return flat[positions].astype(np.float64)
+
+
+class BaselineStore:
+    """The baseline's hooked tensors, each written to its own ``.npy`` file as it arrives."""
+
+    def __init__(self, directory: Path, selection: Selection):
+        self.directory = Path(directory)
+        self.selection = selection
+        self.records: List[Record] = []
+        self.by_name: Dict[str, Record] = {}
+        if self.directory.exists():
+            shutil.rmtree(self.directory)
+        self.directory.mkdir(parents=True)
+
+    def __call__(self, op_type: str, name: str, tensor) -> None:
+        if not self.selection.wants(name, op_type):
+            return
+        array = plain_numpy(tensor)
+        path = self.directory / f"{len(self.records):05d}.npy"
+        np.save(path, array)
+        record = Record(len(self.records), op_label(op_type), name, tuple(array.shape),
+                        str(array.dtype), path, fingerprint(array))
+        self.records.append(record)
+        self.by_name[name] = record  # a name written twice (in-place ops): the last write wins
+
+    def load(self, record: Record) -> np.ndarray:
+        return np.load(record.path)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class Aligner:
+    """Pairs a candidate tensor with its baseline tensor: by name where names are stable
+    (legacy programs, fetch names), else by structure and values, only when unambiguous."""
+
+    def __init__(self, store: BaselineStore):
+        self.store = store
+        self.last_index = -1
+
+    def match(self, name: str, shape: Tuple[int, ...], dtype: str,
+              print_: np.ndarray) -> Tuple[Optional[Record], str]:
+        if not ADDRESS_NAME.match(name):
+            record = self.store.by_name.get(name)
+            return (record, "name") if record else (None, "no baseline tensor of this name")
+        scored = []
+        for record in self.store.records:
+            if record.shape != shape or record.dtype != dtype:
+                continue
+            scale = float(np.abs(record.fingerprint).max()) if record.fingerprint.size else 0.0
+            distance = float(np.abs(record.fingerprint - print_).max()) / (scale + 1e-6)
+            scored.append((distance, record.index <= self.last_index, record.index, record))
+        if not scored:
+            return None, "no baseline tensor of this shape and dtype"
+        scored.sort(key=lambda s: s[:3])
+        best = scored[0]
+        if best[0] > MATCH_DISTANCE:
+            return None, f"no baseline tensor with these values (closest differs by {best[0]:.3g})"
+        if len(scored) > 1 and scored[1][0] <= max(best[0] * AMBIGUITY_RATIO, 1e-6):
+            return None, f"ambiguous: {sum(1 for s in scored if s[0] <= max(best[0] * AMBIGUITY_RATIO, 1e-6))} baseline tensors fit"
+        self.last_index = best[2]
+        return best[3], "structure"
+
+
+@dataclass
+class IntermediateRow:
+    index: int
+    comparison: TensorComparison
+    baseline_name: str  # the paired baseline tensor, "" when unmatched
+    matched_by: str  # "name", "structure", or why there is no pair
+    judged: bool  # a tensor tolerance names it: a failure fails the case
+
+    @property
+    def matched(self) -> bool:
+        return bool(self.baseline_name)
+
+
+class CandidateComparer:
+    """The candidate's hook sink: compare each selected tensor as it arrives, keep its row."""
+
+    def __init__(self, store: BaselineStore, selection: Selection,
+                 rule_for: Callable[[str], object], judged: Callable[[str, str], bool]):
+        self.store = store
+        self.selection = selection
+        self.rule_for = rule_for
+        self.judged = judged
+        self.aligner = Aligner(store)
+        self.rows: List[IntermediateRow] = []
+
+    def __call__(self, op_type: str, name: str, tensor) -> None:
+        if not self.selection.wants(name, op_type):
+            return
+        array = plain_numpy(tensor)
+        label = op_label(op_type)
+        record, how = self.aligner.match(name, tuple(array.shape), str(array.dtype), fingerprint(array))
+        rule = self.rule_for(name)
+        if record is None:
+            row = TensorComparison(name, (), tuple(array.shape), "", str(array.dtype), rule.atol,
+                                   rule.rtol, op_type=label)
+            row.problems.append(f"unmatched: {how}")
+            self.rows.append(IntermediateRow(len(self.rows), row, "", how, False))
+            return
+        row = compare_arrays(name, array, self.store.load(record), rule.atol, rule.rtol,
+                             rule.cosine_min, op_type=label)
+        self.rows.append(IntermediateRow(len(self.rows), row, record.name, how,
+                                         self.judged(name, label)))
+
+
+class HookRouter:
+    """One hook per predictor (Paddle keeps hooks registered for every later run); each run
+    points it at the sink that wants that run's tensors."""
+
+    def __init__(self, predictor):
+        self.sink: Optional[Callable] = None
+        predictor.register_output_hook(self._dispatch)
+
+    def _dispatch(self, op_type, name, tensor) -> None:
+        if self.sink is not None:
+            self.sink(op_type, name, tensor)
+
+
+class HookRouters:
+    def __init__(self):
+        self._routers: Dict[int, Tuple[object, HookRouter]] = {}
+
+    def for_predictor(self, predictor) -> HookRouter:
+        key = id(predictor)
+        if key not in self._routers:  # the predictor is kept alive with it: ids stay unique
+            self._routers[key] = (predictor, HookRouter(predictor))
+        return self._routers[key][1]
+
+
+def run_with_sink(router: HookRouter, sink: Callable, run: Callable):
+    router.sink = sink
+    try:
+        return run()
+    finally:
+        router.sink = None
