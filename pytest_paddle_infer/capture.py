@@ -7,7 +7,6 @@ alone returns the raw blocked memory, which reads as false mismatches).
 """
 from __future__ import annotations
 
-import fnmatch
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .compare import TensorComparison, compare_arrays
-from .errors import OptionError
+from .tensor_selection import Selection, op_label
 
 # PIR programs name intermediates by address: they differ between predictors.
 ADDRESS_NAME = re.compile(r"^0x[0-9a-fA-F]+_inner_var_\d+$")
@@ -27,38 +26,14 @@ MATCH_DISTANCE = 0.05
 AMBIGUITY_RATIO = 4.0
 
 
-def op_label(op_type: str) -> str:
-    """``pd_op.conv2d:12`` -> ``pd_op.conv2d``: PIR appends the op's index."""
-    return op_type.rsplit(":", 1)[0] if re.search(r":\d+$", op_type) else op_type
-
-
 def plain_numpy(tensor) -> np.ndarray:
     if "ONEDNN" in str(getattr(tensor, "layout", "")).upper():
         tensor = tensor.clone()  # the copy is in the plain layout; .cpu() would not convert
-    return np.asarray(tensor.numpy())
-
-
-class Selection:
-    """``none``, ``all`` or globs over tensor names and op types."""
-
-    def __init__(self, spec: str = "none"):
-        text = (spec or "none").strip()
-        self.spec = text
-        self.globs: Tuple[str, ...] = ()
-        if text not in ("none", "all"):
-            self.globs = tuple(g.strip() for g in text.split(",") if g.strip())
-            if not self.globs:
-                raise OptionError("--paddle-intermediates: give none, all, or globs such as 'conv2d_*,relu_*'")
-
-    @property
-    def active(self) -> bool:
-        return self.spec != "none"
-
-    def wants(self, name: str, op_type: str) -> bool:
-        if self.spec == "all":
-            return True
-        label = op_label(op_type)
-        return any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(label, g) for g in self.globs)
+    array = np.asarray(tensor.numpy())
+    if "bfloat16" in str(getattr(tensor, "dtype", "")) and array.dtype == np.uint16:
+        # numpy has no bfloat16: Paddle hands out the bit patterns; widen them to float32
+        array = (array.astype(np.uint32) << 16).view(np.float32)
+    return array
 
 
 @dataclass
@@ -123,7 +98,9 @@ class Aligner:
               print_: np.ndarray) -> Tuple[Optional[Record], str]:
         if not ADDRESS_NAME.match(name):
             record = self.store.by_name.get(name)
-            return (record, "name") if record else (None, "no baseline tensor of this name")
+            if record is not None:
+                return record, "name"
+        # renamed by a pass (PIR addresses, oneDNN bf16 quantize/dequantize names): by structure
         scored = []
         for record in self.store.records:
             if record.shape != shape or record.dtype != dtype:

@@ -22,6 +22,7 @@ class Case:
     seed: int = 0
     threads: Optional[int] = None
     label: str = ""  # shape part of the id; derived from the shapes when empty
+    intermediates: str = "none"  # none | all | globs over tensor names and op types
     origin: str = ""  # "suite.yaml:12" when a suite or marker declared the case, for messages
 
     @property

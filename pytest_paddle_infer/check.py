@@ -5,6 +5,8 @@ predictors and baseline outputs, so a model's baseline runs once for all its run
 """
 from __future__ import annotations
 
+import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,9 +15,10 @@ from typing import Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from . import capabilities, models
+from .capture import BaselineStore, CandidateComparer, HookRouters, IntermediateRow, Selection, run_with_sink
 from .case import Case
 from .compare import TensorComparison, compare_arrays
-from .errors import CaseSkipped, InputError
+from .errors import CaseSkipped, InputError, SuiteError
 from .inputs import InputSpec, fill_shape, generate_all, inputs_digest
 from .models import ModelFiles, ModelSource
 from .predictor import PredictorCache, describe_recipe, run_predictor
@@ -31,10 +34,18 @@ class CaseResult:
     inputs_digest: str
     duration: float = 0.0
     notes: List[str] = field(default_factory=list)
+    intermediates: List[IntermediateRow] = field(default_factory=list)
+
+    @property
+    def divergent(self) -> List[IntermediateRow]:
+        """Intermediate tensors outside their tolerance, in execution order."""
+        return [r for r in self.intermediates if r.matched and not r.comparison.passed]
 
     @property
     def failures(self) -> List[TensorComparison]:
-        return [r for r in self.rows if not r.passed]
+        """Failing outputs, then failing intermediates that a tensor tolerance names."""
+        return ([r for r in self.rows if not r.passed]
+                + [r.comparison for r in self.divergent if r.judged])
 
     @property
     def passed(self) -> bool:
@@ -68,6 +79,7 @@ class Prepared:
     baseline_text: str
     candidate: object
     candidate_recipe: str
+    baseline_store: Optional[BaselineStore] = None  # the baseline's spilled intermediates
 
 
 class Runner:
@@ -76,6 +88,9 @@ class Runner:
         self.predictors = PredictorCache()
         self._models: Dict[Tuple[ModelSource, bool], ModelFiles] = {}
         self._baselines: Dict[Tuple, Mapping[str, np.ndarray]] = {}
+        self._stores: Dict[Tuple, BaselineStore] = {}
+        self.hooks = HookRouters()
+        self.spill_dir = self.cache_dir / "spill" / f"pid{os.getpid()}"
 
     # -- pieces, also used by the fixtures ---------------------------------------------
 
@@ -113,26 +128,63 @@ class Runner:
 
     def prepare(self, case: Case) -> Prepared:
         self.check_capabilities(case)
-        model = self.model_files(case.model)
+        selection = Selection(case.intermediates)
+        # zoo models and builders: the legacy program keeps intermediate names meaningful
+        model = self.model_files(case.model, legacy=selection.active and case.model.kind != "path")
         inputs = self.inputs(model, dict(case.shapes), case.seed)
         digest = inputs_digest(inputs)
         base_calls = self.baseline_calls(case)
         key = (model.prog_file, base_calls, digest)
-        if key not in self._baselines:
+        store_key = key + (selection.spec,)
+        if key not in self._baselines or (selection.active and store_key not in self._stores):
             predictor = self.predictors.get(model, base_calls)
-            self._baselines[key] = run_predictor(predictor, inputs)
+            if selection.active:
+                store = BaselineStore(self.spill_dir / f"store{len(self._stores)}", selection)
+                self._baselines[key] = run_with_sink(self.hooks.for_predictor(predictor), store,
+                                                     lambda: run_predictor(predictor, inputs))
+                self._stores[store_key] = store
+            else:
+                self._baselines[key] = run_predictor(predictor, inputs)
         cand_calls = recipe(case.run_mode, case.threads)
         candidate = self.predictors.get(model, cand_calls)
         return Prepared(case, model, inputs, self._baselines[key],
                         f"{case.baseline}: {describe_recipe(base_calls)}", candidate,
-                        describe_recipe(cand_calls))
+                        describe_recipe(cand_calls), self._stores.get(store_key))
 
     def run(self, prepared: Prepared) -> CaseResult:
         start = time.perf_counter()
-        outputs = run_predictor(prepared.candidate, prepared.inputs)
-        rows = compare_outputs(outputs, prepared.baseline_outputs, prepared.case)
-        return CaseResult(prepared.case.id, rows, prepared.baseline_text, prepared.candidate_recipe,
-                          inputs_digest(prepared.inputs), time.perf_counter() - start)
+        case = prepared.case
+        run = lambda: run_predictor(prepared.candidate, prepared.inputs)
+        comparer = None
+        if prepared.baseline_store is not None:
+            comparer = CandidateComparer(prepared.baseline_store, Selection(case.intermediates),
+                                         case.tolerances.for_tensor, case.tolerances.names_tensor)
+            outputs = run_with_sink(self.hooks.for_predictor(prepared.candidate), comparer, run)
+        else:
+            outputs = run()
+        check_output_names(case, outputs)
+        rows = compare_outputs(outputs, prepared.baseline_outputs, case)
+        result = CaseResult(case.id, rows, prepared.baseline_text, prepared.candidate_recipe,
+                            inputs_digest(prepared.inputs), time.perf_counter() - start)
+        if comparer is not None:
+            result.intermediates = comparer.rows
+        return result
+
+    def close(self) -> None:
+        """Remove this process's spilled baseline tensors."""
+        shutil.rmtree(self.spill_dir, ignore_errors=True)
+
+
+def check_output_names(case: Case, outputs: Mapping[str, np.ndarray]) -> None:
+    """A tolerance for an output the model does not have would never apply: say so."""
+    unknown = [name for name, _ in case.tolerances.outputs if name not in outputs]
+    if unknown:
+        where = f"{case.origin}: " if case.origin else ""
+        raise SuiteError(
+            f"{where}tolerances.outputs names {unknown[0]!r}, which {case.model.name} does not produce\n"
+            f"  expected: one of its outputs: {', '.join(outputs)}\n"
+            f"  found:    {', '.join(map(repr, unknown))}\n"
+            f"  fix:      use an output name, or a tensors: glob to match several")
 
 
 def pair_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray]):

@@ -29,6 +29,48 @@ class PredictorHandle:
         return run_predictor(self.predictor, inputs)
 
 
+class CaseHandle:
+    """A declared case for a Python test: prepared (model, inputs, baseline, candidate
+    predictor) by the fixture; run and judged when the test asks."""
+
+    def __init__(self, case, runner, record: Optional[list] = None):
+        self.case = case
+        self.runner = runner
+        self.record = record  # the test's user_properties: figures for the summary and JUnit
+        self.prepared = None
+        self.result = None
+
+    def prepare(self) -> None:
+        self.prepared = self.runner.prepare(self.case)
+
+    @property
+    def inputs(self):
+        return self.prepared.inputs
+
+    @property
+    def baseline_outputs(self):
+        return self.prepared.baseline_outputs
+
+    def run(self):
+        """Run the candidate and compare it with the baseline: a CaseResult."""
+        from .report import properties
+
+        self.result = self.runner.run(self.prepared)
+        if self.record is not None:
+            self.record.extend(properties(self.result))
+        return self.result
+
+    def check(self):
+        """Run and assert that every output is within tolerance; the failure is the table."""
+        __tracebackhide__ = True
+        from .report import failure_message
+
+        result = self.run()
+        if not result.passed:
+            raise AssertionError(failure_message(result))
+        return result
+
+
 def predictor_factory(runner, settings, baseline: bool):
     def make(model, run_mode: str = "onednn_fp32", device: str = "cpu", threads: Optional[int] = None,
              **toggles) -> PredictorHandle:

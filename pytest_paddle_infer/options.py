@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Tuple
 
+from .tensor_selection import Selection
 from .errors import OptionError, PaddleInferError
 from .models import ModelSource, parse_source
 from .run_modes import RunModeSpec, canonical_mode
@@ -53,6 +54,12 @@ OPTIONS: Tuple[Option, ...] = (
     Option("--paddle-suite", "paddle_suite",
            "a YAML suite file to collect whatever its name (paddle_*.yaml and *.paddle.yaml are "
            "collected anyway); repeatable. Default: none", repeat=True, paths=True),
+    Option("--paddle-intermediates", "paddle_intermediates",
+           "intermediate tensors to compare: none, all, or globs over tensor names and op types "
+           "(conv2d_*,relu_*). Default: none"),
+    Option("--paddle-report", "paddle_report",
+           "directory for per-case xlsx/json/csv/png reports and index.html/summary.json. "
+           "Default: none"),
 )
 
 
@@ -81,6 +88,8 @@ class Settings:
     seed: int
     cache_dir: Path
     threads: Optional[int]
+    intermediates: str
+    report_dir: Optional[Path]
     suites: Tuple[Path, ...] = ()  # --paddle-suite files, resolved
     model_refs: Tuple[str, ...] = ()  # --paddle-model values as given: they also narrow suites by name
     unresolved: Tuple[Tuple[str, str], ...] = ()  # (value, why) of --paddle-model values that name
@@ -191,6 +200,8 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
         seed=DEFAULT_SEED if seed is None else int(seed),
         cache_dir=Path(cache).expanduser().resolve() if cache else default_cache_dir(),
         threads=None if threads is None else int(threads),
+        intermediates=Selection(get("paddle_intermediates") or "none").spec,
+        report_dir=Path(get("paddle_report")).expanduser().resolve() if get("paddle_report") else None,
         suites=tuple(suites),
         model_refs=tuple(str(r).strip() for r in model_refs),
         unresolved=tuple(unresolved),

@@ -21,7 +21,15 @@ MARKERS = (
     "paddle_model(name): the model of a paddle-infer case",
     "paddle_run_mode(mode): the run mode of a paddle-infer case",
     "paddle_tolerance(atol=None, rtol=None, cosine_min=None): tolerances for the marked cases",
+    "paddle_case(model, shapes=None, run_modes=None, atol=None, ...): the cases a test checks "
+    "through its paddle_case fixture (the keys of a suite's model entry; see docs/suites.md)",
 )
+SUITES_SEEN = pytest.StashKey[bool]()
+NARROWED = pytest.StashKey[list]()
+
+
+class PaddleInferWarning(pytest.PytestWarning):
+    """Something about the session's paddle-infer cases worth reading."""
 
 
 class CaseFailed(AssertionError):
@@ -49,6 +57,7 @@ def pytest_configure(config):
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS] = settings
     config.stash[SUMMARY] = {}
+    _add_suite_args(config, settings.suites)
 
 
 def settings_of(config) -> "opts.Settings":
@@ -90,6 +99,7 @@ class PaddleCaseItem(pytest.Item):
         self.add_marker(pytest.mark.paddle_run_mode(case.run_mode.mode))
         self.add_marker(pytest.mark.xdist_group(case.model.name))
         self.user_properties.extend([
+            ("paddle_case", case.id),
             ("paddle_model", case.model.name),
             ("paddle_shape", case.shape_text),
             ("paddle_run_mode", case.run_mode.label),
@@ -97,7 +107,7 @@ class PaddleCaseItem(pytest.Item):
 
     def setup(self):
         try:
-            self.prepared = runner_of(self.config).prepare(self.case)
+            self.prepared = runner_of(self.config).prepare(effective_case(self, self.case))
         except CaseSkipped as e:
             pytest.skip(str(e))
 
@@ -106,6 +116,11 @@ class PaddleCaseItem(pytest.Item):
 
         result = runner_of(self.config).run(self.prepared)
         self.user_properties.extend(properties(result))
+        report_dir = settings_of(self.config).report_dir
+        if report_dir is not None:
+            from .report_files import write_case
+
+            write_case(report_dir, self.nodeid, result)
         if not result.passed:
             raise CaseFailed(failure_message(result))
 
@@ -159,8 +174,12 @@ def with_declared_inputs(source, cache_dir):
 @pytest.hookimpl(tryfirst=True)  # before -k/-m/--deselect filter the list
 def pytest_collection_modifyitems(session, config, items):
     settings = settings_of(config)
+    if narrow_declared_cases(config, items):  # --paddle-model/--run-mode pick among declared cases
+        return
     if not settings.active:
         return
+    if settings.unresolved:
+        raise pytest.UsageError(settings.unresolved[0][1])
     for case in build_cases(settings):
         items.append(PaddleCaseItem.from_parent(session, name=case.id, nodeid=case.id, case=case))
 
@@ -186,6 +205,34 @@ def pytest_runtest_logreport(report):
         from .report import summary_row
 
         _summary_rows[report.nodeid] = summary_row(report.nodeid, outcome, props, report.duration)
+        if outcome in ("skipped", "error"):
+            _summary_rows[report.nodeid]["reason"] = _short_reason(report)
+
+
+def _short_reason(report) -> str:
+    if isinstance(report.longrepr, tuple):  # a skip: (path, line, "Skipped: reason")
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    return str(report.longrepr).strip().splitlines()[0] if report.longrepr else ""
+
+
+def pytest_sessionstart(session):
+    settings = settings_of(session.config)
+    if settings.report_dir is not None and not hasattr(session.config, "workerinput"):
+        from .report_files import previous_files
+
+        for path in previous_files(settings.report_dir):  # only what an earlier run wrote
+            path.unlink()
+
+
+def pytest_sessionfinish(session):
+    config = session.config
+    if RUNNER in config.stash:
+        config.stash[RUNNER].close()
+    settings = settings_of(config)
+    if settings.report_dir is not None and not hasattr(config, "workerinput") and _summary_rows:
+        from .report_files import write_index
+
+        write_index(settings.report_dir, _summary_rows)
 
 
 _summary_rows: Dict[str, Dict[str, str]] = {}
@@ -234,3 +281,184 @@ def paddle_inputs(paddle_infer_runner, pytestconfig):
     from .fixtures import inputs_factory
 
     return inputs_factory(paddle_infer_runner, settings_of(pytestconfig))
+
+
+# -- suites and the paddle_case marker -------------------------------------------------
+
+
+def is_suite_file(path: Path, named: tuple) -> bool:
+    name = path.name
+    return (name.startswith("paddle_") and name.endswith(".yaml")) or name.endswith(".paddle.yaml") \
+        or (bool(named) and path.resolve() in named)
+
+
+def _add_suite_args(config, suites) -> None:
+    """Files named by --paddle-suite are collected even when outside the paths given."""
+    base = Path(config.invocation_params.dir)
+    covered = [(base / str(arg).split("::")[0]).resolve() for arg in config.args]
+    for path in suites:
+        if not any(path == c or c in path.parents for c in covered):
+            config.args.append(str(path))
+
+
+def pytest_collect_file(file_path, parent):
+    if is_suite_file(file_path, settings_of(parent.config).suites):
+        parent.config.stash[SUITES_SEEN] = True
+        return PaddleSuiteFile.from_parent(parent, path=file_path)
+    return None
+
+
+def display_path(config, path: Path) -> str:
+    """A path as messages show it: relative to where pytest was started, when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path(config.invocation_params.dir).resolve()))
+    except ValueError:
+        return str(path)
+
+
+def suite_context(config, path: Path):
+    from .suite import Context
+
+    settings = settings_of(config)
+    forced = tuple((key, getattr(settings, key)) for key in ("seed", "baseline", "threads")
+                   if f"paddle_{key}" in settings.given)  # the command line wins over the suite
+    return Context(file=display_path(config, path), base_dir=Path(path).resolve().parent,
+                   rootdir=Path(config.rootpath), cache_dir=settings.cache_dir, seed=settings.seed,
+                   baseline=settings.baseline, threads=settings.threads, forced=forced)
+
+
+class PaddleSuiteFile(pytest.File):
+    """A YAML suite: one PaddleCaseItem per model x shape set x run mode, in file order."""
+
+    def collect(self):
+        from .suite import load_suite
+
+        for declared in load_suite(self.path, suite_context(self.config, self.path)):
+            item = PaddleCaseItem.from_parent(self, name=declared.case.id, case=declared.case)
+            if declared.skip is not None:
+                item.add_marker(pytest.mark.skip(reason=declared.skip))
+            if declared.xfail is not None:
+                item.add_marker(pytest.mark.xfail(reason=declared.xfail, strict=declared.xfail_strict))
+            yield item
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, PaddleInferError):  # the message says file:line and the fix
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+
+def declared_case(item):
+    """The case a suite item or a paddle_case-parametrized test checks, else None."""
+    if isinstance(item, PaddleCaseItem):
+        return item.case
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("paddle_case") if callspec is not None else None
+
+
+def narrow_declared_cases(config, items) -> bool:
+    """With suites or paddle_case tests collected, --paddle-model and --run-mode keep the
+    cases they name (True: no standalone cases are added)."""
+    cases = [c for c in map(declared_case, items) if c is not None]
+    if not cases and not config.stash.get(SUITES_SEEN, False):
+        return False
+    from . import narrowing
+
+    settings = settings_of(config)
+    if not narrowing.filtering(settings):
+        return True
+    keep, drop = [], []
+    for item in items:
+        case = declared_case(item)
+        (drop if case is not None and not narrowing.case_selected(case, settings) else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+    lines = narrowing.report_lines(settings, len(cases) - len(drop), cases)
+    config.stash[NARROWED] = lines
+    if len(drop) == len(cases):
+        import warnings
+
+        warnings.warn(PaddleInferWarning(lines[0]))
+    return True
+
+
+def pytest_report_collectionfinish(config, start_path, items):
+    return config.stash.get(NARROWED, None)
+
+
+def item_where(item):
+    from .suite import Where
+
+    path, line, _ = item.location
+    return Where(path, line + 1 if line is not None else None)
+
+
+def effective_case(item, case):
+    """The case with the command line's tolerances over a paddle_tolerance marker's over
+    the case's own (precedence: command line > marker > the suite's layers)."""
+    from dataclasses import replace
+
+    from .tolerances import Rule
+
+    settings = settings_of(item.config)
+    marker = item.get_closest_marker("paddle_tolerance")
+    rule = Rule()
+    if marker is not None:
+        from .suite import marker_rule
+
+        rule = marker_rule(marker.args, marker.kwargs, item_where(item))
+    override = Rule(settings.atol, settings.rtol).over(rule)
+    case = replace(case, tolerances=case.tolerances.with_override(override))
+    if settings.intermediates != "none":  # the command line wins over a suite's choice
+        case = replace(case, intermediates=settings.intermediates)
+    return case
+
+
+def pytest_generate_tests(metafunc):
+    markers = list(metafunc.definition.iter_markers("paddle_case"))
+    if not markers:
+        return
+    path, line, name = metafunc.definition.location
+    where = f"{path}:{line + 1}"
+    if "paddle_case" not in metafunc.fixturenames:
+        raise pytest.Collector.CollectError(
+            f"{where}: {name} is marked paddle_case but does not take the paddle_case fixture; "
+            f"fix: def {metafunc.function.__name__}(paddle_case): paddle_case.check()")
+    from .suite import Where, marker_cases
+
+    context = suite_context(metafunc.config, metafunc.definition.path)
+    params = []
+    for marker in markers:
+        try:
+            declared = marker_cases(marker.args, marker.kwargs, Where(path, line + 1), context)
+        except PaddleInferError as e:
+            raise pytest.Collector.CollectError(str(e)) from None
+        for d in declared:
+            case = d.case
+            params.append(pytest.param(
+                case, id=f"{case.model.name}-{case.shape_text}-{case.run_mode.label}",
+                marks=[pytest.mark.paddle_model(case.model.name),
+                       pytest.mark.paddle_run_mode(case.run_mode.mode),
+                       pytest.mark.xdist_group(case.model.name)]))
+    metafunc.parametrize("paddle_case", params, indirect=True)
+
+
+@pytest.fixture
+def paddle_case(request):
+    """The case a ``@pytest.mark.paddle_case(...)`` test is parametrized with, prepared:
+    ``.case``, ``.inputs``, ``.baseline_outputs``, ``.run()`` -> result, ``.check()`` asserts."""
+    case = getattr(request, "param", None)
+    if case is None:
+        pytest.fail(f"{request.node.nodeid}: the paddle_case fixture needs "
+                    "@pytest.mark.paddle_case(model=..., run_modes=[...]) on the test", pytrace=False)
+    from .fixtures import CaseHandle
+
+    node = request.node
+    node.user_properties.extend([("paddle_model", case.model.name), ("paddle_shape", case.shape_text),
+                                 ("paddle_run_mode", case.run_mode.label)])
+    handle = CaseHandle(effective_case(node, case), runner_of(request.config), node.user_properties)
+    try:
+        handle.prepare()
+    except CaseSkipped as e:
+        pytest.skip(str(e))
+    return handle

@@ -11,11 +11,16 @@ PROPERTY_PREFIX = "paddle_"
 
 
 def failure_message(result: CaseResult) -> str:
-    failures = result.failures
-    first = failures[0]
-    lines = [
-        f"{result.case_id}: {len(failures)} of {len(result.rows)} outputs outside tolerance; "
-        f"first: {first.name} ({'; '.join(first.problems)})",
+    failing_outputs = [r for r in result.rows if not r.passed]
+    if failing_outputs:
+        first = failing_outputs[0]
+        headline = (f"{result.case_id}: {len(failing_outputs)} of {len(result.rows)} outputs outside "
+                    f"tolerance; first: {first.name} ({'; '.join(first.problems)})")
+    else:
+        judged = [r for r in result.divergent if r.judged]
+        headline = (f"{result.case_id}: {len(judged)} intermediate tensors outside the tolerance "
+                    f"a tensor rule sets for them; outputs within tolerance")
+    lines = [headline] + divergence_lines(result) + [
         f"baseline:  {result.baseline}",
         f"candidate: {result.recipe}",
         f"inputs digest: {result.inputs_digest}",
@@ -25,10 +30,37 @@ def failure_message(result: CaseResult) -> str:
     return "\n".join(lines + [f"note: {n}" for n in result.notes])
 
 
-def properties(result: CaseResult) -> List[Tuple[str, object]]:
-    first = result.failures[0].name if result.failures else ""
+def divergence_lines(result: CaseResult) -> List[str]:
+    """Where it goes wrong: the first intermediate tensor, in execution order, that breaks
+    its tolerance, with its row of the per-tensor table."""
+    if not result.intermediates:
+        return []
+    divergent = result.divergent
+    unmatched = sum(1 for r in result.intermediates if not r.matched)
+    counts = (f"{len(divergent)} of {len(result.intermediates)} intermediate tensors break tolerance"
+              + (f" ({unmatched} without a baseline pair)" if unmatched else ""))
+    if not divergent:
+        return [f"intermediates: {counts}"]
+    first = divergent[0]
+    c = first.comparison
     return [
-        ("paddle_case", result.case_id),
+        f"first divergent tensor: #{first.index} {c.op_type} {c.name} ({'; '.join(c.problems)}); {counts}",
+        comparison_table([c]).replace("\n", "\n    ").join(["    ", ""]),
+    ]
+
+
+def first_divergence(result: CaseResult) -> str:
+    """``op_type name`` of the first tensor outside tolerance, intermediates first."""
+    if result.divergent:
+        c = result.divergent[0].comparison
+        return f"{c.op_type} {c.name}"
+    failing = [c for c in result.rows if not c.passed]
+    return f"(output) {failing[0].name}" if failing else ""
+
+
+def properties(result: CaseResult) -> List[Tuple[str, object]]:
+    first = first_divergence(result)
+    return [
         ("paddle_max_abs", f"{result.max_abs:.6g}"),
         ("paddle_max_rel", f"{result.max_rel:.6g}"),
         ("paddle_mismatched", f"{result.mismatched}/{result.total}"),

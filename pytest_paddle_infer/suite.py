@@ -258,7 +258,8 @@ class Node:
 
     def items(self, what: str, example: str) -> List["Node"]:
         if not isinstance(self.value, (list, tuple)):
-            raise self.fail(f"{what} must be a list", f"a list, e.g. {example}")
+            fix = f"write it as a list: [{self.value}]" if isinstance(self.value, (str, int, float)) else ""
+            raise self.fail(f"{what} must be a list", f"a list, e.g. {example}", fix)
         lines = getattr(self.value, "item_lines", [None] * len(self.value))
         return [Node(v, self.where.at(line), f"{self.path}[{i}]")
                 for i, (v, line) in enumerate(zip(self.value, lines))]

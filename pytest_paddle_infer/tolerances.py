@@ -49,5 +49,11 @@ class CaseTolerances:
                 rule = r.over(rule)
         return self.override.over(rule)
 
+    def names_tensor(self, name: str, op_type: str = "") -> bool:
+        """Whether a tensor glob covers this tensor: only then does an intermediate tensor
+        outside tolerance fail the case (others are reported)."""
+        return any(fnmatch.fnmatchcase(name, p) or (op_type and fnmatch.fnmatchcase(op_type, p))
+                   for p, _ in self.tensors)
+
     def with_override(self, rule: Rule) -> "CaseTolerances":
         return replace(self, override=self.override.over(rule))
