@@ -26,6 +26,25 @@ MATCH_DISTANCE = 0.05
 AMBIGUITY_RATIO = 4.0
 
 
+_MMAP_SET = False
+
+
+def release_large_buffers_promptly() -> None:
+    """Have glibc serve allocations over 1 MiB with mmap, so each copied-out tensor goes
+    back to the OS when dropped; otherwise the heap keeps them and peak RSS grows by the
+    spilled tensors (ResNet50 batch 8: +18 %, measured). Best effort, once per process."""
+    global _MMAP_SET
+    if _MMAP_SET:
+        return
+    _MMAP_SET = True
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD
+    except (OSError, AttributeError):  # not glibc: nothing to tune
+        pass
+
+
 def plain_numpy(tensor) -> np.ndarray:
     if "ONEDNN" in str(getattr(tensor, "layout", "")).upper():
         tensor = tensor.clone()  # the copy is in the plain layout; .cpu() would not convert
@@ -64,6 +83,7 @@ class BaselineStore:
         self.selection = selection
         self.records: List[Record] = []
         self.by_name: Dict[str, Record] = {}
+        release_large_buffers_promptly()
         if self.directory.exists():
             shutil.rmtree(self.directory)
         self.directory.mkdir(parents=True)
@@ -114,10 +134,17 @@ class Aligner:
         best = scored[0]
         if best[0] > MATCH_DISTANCE:
             return None, f"no baseline tensor with these values (closest differs by {best[0]:.3g})"
-        if len(scored) > 1 and scored[1][0] <= max(best[0] * AMBIGUITY_RATIO, 1e-6):
-            return None, f"ambiguous: {sum(1 for s in scored if s[0] <= max(best[0] * AMBIGUITY_RATIO, 1e-6))} baseline tensors fit"
+        fits = [s for s in scored if s[0] <= max(best[0] * AMBIGUITY_RATIO, 1e-6)]
+        if len(fits) > 1 and not _same_values(s[3] for s in fits):
+            return None, f"ambiguous: {len(fits)} baseline tensors fit"
+        # one fit, or copies of one value (a fetch of an output, an in-place op): either is right
         self.last_index = best[2]
         return best[3], "structure"
+
+
+def _same_values(records) -> bool:
+    prints = [r.fingerprint for r in records]
+    return all(np.array_equal(prints[0], p) for p in prints[1:])
 
 
 @dataclass

@@ -222,7 +222,8 @@ def _source_key(source: ModelSource) -> str:
 
 def export_dir(source: ModelSource, cache_dir: Path, legacy: bool) -> Path:
     flavour = "legacy" if legacy else "default"
-    return Path(cache_dir) / "models" / f"{source.name}-{_source_key(source)}-{flavour}"
+    stem = source.ref if source.kind == "zoo" else source.name  # a suite's alias shares the export
+    return Path(cache_dir) / "models" / f"{stem}-{_source_key(source)}-{flavour}"
 
 
 def resolve(source: ModelSource, cache_dir: Path, legacy: bool = False) -> ModelFiles:

@@ -95,8 +95,9 @@ class PaddleCaseItem(pytest.Item):
         super().__init__(**kwargs)
         self.case = case
         self.prepared = None
-        self.add_marker(pytest.mark.paddle_model(case.model.name))
-        self.add_marker(pytest.mark.paddle_run_mode(case.run_mode.mode))
+        # the keyword copies let -m select: -m "paddle_run_mode(mode='onednn_bf16')"
+        self.add_marker(pytest.mark.paddle_model(case.model.name, name=case.model.name))
+        self.add_marker(pytest.mark.paddle_run_mode(case.run_mode.mode, mode=case.run_mode.mode))
         self.add_marker(pytest.mark.xdist_group(case.model.name))
         self.user_properties.extend([
             ("paddle_case", case.id),
@@ -303,7 +304,6 @@ def _add_suite_args(config, suites) -> None:
 
 def pytest_collect_file(file_path, parent):
     if is_suite_file(file_path, settings_of(parent.config).suites):
-        parent.config.stash[SUITES_SEEN] = True
         return PaddleSuiteFile.from_parent(parent, path=file_path)
     return None
 
@@ -333,6 +333,8 @@ class PaddleSuiteFile(pytest.File):
     def collect(self):
         from .suite import load_suite
 
+        self.config.stash[SUITES_SEEN] = True  # here, not at creation: pytest creates collectors
+        # for files beside the paths it was given, and collects only those it was given
         for declared in load_suite(self.path, suite_context(self.config, self.path)):
             item = PaddleCaseItem.from_parent(self, name=declared.case.id, case=declared.case)
             if declared.skip is not None:
@@ -364,7 +366,7 @@ def narrow_declared_cases(config, items) -> bool:
     from . import narrowing
 
     settings = settings_of(config)
-    if not narrowing.filtering(settings):
+    if not narrowing.filtering(settings) or not cases:
         return True
     keep, drop = [], []
     for item in items:
@@ -378,7 +380,8 @@ def narrow_declared_cases(config, items) -> bool:
     if len(drop) == len(cases):
         import warnings
 
-        warnings.warn(PaddleInferWarning(lines[0]))
+        # located at a declaring file: the warning is about the session's cases, not plugin code
+        warnings.warn_explicit(PaddleInferWarning(lines[0]), None, str(drop[0].path), 1)
     return True
 
 
@@ -389,8 +392,8 @@ def pytest_report_collectionfinish(config, start_path, items):
 def item_where(item):
     from .suite import Where
 
-    path, line, _ = item.location
-    return Where(path, line + 1 if line is not None else None)
+    _, line, _ = item.location
+    return Where(display_path(item.config, item.path), line + 1 if line is not None else None)
 
 
 def effective_case(item, case):
@@ -418,7 +421,8 @@ def pytest_generate_tests(metafunc):
     markers = list(metafunc.definition.iter_markers("paddle_case"))
     if not markers:
         return
-    path, line, name = metafunc.definition.location
+    _, line, name = metafunc.definition.location
+    path = display_path(metafunc.config, metafunc.definition.path)
     where = f"{path}:{line + 1}"
     if "paddle_case" not in metafunc.fixturenames:
         raise pytest.Collector.CollectError(
@@ -437,8 +441,8 @@ def pytest_generate_tests(metafunc):
             case = d.case
             params.append(pytest.param(
                 case, id=f"{case.model.name}-{case.shape_text}-{case.run_mode.label}",
-                marks=[pytest.mark.paddle_model(case.model.name),
-                       pytest.mark.paddle_run_mode(case.run_mode.mode),
+                marks=[pytest.mark.paddle_model(case.model.name, name=case.model.name),
+                       pytest.mark.paddle_run_mode(case.run_mode.mode, mode=case.run_mode.mode),
                        pytest.mark.xdist_group(case.model.name)]))
     metafunc.parametrize("paddle_case", params, indirect=True)
 

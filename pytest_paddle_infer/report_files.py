@@ -176,7 +176,7 @@ def _write_png(path: Path, result: CaseResult) -> bool:
     ax.set_xlabel("tensor, in execution order")
     ax.set_ylabel("error")
     ax.set_title(result.case_id, fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     _atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100))
     plt.close(fig)

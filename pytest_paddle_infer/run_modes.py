@@ -105,6 +105,9 @@ GPU_MEMORY_POOL_MB = 256
 TRT_WORKSPACE_SIZE = 1 << 30
 TRT_MIN_SUBGRAPH_SIZE = 3  # the Paddle-TRT guide's value; the debug demo's 5 hides small subgraphs
 INT8_SOURCES = ("calibration", "quantized")
+# Generated calibration batches when the run mode names no count; each is one batch of the
+# case's shape, so 8 batches of ResNet50 at batch 1 calibrate in seconds.
+DEFAULT_CALIBRATION_BATCHES = 8
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,13 @@ class DynamicShape:
         if self.tuned == bool(self.ranges):
             raise OptionError("a TensorRT dynamic shape is either tuned or has explicit "
                               "min/opt/max ranges per input, not both and not neither")
+        if self.tuned and self.disable_trt_plugin_fp16:
+            raise OptionError("disable_trt_plugin_fp16 is an argument of "
+                              "set_trt_dynamic_shape_info: it needs explicit ranges, not tuned")
+        names = [n for n, _ in self.ranges]
+        if len(set(names)) != len(names):
+            raise OptionError(f"dynamic shape: input(s) {sorted({n for n in names if names.count(n) > 1})} "
+                              f"have more than one range")
         for name, r in self.ranges:
             if not len(r.min) == len(r.opt) == len(r.max):
                 raise OptionError(f"dynamic shape of input {name!r}: min {list(r.min)}, opt "
@@ -158,11 +168,12 @@ def _gpu_calls(precision: str, device_id: int) -> List[Call]:
             call("switch_ir_optim", True)]
 
 
-def _trt_engine(precision: str, use_calib_mode: bool, max_batch_size: int) -> Call:
+def _trt_engine(precision: str, use_calib_mode: bool, max_batch_size: int,
+                use_static: bool = False) -> Call:
     # Every argument explicit: the binding defaults use_calib_mode to True, the guide to False.
     return call("enable_tensorrt_engine", workspace_size=TRT_WORKSPACE_SIZE,
                 max_batch_size=max_batch_size, min_subgraph_size=TRT_MIN_SUBGRAPH_SIZE,
-                precision_mode=Precision(precision), use_static=False,
+                precision_mode=Precision(precision), use_static=use_static,
                 use_calib_mode=use_calib_mode, use_cuda_graph=False)
 
 
@@ -229,7 +240,8 @@ ALIASES: Mapping[str, str] = {
 TOGGLES = ("ir_optim", "memory_optim", "delete_passes", "threads")
 # Toggles that only some GPU modes accept; RunModeSpec rejects them elsewhere.
 GPU_TOGGLES = ("fp32_ops", "low_precision_io", "disable_trt_ops", "int8_source",
-               "dynamic_shape", "trt_optimization_level")
+               "dynamic_shape", "trt_optimization_level", "use_static", "calib_batches",
+               "calib_data")
 
 
 def canonical_mode(name: str) -> str:
@@ -262,6 +274,9 @@ class RunModeSpec:
     int8_source: str = "calibration"  # trt_int8: "calibration" table or "quantized" model
     dynamic_shape: Optional[DynamicShape] = None  # trt_*
     trt_optimization_level: Optional[int] = None  # trt_*: TensorRT builder level 0..5
+    use_static: bool = False  # trt_*: keep engines (and tables, shape ranges) across runs
+    calib_batches: Optional[int] = None  # trt_int8 calibration: how many batches
+    calib_data: Optional[str] = None  # trt_int8 calibration: a dir of .npy/.npz batches
 
     def __post_init__(self) -> None:
         for name in ("delete_passes", "fp32_ops", "disable_trt_ops"):
@@ -272,11 +287,14 @@ class RunModeSpec:
         if self.mode != "gpu_fp16":
             wrong += [t for t in ("fp32_ops", "low_precision_io") if getattr(self, t)]
         if not _is_trt(self.mode):
-            wrong += [t for t in ("disable_trt_ops", "dynamic_shape") if getattr(self, t)]
+            wrong += [t for t in ("disable_trt_ops", "dynamic_shape", "use_static")
+                      if getattr(self, t)]
             if self.trt_optimization_level is not None:
                 wrong.append("trt_optimization_level")
         if self.mode != "trt_int8" and self.int8_source != "calibration":
             wrong.append("int8_source")
+        if not needs_calibration(self):
+            wrong += [t for t in ("calib_batches", "calib_data") if getattr(self, t) is not None]
         if wrong:
             raise OptionError(f"run mode {self.mode} does not take {', '.join(wrong)}: "
                               f"{_TOGGLE_MODES}")
@@ -285,6 +303,11 @@ class RunModeSpec:
                               f"builder levels are 0..5 (3 is its default)")
         if self.int8_source not in INT8_SOURCES:
             raise OptionError(f"int8_source {self.int8_source!r}: use one of {INT8_SOURCES}")
+        if self.calib_batches is not None and self.calib_batches < 1:
+            raise OptionError(f"calib_batches {self.calib_batches}: calibration needs at least "
+                              f"one batch")
+        if self.calib_data is not None and not str(self.calib_data).strip():
+            raise OptionError("calib_data: give a directory of .npy/.npz calibration batches")
         if _is_trt(self.mode) and self.ir_optim is False:
             raise OptionError(f"{self.mode} with IR optimization off would run no TensorRT "
                               f"subgraph at all (the TensorRT pass is an IR pass)")
@@ -310,15 +333,39 @@ class RunModeSpec:
         parts.extend(f"disable_trt_op={op}" for op in self.disable_trt_ops)
         if self.int8_source != "calibration":
             parts.append(f"int8_source={self.int8_source}")
-        if self.dynamic_shape is not None:  # explicit ranges are too long for an id
-            parts.append("dynamic_shape=tuned" if self.dynamic_shape.tuned else "dynamic_shape")
+        dyn = self.dynamic_shape
+        if dyn is not None and dyn.tuned:
+            parts.append("dynamic_shape=tuned")
+        elif dyn is not None:  # NAME:MIN:OPT:MAX per input, so distinct ranges get distinct ids
+            parts.extend(f"dynamic_shape={n}:{_dims(r.min)}:{_dims(r.opt)}:{_dims(r.max)}"
+                         for n, r in dyn.ranges)
+            if dyn.disable_trt_plugin_fp16:
+                parts.append("disable_trt_plugin_fp16")
         if self.trt_optimization_level is not None:
             parts.append(f"trt_optimization_level={self.trt_optimization_level}")
+        if self.use_static:
+            parts.append("use_static")
+        if self.calib_batches is not None:
+            parts.append(f"calib_batches={self.calib_batches}")
+        if self.calib_data is not None:
+            parts.append(f"calib_data={self.calib_data}")
         return "+".join(parts)
+
+    @property
+    def calibration_batches(self) -> int:
+        """Batches a calibration run feeds: the count asked for, else the default (a data
+        directory with fewer files feeds all it has)."""
+        return self.calib_batches if self.calib_batches is not None else DEFAULT_CALIBRATION_BATCHES
+
+
+def _dims(shape: Sequence[int]) -> str:
+    return "x".join(str(d) for d in shape)
 
 
 _TOGGLE_MODES = ("fp32_ops and low_precision_io apply to gpu_fp16; disable_trt_ops, "
-                 "dynamic_shape and trt_optimization_level to trt_*; int8_source to trt_int8")
+                 "dynamic_shape, trt_optimization_level and use_static to trt_*; int8_source "
+                 "to trt_int8; calib_batches and calib_data to trt_int8 with int8_source "
+                 "calibration")
 
 
 def _trt_calls(spec: RunModeSpec, device_id: int, shape_range_file: Optional[Union[str, Path]],
@@ -326,7 +373,8 @@ def _trt_calls(spec: RunModeSpec, device_id: int, shape_range_file: Optional[Uni
     precision = spec.run_mode.precision
     quantized = spec.int8_source == "quantized"
     calls = _gpu_calls("Float32", device_id)
-    calls.append(_trt_engine(precision, precision == "Int8" and not quantized, max_batch_size))
+    calls.append(_trt_engine(precision, precision == "Int8" and not quantized, max_batch_size,
+                             spec.use_static))
     if quantized:
         # Q/DQ models: explicit quantization where Paddle has it, else the implicit path.
         calls.append(optional_call("enable_tensorrt_explicit_quantization"))

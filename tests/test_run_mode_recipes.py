@@ -36,9 +36,9 @@ Config = inference.Config
 GPU0 = "enable_use_gpu(256, 0, PrecisionType.Float32)"
 
 
-def _trt(precision: str, calib: bool, batch: int = 1) -> str:
+def _trt(precision: str, calib: bool, batch: int = 1, static: bool = False) -> str:
     return (f"enable_tensorrt_engine(workspace_size=1073741824, max_batch_size={batch}, "
-            f"min_subgraph_size=3, precision_mode=PrecisionType.{precision}, use_static=False, "
+            f"min_subgraph_size=3, precision_mode=PrecisionType.{precision}, use_static={static}, "
             f"use_calib_mode={calib}, use_cuda_graph=False)")
 
 
@@ -76,6 +76,9 @@ EXPECTED_TOGGLED = [
       "{'x': (1, 3, 224, 224)}, False)",
       "exp_disable_tensorrt_ops(('pool2d', 'softmax'))",
       "set_tensorrt_optimization_level(5) [if available]"]),
+    (RunModeSpec("trt_int8", use_static=True, calib_batches=3), {"device_id": 2},
+     ["enable_use_gpu(256, 2, PrecisionType.Float32)", "switch_ir_optim(True)",
+      _trt("Int8", True, static=True)]),
     (RunModeSpec("trt_fp32", dynamic_shape=TUNED, memory_optim=True), {"shape_range_file": SHAPE_FILE},
      [GPU0, "switch_ir_optim(True)", _trt("Float32", False),
       f"enable_tuned_tensorrt_dynamic_shape('{SHAPE_FILE}', True)", "enable_memory_optim()"]),
@@ -138,9 +141,11 @@ def _variants(mode: str):
         yield RunModeSpec(mode, disable_trt_ops=("pool2d",), dynamic_shape=TUNED,
                           trt_optimization_level=3, memory_optim=True,
                           delete_passes=("conv_bn_fuse_pass",))
+        yield RunModeSpec(mode, use_static=True)
     if mode == "trt_int8":
         yield RunModeSpec(mode, int8_source="quantized")
         yield RunModeSpec(mode, int8_source="quantized", dynamic_shape=EXPLICIT)
+        yield RunModeSpec(mode, calib_batches=2, calib_data="calib/batches", use_static=True)
 
 
 ALL_SPECS = [s for m in rm.RUN_MODES for s in _variants(m)]
@@ -355,6 +360,11 @@ def test_optional_calls_in_recipes():
     ({"mode": "trt_int8", "int8_source": "slim"}, "int8_source 'slim': use one of"),
     ({"mode": "trt_fp16", "ir_optim": False}, "would run no TensorRT subgraph"),
     ({"mode": "trt_fp16", "trt_optimization_level": 7}, "builder levels are 0..5"),
+    ({"mode": "gpu_fp32", "use_static": True}, "run mode gpu_fp32 does not take use_static"),
+    ({"mode": "trt_fp16", "calib_batches": 4}, "run mode trt_fp16 does not take calib_batches"),
+    ({"mode": "trt_int8", "int8_source": "quantized", "calib_data": "d"},
+     "run mode trt_int8 does not take calib_data"),
+    ({"mode": "trt_int8", "calib_batches": 0}, "calibration needs at least one batch"),
 ])
 def test_spec_rejects_toggles_that_do_not_apply(kwargs, message):
     with pytest.raises(OptionError, match=message.replace("(", r"\(").replace(".", r"\.")):
@@ -370,13 +380,14 @@ def test_tuned_recipe_needs_the_shape_file():
 
 def test_labels_are_distinct_and_recipes_hashable():
     labels = [s.label for s in ALL_SPECS]
-    assert "trt_int8+int8_source=quantized+dynamic_shape" in labels
+    assert ("trt_int8+int8_source=quantized+dynamic_shape=x:1x3x32x32:1x3x224x224:4x3x512x512"
+            in labels)
     assert "gpu_fp16+memory_optim+fp32_op=softmax+low_precision_io" in labels
     assert ("trt_fp32+memory_optim+delete_pass=conv_bn_fuse_pass+disable_trt_op=pool2d"
             "+dynamic_shape=tuned+trt_optimization_level=3") in labels
-    # Only specs whose explicit ranges differ share a label (ranges are too long for an id).
-    assert sorted({l for l in labels if labels.count(l) > 1}) == [
-        "trt_fp16+dynamic_shape", "trt_fp32+dynamic_shape", "trt_int8+dynamic_shape"]
+    assert "trt_int8+use_static+calib_batches=2+calib_data=calib/batches" in labels
+    # Explicit ranges are part of the id, so every distinct spec has its own label.
+    assert len(set(labels)) == len(labels) == len(set(ALL_SPECS))
     recipes = {r for s in ALL_SPECS for r in _all_recipes(s)}
     assert len(recipes) > len(ALL_SPECS)
     spec = RunModeSpec("trt_fp16", disable_trt_ops=["pool2d"], dynamic_shape=EXPLICIT)
@@ -402,6 +413,14 @@ def test_shape_map_is_read_only_and_pickles():
 def test_dynamic_shape_rejects_bad_ranges(ranges, message):
     with pytest.raises(OptionError, match=message.replace("[", r"\[").replace("]", r"\]")):
         DynamicShape.explicit(ranges)
+
+
+def test_dynamic_shape_plugin_flag_and_repeated_inputs():
+    with pytest.raises(OptionError, match="needs explicit ranges, not tuned"):
+        DynamicShape(tuned=True, disable_trt_plugin_fp16=True)
+    twice = EXPLICIT.ranges + EXPLICIT.ranges
+    with pytest.raises(OptionError, match=r"input\(s\) \['x'\] have more than one range"):
+        DynamicShape(twice)
 
 
 def test_dynamic_shape_is_tuned_or_explicit():
