@@ -1,0 +1,263 @@
+"""Intermediate tensors end to end: capture, pairing, the first divergence, report files."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytest_paddle_infer.capture import BaselineStore, plain_numpy
+from pytest_paddle_infer.case import Case
+from pytest_paddle_infer.check import Runner
+from pytest_paddle_infer.models import parse_source, resolve
+from pytest_paddle_infer.run_modes import RunModeSpec
+from pytest_paddle_infer.tensor_selection import Selection
+from pytest_paddle_infer.tolerances import CaseTolerances, Rule
+
+SEED_COLUMNS = ["Operator Type", "Tensor Name", "Shape", "Mismatched Elements", "Max Atol",
+                "Max Rtol", "Min Val(base)", "Max Val(base)"]
+
+
+def run_case(runner, source, mode="onednn_fp32", intermediates="all", atol=1e-4):
+    case = Case(model=source, run_mode=RunModeSpec(mode), intermediates=intermediates,
+                tolerances=CaseTolerances(Rule(atol, atol)))
+    return runner.run(runner.prepare(case))
+
+
+@pytest.fixture
+def runner(paddle_cache):
+    r = Runner(paddle_cache)
+    yield r
+    r.close()
+
+
+def test_legacy_programs_pair_by_name_and_onednn_layout_is_converted(runner):
+    result = run_case(runner, parse_source("tiny_cnn"))
+    rows = result.intermediates
+    assert rows and all(r.matched_by == "name" and r.baseline_name == r.comparison.name for r in rows)
+    # fused oneDNN convolutions report the fused pattern's last output, as in the baseline
+    assert [r.comparison.name for r in rows[:4]] == [f"relu_{i}.tmp_0" for i in range(4)]
+    assert {r.comparison.op_type for r in rows[:4]} == {"fused_conv2d"}
+    # converted to the plain layout, oneDNN fp32 agrees with the native baseline everywhere
+    assert all(r.comparison.passed and r.comparison.max_abs < 1e-4 for r in rows)
+
+
+def test_raw_onednn_memory_would_read_as_mismatch(paddle_cache):
+    """Why the conversion matters: numpy() of a oneDNN tensor is its blocked memory."""
+    from paddle import inference
+
+    files = resolve(parse_source("tiny_cnn"), paddle_cache, legacy=True)
+    x = np.random.default_rng(0).uniform(-1, 1, (1, 3, 32, 32)).astype("float32")
+
+    def hooked(onednn):
+        config = inference.Config(files.prog_file, files.params_file)
+        if onednn:
+            config.enable_mkldnn()
+        else:
+            config.disable_mkldnn()
+            config.switch_ir_optim(False)
+        config.disable_glog_info()
+        predictor = inference.create_predictor(config)
+        raw, plain = {}, {}
+
+        def hook(op_type, name, tensor):
+            raw[name] = np.array(tensor.numpy())
+            plain[name] = plain_numpy(tensor)
+
+        predictor.register_output_hook(hook)
+        handle = predictor.get_input_handle("x")
+        handle.reshape(list(x.shape))
+        handle.copy_from_cpu(x)
+        predictor.run()
+        return raw, plain
+
+    _, base = hooked(onednn=False)
+    raw, plain = hooked(onednn=True)
+    name = "relu_1.tmp_0"  # 32 channels: a blocked layout differs from NCHW
+    assert np.allclose(plain[name], base[name], atol=1e-4, rtol=1e-4)
+    assert not np.allclose(raw[name], base[name], atol=1e-4, rtol=1e-4)
+
+
+def _value_index(store: BaselineStore):
+    return [(r, store.load(r)) for r in store.records]
+
+
+def test_pir_programs_pair_by_structure_and_agree_with_legacy_names(runner, paddle_cache):
+    """PIR names are per-predictor addresses: pairs come from structure and values, and each
+    agrees with the name-based pairing of the same model's legacy export."""
+    from dataclasses import replace
+
+    zoo = parse_source("tiny_detector")
+    pir_files = resolve(zoo, paddle_cache)
+    # the same inputs as the zoo entry (its int32 im_shape range is not in the model file)
+    pir_source = replace(parse_source(str(Path(pir_files.prog_file).parent)), inputs=zoo.inputs)
+    pir = run_case(runner, pir_source)
+    legacy = run_case(runner, parse_source("tiny_detector"))
+    _assert_pir_agrees_with_legacy(runner, pir, legacy, minimum_share=1.0)
+
+
+def _assert_pir_agrees_with_legacy(runner, pir, legacy, minimum_share):
+    stores = list(runner._stores.values())
+    pir_store = next(s for s in stores if any(r.name.startswith("0x") for r in s.records))
+    legacy_store = next(s for s in stores if s is not pir_store)
+    legacy_values = _value_index(legacy_store)
+    legacy_rows = {r.baseline_name: r for r in legacy.intermediates if r.matched}
+    matched = [r for r in pir.intermediates if r.matched]
+    assert len(matched) >= minimum_share * len(pir.intermediates)
+    for row in matched:
+        if row.matched_by != "structure":
+            continue
+        record = next(r for r in pir_store.records if r.name == row.baseline_name)
+        values = pir_store.load(record)
+        # the legacy baseline tensors holding these values (to float rounding: the two
+        # formats' baselines run different executors)
+        names = {r.name for r, v in legacy_values
+                 if v.shape == values.shape and np.allclose(v, values, rtol=1e-5, atol=1e-6)}
+        assert names, f"{row.comparison.name}: paired with a tensor the legacy baseline never held"
+        partners = [legacy_rows[n] for n in names if n in legacy_rows]
+        assert partners, f"{row.comparison.name}: the legacy export pairs none of {sorted(names)}"
+        # both candidates approximate that tensor: their errors are of one order of magnitude
+        assert any(_same_order(p.comparison.max_abs, row.comparison.max_abs) for p in partners), (
+            row.comparison.name, [p.comparison.max_abs for p in partners], row.comparison.max_abs)
+
+
+def _same_order(a, b, floor=1e-5):
+    a, b = max(a, floor), max(b, floor)
+    return max(a, b) / min(a, b) <= 10
+
+
+@pytest.mark.resnet50
+def test_resnet50_pir_alignment(runner, paddle_cache):
+    pir_files = resolve(parse_source("resnet50"), paddle_cache)
+    pir = run_case(runner, parse_source(str(Path(pir_files.prog_file).parent)))
+    legacy = run_case(runner, parse_source("resnet50"))
+    assert sum(r.matched for r in pir.intermediates) >= 50
+    _assert_pir_agrees_with_legacy(runner, pir, legacy, minimum_share=50 / 58)
+
+
+def test_ambiguous_structure_is_left_unmatched(tmp_path):
+    """Two baseline tensors of one shape with different values, and a candidate between them:
+    it is listed as unmatched rather than compared with either."""
+    from pytest_paddle_infer.capture import Aligner, fingerprint
+
+    class T:
+        def __init__(self, a):
+            self.a = a
+            self.layout = "NCHW"
+            self.dtype = "paddle.float32"
+
+        def numpy(self):
+            return self.a
+
+    store = BaselineStore(tmp_path / "s", Selection("all"))
+    store("pd_op.relu:1", "0x1_inner_var_1", T(np.ones((2, 3), "float32")))
+    store("pd_op.relu:2", "0x1_inner_var_2", T(np.ones((2, 3), "float32") * 1.02))
+    aligner = Aligner(store)
+    record, why = aligner.match("0x2_inner_var_1", (2, 3), "float32", fingerprint(np.ones((2, 3)) * 1.01))
+    assert record is None and why.startswith("ambiguous: 2 baseline tensors fit")
+    record, why = aligner.match("0x2_inner_var_2", (2, 3), "float32", fingerprint(np.ones((2, 3)) * 1.02))
+    assert record.name == "0x1_inner_var_2" and why == "structure"
+    record, why = aligner.match("0x2_inner_var_3", (3, 2), "float32", fingerprint(np.ones((3, 2))))
+    assert record is None and why == "no baseline tensor of this shape and dtype"
+
+
+def _independent_rows(files, mode_onednn_bf16):
+    """The seed's procedure written out in the test: hook both predictors, compare by name."""
+    from paddle import inference
+
+    x = None
+
+    def run(candidate):
+        config = inference.Config(files.prog_file, files.params_file)
+        if candidate:
+            config.enable_mkldnn()
+            config.switch_ir_optim(True)
+            if mode_onednn_bf16:
+                config.enable_mkldnn_bfloat16()
+        else:
+            config.disable_mkldnn()
+            config.switch_ir_optim(False)
+        config.disable_glog_info()
+        predictor = inference.create_predictor(config)
+        seen = []
+
+        def hook(op_type, name, tensor):
+            if "ONEDNN" in str(tensor.layout):
+                tensor = tensor.clone()
+            seen.append((op_type, name, np.array(tensor.numpy())))
+
+        predictor.register_output_hook(hook)
+        handle = predictor.get_input_handle("x")
+        handle.reshape(list(x.shape))
+        handle.copy_from_cpu(x)
+        predictor.run()
+        return seen
+
+    from pytest_paddle_infer.inputs import generate, InputSpec
+    x = generate(InputSpec("x", (1, 3, 32, 32), "float32", low=-1, high=1), 0)
+    base = {name: a for _, name, a in run(False)}
+    return [(op, name, a, base[name]) for op, name, a in run(True) if name in base]
+
+
+def test_xlsx_cells_match_an_independent_computation(run_pytest, pytester, paddle_cache):
+    openpyxl = pytest.importorskip("openpyxl")
+    result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_fp32",
+                        "--paddle-intermediates=all", "--paddle-report=out")
+    result.assert_outcomes(passed=1)
+    sheet = openpyxl.load_workbook(pytester.path / "out" / "tiny_cnn[1x3x32x32-onednn_fp32].xlsx").active
+    header = [c.value for c in sheet[1]]
+    assert header[:8] == SEED_COLUMNS
+    assert sheet.freeze_panes == "A2"
+    cells = [[c.value for c in row] for row in sheet.iter_rows(min_row=2)]
+    expected = _independent_rows(resolve(parse_source("tiny_cnn"), paddle_cache, legacy=True), False)
+    intermediates = [row for row in cells if row[0] != "(output)"]
+    assert [(r[0], r[1]) for r in intermediates] == [(op, name) for op, name, _, _ in expected]
+    for row, (op, name, a, e) in zip(intermediates, expected):
+        a64, e64 = a.astype(np.float64), e.astype(np.float64)
+        mismatched = int((~np.isclose(a64, e64, rtol=1e-4, atol=1e-4)).sum())
+        assert row[2] == f"match, {list(e.shape)}"
+        assert row[3] == f"{mismatched}/{e.size}"
+        assert row[4] == pytest.approx(np.abs(a64 - e64).max(), abs=1e-12)
+        assert row[5] == pytest.approx((np.abs(a64 - e64) / (np.abs(e64) + 1e-7)).max(), rel=1e-9)
+        assert row[6] == f"{a64.min():.6f}({e64.min():.6f})"
+        assert row[7] == f"{a64.max():.6f}({e64.max():.6f})"
+
+
+def test_zero_tolerance_names_the_first_divergent_tensor(run_pytest, pytester, xdist_mode):
+    result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_bf16", "--paddle-atol=0",
+                        "--paddle-rtol=0", "--paddle-intermediates=all", "--junitxml=out.xml", *xdist_mode)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*first divergent tensor: #0 fused_conv2d dequantize/in/0 (*elements outside atol=0 rtol=0); "
+        "* of * intermediate tensors break tolerance",
+    ])
+    xml = (pytester.path / "out.xml").read_text()
+    assert 'name="paddle_first_divergent" value="fused_conv2d dequantize/in/0"' in xml
+
+
+def test_glob_selection_captures_only_named_tensors(runner):
+    result = run_case(runner, parse_source("tiny_cnn"), intermediates="relu_1*,pool2d")
+    names = [r.comparison.name for r in result.intermediates]
+    assert names == ["relu_1.tmp_0", "pool2d_0.tmp_0"]
+
+
+def test_reports_are_complete_under_xdist(run_pytest, pytester, xdist_mode):
+    pytest.importorskip("openpyxl")
+    result = run_pytest("--paddle-model=tiny_cnn", "--paddle-model=tiny_detector",
+                        "--run-mode=cpu_fp32,onednn_fp32,trt_fp16", "--paddle-intermediates=all",
+                        "--paddle-report=out", *xdist_mode)
+    result.assert_outcomes(passed=4, skipped=2)
+    out = pytester.path / "out"
+    summary = json.loads((out / "summary.json").read_text())["cases"]
+    assert sorted(c["case"] for c in summary) == sorted(
+        f"{m}[{s}-{mode}]" for m, s in (("tiny_cnn", "1x3x32x32"), ("tiny_detector", "1x3x64x64"))
+        for mode in ("cpu_fp32", "onednn_fp32", "trt_fp16"))
+    for case in summary:
+        if case["status"] == "passed":
+            assert {f.rsplit(".", 1)[1] for f in case["files"]} >= {"json", "csv", "xlsx"}
+            for f in case["files"]:
+                assert (out / f).stat().st_size > 0
+        else:
+            assert case["status"] == "skipped" and "needs Paddle built with CUDA" in case["reason"]
+    index = (out / "index.html").read_text()
+    assert index.count("<tr class=") == 6 and "tiny_detector[1x3x64x64-onednn_fp32].png" in index
+    assert not list(out.glob("*.tmp"))
