@@ -426,10 +426,10 @@ class CandidateBuilder:
     one executor (with the worker's predictor cache)."""
 
     def __init__(self, predictors: PredictorCache, optim_root: Union[str, Path],
-                 device: DeviceChoice = AUTO, worker: Optional[str] = None,
+                 device: Optional[DeviceChoice] = None, worker: Optional[str] = None,
                  gpu_count: Optional[Callable[[], int]] = None):
         self.optim_root = Path(optim_root)
-        self.device = device
+        self.device = device or AUTO
         self.worker = worker or current_worker()
         self.executor = PlanExecutor(predictors)
         self._gpu_count = gpu_count or _visible_gpus

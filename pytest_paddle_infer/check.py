@@ -15,6 +15,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from . import capabilities, models
+from .build_plan import CandidateBuilder
 from .capture import BaselineStore, CandidateComparer, HookRouters, IntermediateRow, Selection, run_with_sink
 from .case import Case
 from .compare import TensorComparison, compare_arrays
@@ -22,7 +23,7 @@ from .errors import CaseSkipped, InputError, SuiteError
 from .inputs import InputSpec, fill_shape, generate_all, inputs_digest
 from .models import ModelFiles, ModelSource
 from .predictor import PredictorCache, describe_recipe, run_predictor
-from .run_modes import RUN_MODES, baseline_recipe, recipe
+from .run_modes import RUN_MODES, baseline_recipe
 
 
 @dataclass
@@ -80,12 +81,16 @@ class Prepared:
     candidate: object
     candidate_recipe: str
     baseline_store: Optional[BaselineStore] = None  # the baseline's spilled intermediates
+    notes: Tuple[str, ...] = ()  # what building the candidate took (cache dir, calibration)
+    int8: str = ""  # which int8 path the candidate took: build_plan.INT8_*
 
 
 class Runner:
-    def __init__(self, cache_dir: Path):
+    def __init__(self, cache_dir: Path, device=None):
         self.cache_dir = Path(cache_dir)
         self.predictors = PredictorCache()
+        # plans and builds candidates; device: a devices.DeviceChoice (None: auto)
+        self.candidates = CandidateBuilder(self.predictors, self.cache_dir / "optim", device)
         self._models: Dict[Tuple[ModelSource, bool], ModelFiles] = {}
         self._baselines: Dict[Tuple, Mapping[str, np.ndarray]] = {}
         self._stores: Dict[Tuple, BaselineStore] = {}
@@ -113,13 +118,13 @@ class Runner:
     def baseline_calls(self, case: Case):
         mode = RUN_MODES[case.run_mode.mode]
         device = mode.device if case.baseline == "auto" else case.baseline
-        return baseline_recipe(device, case.threads)
+        return baseline_recipe(device, case.threads, self.candidates.gpu_id() if device == "gpu" else 0)
 
     # -- the case ------------------------------------------------------------------------
 
     def check_capabilities(self, case: Case) -> None:
         caps = capabilities.detect()
-        reason = caps.missing_for(case.run_mode.run_mode)
+        reason = caps.missing_for(case.run_mode.run_mode, self.candidates.device_id(case.run_mode))
         if reason is None and case.baseline == "gpu" and not caps.cuda:
             reason = (f"baseline gpu needs Paddle built with CUDA; {caps.distribution} "
                       f"{caps.version} installed here is CPU-only")
@@ -127,6 +132,7 @@ class Runner:
             raise CaseSkipped(reason)
 
     def prepare(self, case: Case) -> Prepared:
+        self.candidates.check_ranges(case)  # a bad dynamic range errors even where GPUs are missing
         self.check_capabilities(case)
         selection = Selection(case.intermediates)
         # zoo models and builders: the legacy program keeps intermediate names meaningful
@@ -145,11 +151,12 @@ class Runner:
                 self._stores[store_key] = store
             else:
                 self._baselines[key] = run_predictor(predictor, inputs)
-        cand_calls = recipe(case.run_mode, case.threads)
-        candidate = self.predictors.get(model, cand_calls)
+        built = self.candidates.build(case.run_mode, model, self.input_specs(model, dict(case.shapes)),
+                                      inputs, case.threads, case.seed)
         return Prepared(case, model, inputs, self._baselines[key],
-                        f"{case.baseline}: {describe_recipe(base_calls)}", candidate,
-                        describe_recipe(cand_calls), self._stores.get(store_key))
+                        f"{case.baseline}: {describe_recipe(base_calls)}", built.predictor,
+                        describe_recipe(built.recipe), self._stores.get(store_key),
+                        built.notes, built.int8)
 
     def run(self, prepared: Prepared) -> CaseResult:
         start = time.perf_counter()
