@@ -20,10 +20,12 @@ from .tensor_selection import Selection, op_label
 
 # PIR programs name intermediates by address: they differ between predictors.
 ADDRESS_NAME = re.compile(r"^0x[0-9a-fA-F]+_inner_var_\d+$")
-FINGERPRINT_SIZE = 256
-# a structural match must be this close in sampled values, and clearly closer than the next
-MATCH_DISTANCE = 0.05
-AMBIGUITY_RATIO = 4.0
+FINGERPRINT_SIZE = 1024
+# A structural match: the relative RMS difference of sampled values is below MATCH_DISTANCE
+# (bf16 drifts ~20 % deep in ResNet50; distinct tensors of one shape differ by ~100 %), and
+# the next-closest baseline tensor is at least AMBIGUITY_RATIO times further away.
+MATCH_DISTANCE = 0.5
+AMBIGUITY_RATIO = 2.0
 
 
 _MMAP_SET = False
@@ -125,8 +127,8 @@ class Aligner:
         for record in self.store.records:
             if record.shape != shape or record.dtype != dtype:
                 continue
-            scale = float(np.abs(record.fingerprint).max()) if record.fingerprint.size else 0.0
-            distance = float(np.abs(record.fingerprint - print_).max()) / (scale + 1e-6)
+            scale = float(np.linalg.norm(record.fingerprint))
+            distance = float(np.linalg.norm(record.fingerprint - print_)) / (scale + 1e-12)
             scored.append((distance, record.index <= self.last_index, record.index, record))
         if not scored:
             return None, "no baseline tensor of this shape and dtype"

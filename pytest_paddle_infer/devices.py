@@ -82,7 +82,7 @@ def worker_names(numprocesses: Optional[int]) -> List[str]:
 def mapping_line(choice: DeviceChoice, numprocesses: Optional[int], gpu_count: int,
                  gpu_modes: Sequence[str]) -> str:
     """The report header's line for GPU run modes: which worker uses which GPU."""
-    modes = ", ".join(gpu_modes)
+    modes = ", ".join(gpu_modes) or "any"
     if gpu_count == 0 and not choice.ids:
         return f"paddle-infer: GPU run modes ({modes}): no GPU visible here, their cases skip"
     pairs = ", ".join(f"{w} -> gpu:{gpu_for_worker(choice, w, gpu_count)}"

@@ -6,9 +6,10 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from .inputs import generate_all
 from .models import ModelFiles, ModelSource, parse_source
 from .predictor import describe_recipe, run_predictor
-from .run_modes import RunModeSpec, baseline_recipe, canonical_mode, recipe
+from .run_modes import RunModeSpec, baseline_recipe, canonical_mode
 
 
 def as_source(model: Union[str, ModelSource]) -> ModelSource:
@@ -73,14 +74,18 @@ class CaseHandle:
 
 def predictor_factory(runner, settings, baseline: bool):
     def make(model, run_mode: str = "onednn_fp32", device: str = "cpu", threads: Optional[int] = None,
-             **toggles) -> PredictorHandle:
+             shapes: Optional[Mapping[str, Tuple[int, ...]]] = None, **toggles) -> PredictorHandle:
         files = runner.model_files(as_source(model))
         n = threads if threads is not None else settings.threads
         if baseline:
-            calls = baseline_recipe(device, n)
-        else:
-            calls = recipe(RunModeSpec(canonical_mode(run_mode), **toggles), n)
-        return PredictorHandle(files, runner.predictors.get(files, calls), describe_recipe(calls))
+            calls = baseline_recipe(device, n, runner.candidates.gpu_id() if device == "gpu" else 0)
+            return PredictorHandle(files, runner.predictors.get(files, calls), describe_recipe(calls))
+        # the cases' own path: TensorRT modes get their cache dir, shape pass and calibration
+        spec = RunModeSpec(canonical_mode(run_mode), **toggles)
+        specs = runner.input_specs(files, dict(shapes or {}))
+        built = runner.candidates.build(spec, files, specs, generate_all(specs, settings.seed), n,
+                                        settings.seed)
+        return PredictorHandle(files, built.predictor, describe_recipe(built.recipe))
 
     return make
 

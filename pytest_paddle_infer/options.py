@@ -14,7 +14,8 @@ from typing import Callable, Optional, Sequence, Tuple
 from .tensor_selection import Selection
 from .errors import OptionError, PaddleInferError
 from .models import ModelSource, parse_source
-from .run_modes import RunModeSpec, canonical_mode
+from .devices import DEVICE_FORMS, AUTO, DeviceChoice, parse_device
+from .run_modes import DynamicShape, RunModeSpec, ShapeRange, canonical_mode
 
 BASELINES = ("auto", "cpu", "gpu")
 DEFAULT_RUN_MODES = ("onednn_fp32",)
@@ -60,6 +61,8 @@ OPTIONS: Tuple[Option, ...] = (
     Option("--paddle-report", "paddle_report",
            "directory for per-case xlsx/json/csv/png reports and index.html/summary.json. "
            "Default: none"),
+    Option("--paddle-device", "paddle_device",
+           "the GPU of GPU run modes: " + "; ".join(DEVICE_FORMS)),
 )
 
 
@@ -95,6 +98,7 @@ class Settings:
     unresolved: Tuple[Tuple[str, str], ...] = ()  # (value, why) of --paddle-model values that name
     # no zoo entry or path: fine when they name a suite's model, an error otherwise
     given: Tuple[str, ...] = ()  # ini names of the options set on the command line or in the ini file
+    device: DeviceChoice = AUTO  # --paddle-device: the GPU of GPU run modes, per xdist worker
 
     @property
     def active(self) -> bool:
@@ -123,27 +127,89 @@ def _number(opt: Option, text, kind: Callable, minimum: float) -> Optional[float
     return value
 
 
-TOGGLE_HELP = ("toggles: +ir_optim, +no_ir_optim, +memory_optim, +delete_pass=NAME, +threads=N "
-               "(e.g. cpu_fp32+no_ir_optim)")
+# The toggles after a "+", in the order RunModeSpec.label writes them; (syntax, meaning).
+RUN_MODE_TOGGLES: Tuple[Tuple[str, str], ...] = (
+    ("ir_optim", "IR optimization on"),
+    ("no_ir_optim", "IR optimization off"),
+    ("memory_optim", "enable_memory_optim()"),
+    ("delete_pass=NAME", "delete_pass(NAME); repeatable"),
+    ("threads=N", "CPU math library threads"),
+    ("fp32_op=OP", "gpu_fp16: keep op type OP in fp32; repeatable"),
+    ("low_precision_io", "gpu_fp16: fp16 inputs and outputs"),
+    ("disable_trt_op=OP", "trt_*: leave op type OP to Paddle; repeatable"),
+    ("int8_source=calibration|quantized", "trt_int8: a calibration table (default) or a "
+                                          "quantized model's own scales"),
+    ("dynamic_shape=tuned", "trt_*: collect shape ranges from the case's inputs first"),
+    ("dynamic_shape=NAME:MIN:OPT:MAX", "trt_*: one input's range, dims joined by x; one per "
+                                       "input"),
+    ("disable_trt_plugin_fp16", "trt_* with explicit ranges: no fp16 in TensorRT plugins"),
+    ("trt_optimization_level=N", "trt_*: TensorRT builder level 0..5"),
+    ("use_static", "trt_*: keep engines, calibration tables and shape ranges across runs"),
+    ("calib_batches=N", "trt_int8: calibration batches (default 8)"),
+    ("calib_data=DIR", "trt_int8: calibrate on the .npy/.npz batches in DIR"),
+)
+TOGGLE_HELP = ("toggles: " + ", ".join("+" + t for t, _ in RUN_MODE_TOGGLES)
+               + " (e.g. cpu_fp32+no_ir_optim, trt_fp16+dynamic_shape=x:1x3x32x32:1x3x224x224:"
+                 "8x3x224x224, trt_int8+calib_batches=16)")
+_FLAGS = ("memory_optim", "low_precision_io", "use_static")
+_REPEATED = {"delete_pass": "delete_passes", "fp32_op": "fp32_ops",
+             "disable_trt_op": "disable_trt_ops"}
+_WHOLE_NUMBERS = {"threads": 1, "calib_batches": 1, "trt_optimization_level": 0}  # minimums
 
 
 def parse_run_mode(text: str) -> RunModeSpec:
-    """``onednn_fp32+no_ir_optim+delete_pass=fc_fuse_pass`` -> a run mode with toggles."""
+    """``trt_fp16+dynamic_shape=x:1x3x32x32:1x3x224x224:8x3x224x224+use_static`` -> a run mode
+    with toggles; the inverse of ``RunModeSpec.label``."""
     name, *toggles = [t.strip() for t in text.split("+")]
-    fields: dict = {"delete_passes": ()}
+    mode = canonical_mode(name)
+    fields: dict = {}
+    ranges: list = []
+    tuned = plugin_fp16 = False
     for toggle in toggles:
-        key, _, value = toggle.partition("=")
-        if key in ("ir_optim", "no_ir_optim") and not value:
+        key, eq, value = toggle.partition("=")
+        if key in ("ir_optim", "no_ir_optim") and not eq:
             fields["ir_optim"] = key == "ir_optim"
-        elif key == "memory_optim" and not value:
-            fields["memory_optim"] = True
-        elif key == "delete_pass" and value:
-            fields["delete_passes"] += (value,)
-        elif key == "threads" and value.isdigit() and int(value) > 0:
-            fields["threads"] = int(value)
+        elif key in _FLAGS and not eq:
+            fields[key] = True
+        elif key == "disable_trt_plugin_fp16" and not eq:
+            plugin_fp16 = True
+        elif key in _REPEATED and value:
+            fields[_REPEATED[key]] = fields.get(_REPEATED[key], ()) + (value,)
+        elif key in _WHOLE_NUMBERS and value.isdigit() and int(value) >= _WHOLE_NUMBERS[key]:
+            fields[key] = int(value)
+        elif key in ("int8_source", "calib_data") and value:
+            fields[key] = value
+        elif key == "dynamic_shape" and value == "tuned":
+            tuned = True
+        elif key == "dynamic_shape" and value:
+            ranges.append(_shape_range(value))
         else:
             raise OptionError(f"--run-mode: unknown toggle {toggle!r} in {text!r}; {TOGGLE_HELP}")
-    return RunModeSpec(canonical_mode(name), **fields)
+    try:
+        if tuned and ranges:
+            raise OptionError("dynamic_shape=tuned and explicit dynamic_shape ranges exclude "
+                              "each other")
+        if plugin_fp16 and not ranges:
+            raise OptionError("disable_trt_plugin_fp16 needs explicit dynamic_shape ranges")
+        if tuned or ranges:
+            fields["dynamic_shape"] = DynamicShape(tuple(ranges), tuned, plugin_fp16)
+        return RunModeSpec(mode, **fields)
+    except OptionError as e:
+        raise OptionError(f"--run-mode: {text!r}: {e}") from None
+
+
+def _shape_range(value: str) -> Tuple[str, ShapeRange]:
+    """``x:1x3x32x32:1x3x224x224:8x3x224x224`` -> ("x", min, opt, max)."""
+    parts = value.rsplit(":", 3)
+    try:
+        if len(parts) != 4 or not parts[0]:
+            raise ValueError
+        dims = [tuple(int(d) for d in p.split("x")) for p in parts[1:]]
+    except ValueError:
+        raise OptionError(f"--run-mode: dynamic_shape={value!r} is not NAME:MIN:OPT:MAX with "
+                          f"dims joined by x, e.g. dynamic_shape=x:1x3x32x32:1x3x224x224:"
+                          f"8x3x224x224") from None
+    return parts[0], ShapeRange(*dims)
 
 
 def parse_run_modes(values: Sequence[str]) -> Tuple[RunModeSpec, ...]:
@@ -206,4 +272,5 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
         model_refs=tuple(str(r).strip() for r in model_refs),
         unresolved=tuple(unresolved),
         given=tuple(o.ini for o in OPTIONS if get(o.ini) is not None),
+        device=parse_device(get("paddle_device")),
     )

@@ -68,7 +68,7 @@ def runner_of(config):
     if RUNNER not in config.stash:
         from .check import Runner
 
-        config.stash[RUNNER] = Runner(settings_of(config).cache_dir)
+        config.stash[RUNNER] = Runner(settings_of(config).cache_dir, settings_of(config).device)
     return config.stash[RUNNER]
 
 
@@ -80,17 +80,29 @@ def pytest_report_header(config) -> Optional[List[str]]:
 
     tol = ("atol={} rtol={}".format(settings.atol if settings.atol is not None else "mode default",
                                     settings.rtol if settings.rtol is not None else "mode default"))
-    return [
+    lines = [
         f"paddle-infer: {detect().describe}",
         f"paddle-infer: baseline {settings.baseline}, {tol}, seed {settings.seed}, "
         f"cache {settings.cache_dir}",
     ]
+    gpu_modes = [s.label for s in settings.run_modes if s.run_mode.device == "gpu"]
+    if settings.baseline == "gpu" and not gpu_modes:
+        gpu_modes = ["baseline gpu"]
+    if gpu_modes or detect().gpu_count:  # with GPUs visible, suites' GPU modes use the mapping
+        from .devices import mapping_line
+
+        workers = getattr(config.option, "numprocesses", None)
+        lines.append(mapping_line(settings.device, workers if isinstance(workers, int) else None,
+                                  detect().gpu_count, gpu_modes))
+    return lines
 
 
 # -- items ------------------------------------------------------------------------------
 
 
 class PaddleCaseItem(pytest.Item):
+    line = 0  # 0-based line of the entry that declares the case (suite items)
+
     def __init__(self, *, case, **kwargs):
         super().__init__(**kwargs)
         self.case = case
@@ -111,6 +123,8 @@ class PaddleCaseItem(pytest.Item):
             self.prepared = runner_of(self.config).prepare(effective_case(self, self.case))
         except CaseSkipped as e:
             pytest.skip(str(e))
+        if self.prepared.int8:  # which int8 path the candidate took, for JUnit and xdist
+            self.user_properties.append(("paddle_int8", self.prepared.int8))
 
     def runtest(self):
         from .report import failure_message, properties
@@ -134,7 +148,8 @@ class PaddleCaseItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):
-        return self.path, None, self.case.id
+        # a line number is what pytest needs to report a skip mark at the item's location
+        return self.path, self.line, self.case.id
 
 
 def build_cases(settings) -> list:
@@ -337,6 +352,7 @@ class PaddleSuiteFile(pytest.File):
         # for files beside the paths it was given, and collects only those it was given
         for declared in load_suite(self.path, suite_context(self.config, self.path)):
             item = PaddleCaseItem.from_parent(self, name=declared.case.id, case=declared.case)
+            item.line = (declared.where.line or 1) - 1
             if declared.skip is not None:
                 item.add_marker(pytest.mark.skip(reason=declared.skip))
             if declared.xfail is not None:
