@@ -41,37 +41,39 @@ def test_legacy_programs_pair_by_name_and_onednn_layout_is_converted(runner):
     assert all(r.comparison.passed and r.comparison.max_abs < 1e-4 for r in rows)
 
 
-def test_raw_onednn_memory_would_read_as_mismatch(paddle_cache):
-    """Why the conversion matters: numpy() of a oneDNN tensor is its blocked memory."""
+def hooked_run(files, x, onednn, hook):
+    """Paddle directly, no plugin code: the baseline (native, IR off) or a oneDNN candidate,
+    with ``hook(op_type, name, tensor)`` on every op."""
     from paddle import inference
 
+    config = inference.Config(files.prog_file, files.params_file)
+    if onednn:
+        config.enable_mkldnn()
+        config.switch_ir_optim(True)
+    else:
+        config.disable_mkldnn()
+        config.switch_ir_optim(False)
+    config.disable_glog_info()
+    predictor = inference.create_predictor(config)
+    predictor.register_output_hook(hook)
+    handle = predictor.get_input_handle("x")
+    handle.reshape(list(x.shape))
+    handle.copy_from_cpu(x)
+    predictor.run()
+
+
+def test_raw_onednn_memory_would_read_as_mismatch(paddle_cache):
+    """Why the conversion matters: numpy() of a oneDNN tensor is its blocked memory."""
     files = resolve(parse_source("tiny_cnn"), paddle_cache, legacy=True)
     x = np.random.default_rng(0).uniform(-1, 1, (1, 3, 32, 32)).astype("float32")
+    base, raw, plain = {}, {}, {}
+    hooked_run(files, x, False, lambda op, name, t: base.__setitem__(name, plain_numpy(t)))
 
-    def hooked(onednn):
-        config = inference.Config(files.prog_file, files.params_file)
-        if onednn:
-            config.enable_mkldnn()
-        else:
-            config.disable_mkldnn()
-            config.switch_ir_optim(False)
-        config.disable_glog_info()
-        predictor = inference.create_predictor(config)
-        raw, plain = {}, {}
+    def candidate_hook(op_type, name, tensor):
+        raw[name] = np.array(tensor.numpy())
+        plain[name] = plain_numpy(tensor)
 
-        def hook(op_type, name, tensor):
-            raw[name] = np.array(tensor.numpy())
-            plain[name] = plain_numpy(tensor)
-
-        predictor.register_output_hook(hook)
-        handle = predictor.get_input_handle("x")
-        handle.reshape(list(x.shape))
-        handle.copy_from_cpu(x)
-        predictor.run()
-        return raw, plain
-
-    _, base = hooked(onednn=False)
-    raw, plain = hooked(onednn=True)
+    hooked_run(files, x, True, candidate_hook)
     name = "relu_1.tmp_0"  # 32 channels: a blocked layout differs from NCHW
     assert np.allclose(plain[name], base[name], atol=1e-4, rtol=1e-4)
     assert not np.allclose(raw[name], base[name], atol=1e-4, rtol=1e-4)
@@ -160,24 +162,13 @@ def test_ambiguous_structure_is_left_unmatched(tmp_path):
     assert record is None and why == "no baseline tensor of this shape and dtype"
 
 
-def _independent_rows(files, mode_onednn_bf16):
-    """The seed's procedure written out in the test: hook both predictors, compare by name."""
-    from paddle import inference
+def _independent_rows(files):
+    """The seed's procedure written out in the test: hook both predictors, pair by name."""
+    from pytest_paddle_infer.inputs import InputSpec, generate
 
-    x = None
+    x = generate(InputSpec("x", (1, 3, 32, 32), "float32", low=-1, high=1), 0)
 
-    def run(candidate):
-        config = inference.Config(files.prog_file, files.params_file)
-        if candidate:
-            config.enable_mkldnn()
-            config.switch_ir_optim(True)
-            if mode_onednn_bf16:
-                config.enable_mkldnn_bfloat16()
-        else:
-            config.disable_mkldnn()
-            config.switch_ir_optim(False)
-        config.disable_glog_info()
-        predictor = inference.create_predictor(config)
+    def collect(onednn):
         seen = []
 
         def hook(op_type, name, tensor):
@@ -185,17 +176,11 @@ def _independent_rows(files, mode_onednn_bf16):
                 tensor = tensor.clone()
             seen.append((op_type, name, np.array(tensor.numpy())))
 
-        predictor.register_output_hook(hook)
-        handle = predictor.get_input_handle("x")
-        handle.reshape(list(x.shape))
-        handle.copy_from_cpu(x)
-        predictor.run()
+        hooked_run(files, x, onednn, hook)
         return seen
 
-    from pytest_paddle_infer.inputs import generate, InputSpec
-    x = generate(InputSpec("x", (1, 3, 32, 32), "float32", low=-1, high=1), 0)
-    base = {name: a for _, name, a in run(False)}
-    return [(op, name, a, base[name]) for op, name, a in run(True) if name in base]
+    base = {name: a for _, name, a in collect(False)}
+    return [(op, name, a, base[name]) for op, name, a in collect(True) if name in base]
 
 
 def test_xlsx_cells_match_an_independent_computation(run_pytest, pytester, paddle_cache):
@@ -208,7 +193,7 @@ def test_xlsx_cells_match_an_independent_computation(run_pytest, pytester, paddl
     assert header[:8] == SEED_COLUMNS
     assert sheet.freeze_panes == "A2"
     cells = [[c.value for c in row] for row in sheet.iter_rows(min_row=2)]
-    expected = _independent_rows(resolve(parse_source("tiny_cnn"), paddle_cache, legacy=True), False)
+    expected = _independent_rows(resolve(parse_source("tiny_cnn"), paddle_cache, legacy=True))
     intermediates = [row for row in cells if row[0] != "(output)"]
     assert [(r[0], r[1]) for r in intermediates] == [(op, name) for op, name, _, _ in expected]
     for row, (op, name, a, e) in zip(intermediates, expected):
