@@ -8,18 +8,20 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from . import capabilities, models
+from .baselines import BaselineOutputs, Baselines
 from .build_plan import CandidateBuilder
 from .capture import BaselineStore, CandidateComparer, HookRouters, IntermediateRow, Selection, run_with_sink
 from .case import Case
 from .compare import TensorComparison, compare_arrays
 from .errors import CaseSkipped, InputError, SuiteError
+from .goldens import GoldenPolicy
 from .inputs import InputSpec, fill_shape, generate_all, inputs_digest
 from .models import ModelFiles, ModelSource
 from .predictor import PredictorCache, describe_recipe, run_predictor
@@ -86,8 +88,10 @@ class Prepared:
 
 
 class Runner:
-    def __init__(self, cache_dir: Path, device=None):
+    def __init__(self, cache_dir: Path, device=None, goldens: Optional[GoldenPolicy] = None):
         self.cache_dir = Path(cache_dir)
+        # dygraph, static and golden baselines, and recording goldens (baselines.py)
+        self.baselines = Baselines(self.cache_dir, goldens or GoldenPolicy())
         self.predictors = PredictorCache()
         # plans and builds candidates; device: a devices.DeviceChoice (None: auto)
         self.candidates = CandidateBuilder(self.predictors, self.cache_dir / "optim", device)
@@ -139,6 +143,21 @@ class Runner:
         model = self.model_files(case.model, legacy=selection.active and case.model.kind != "path")
         inputs = self.inputs(model, dict(case.shapes), case.seed)
         digest = inputs_digest(inputs)
+        baseline = self.baselines.get(
+            case, model, inputs, digest, lambda kind: self.baseline_device(case, kind),
+            lambda kind: self.predictor_baseline(replace(case, baseline=kind), model, inputs, digest))
+        built = self.candidates.build(case.run_mode, model, self.input_specs(model, dict(case.shapes)),
+                                      inputs, case.threads, case.seed)
+        return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
+                        describe_recipe(built.recipe), baseline.store, built.notes, built.int8)
+
+    def predictor_baseline(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
+                           digest: str) -> BaselineOutputs:
+        """The outputs (and selected intermediates) of a plain predictor, once per model,
+        recipe and inputs; ``case.baseline`` is auto, cpu or gpu."""
+        if case.baseline == "gpu":
+            self.check_capabilities(case)  # a golden being rewritten may name the gpu baseline
+        selection = Selection(case.intermediates)
         base_calls = self.baseline_calls(case)
         key = (model.prog_file, base_calls, digest)
         store_key = key + (selection.spec,)
@@ -151,12 +170,13 @@ class Runner:
                 self._stores[store_key] = store
             else:
                 self._baselines[key] = run_predictor(predictor, inputs)
-        built = self.candidates.build(case.run_mode, model, self.input_specs(model, dict(case.shapes)),
-                                      inputs, case.threads, case.seed)
-        return Prepared(case, model, inputs, self._baselines[key],
-                        f"{case.baseline}: {describe_recipe(base_calls)}", built.predictor,
-                        describe_recipe(built.recipe), self._stores.get(store_key),
-                        built.notes, built.int8)
+        return BaselineOutputs(self._baselines[key], f"{case.baseline}: {describe_recipe(base_calls)}",
+                               self._stores.get(store_key))
+
+    def baseline_device(self, case: Case, kind: str) -> str:
+        """Where a baseline of ``kind`` runs for this case: cpu or gpu:N."""
+        device = kind if kind in ("cpu", "gpu") else RUN_MODES[case.run_mode.mode].device
+        return f"gpu:{self.candidates.gpu_id()}" if device == "gpu" else "cpu"
 
     def run(self, prepared: Prepared) -> CaseResult:
         start = time.perf_counter()
@@ -180,6 +200,7 @@ class Runner:
     def close(self) -> None:
         """Remove this process's spilled baseline tensors."""
         shutil.rmtree(self.spill_dir, ignore_errors=True)
+        self.baselines.close()
 
 
 def check_output_names(case: Case, outputs: Mapping[str, np.ndarray]) -> None:
@@ -196,23 +217,25 @@ def check_output_names(case: Case, outputs: Mapping[str, np.ndarray]) -> None:
 
 def pair_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray]):
     """Outputs pair by name; when no name matches and the counts agree (two exports of
-    one model), by position. Yields (name, actual or None, expected or None)."""
+    one model, a dygraph layer's flattened outputs), by position. Yields (name, shown name,
+    actual or None, expected or None); the shown name adds the baseline's name when it differs:
+    ``fetch_name_1 (out.scores)``."""
     if not set(actual) & set(expected) and len(actual) == len(expected):
-        for (name, a), (_, e) in zip(actual.items(), expected.items()):
-            yield name, a, e
+        for (name, a), (base_name, e) in zip(actual.items(), expected.items()):
+            yield name, f"{name} ({base_name})", a, e
         return
     for name, e in expected.items():
-        yield name, actual.get(name), e
+        yield name, name, actual.get(name), e
     for name, a in actual.items():
         if name not in expected:
-            yield name, a, None
+            yield name, name, a, None
 
 
 def compare_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
                     case: Case) -> List[TensorComparison]:
     rows = []
-    for name, a, e in pair_outputs(actual, expected):
-        rule = case.tolerances.for_tensor(name)
+    for output, name, a, e in pair_outputs(actual, expected):
+        rule = case.tolerances.for_tensor(output)  # tolerances name the predictor's outputs
         if a is None or e is None:
             row = TensorComparison(name, () if e is None else e.shape, () if a is None else a.shape,
                                    "", "", rule.atol, rule.rtol)

@@ -28,6 +28,7 @@ from .zoo import ZOO, ZOO_VERSION
 PROGRAM_EXTENSIONS = (".json", ".pdmodel")
 FORMATS = {".json": "pir", ".pdmodel": "legacy"}
 MANIFEST = "manifest.json"
+BUILDER_PATH_ENV = "PADDLE_INFER_BUILDER_PATH"  # read by exporter.load_builder in the child
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,7 @@ def _write_manifest(directory: Path, extra: Mapping[str, object]) -> None:
 
 
 _verified: Dict[str, dict] = {}  # per process: each entry is hashed once
+_failed_exports: Dict[str, "ModelError"] = {}  # per process: a failed export is not retried
 
 
 def _valid_manifest(directory: Path) -> Optional[dict]:
@@ -143,6 +145,9 @@ def _valid_manifest(directory: Path) -> Optional[dict]:
         for name, meta in manifest["files"].items():
             p = directory / name
             if p.stat().st_size != meta["size"] or _sha256(p) != meta["sha256"]:
+                return None
+        for path, digest in manifest.get("sources", {}).items():  # a builder's code was edited
+            if _sha256(Path(path)) != digest:
                 return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -186,15 +191,20 @@ def cached_build(entry_dir: Path, build) -> dict:
     return manifest
 
 
-def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = ()) -> dict:
-    """Run the exporter in a child process; its last stdout line is JSON. ``search_path``
-    goes first on the child's PYTHONPATH, so a builder beside a suite file can be imported."""
+def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
+              module: str = "pytest_paddle_infer.exporter") -> dict:
+    """Run the exporter (or another child ``module``) in a child process; its last stdout
+    line is JSON. ``search_path`` goes first on the child's PYTHONPATH, so a builder beside a
+    suite file can be imported."""
     env = dict(os.environ)
     if search_path:
         env["PYTHONPATH"] = os.pathsep.join([*search_path, *filter(None, [env.get("PYTHONPATH")])])
+        # and ahead of the working directory, which "python -m" puts first: a module of the
+        # same name there (a project's own conftest.py) must not shadow the builder's
+        env[BUILDER_PATH_ENV] = os.pathsep.join(search_path)
     env["FLAGS_enable_pir_api"] = "0" if legacy else env.get("FLAGS_enable_pir_api", "1")
     env.setdefault("GLOG_minloglevel", "2")
-    proc = subprocess.run([sys.executable, "-m", "pytest_paddle_infer.exporter", *args],
+    proc = subprocess.run([sys.executable, "-m", module, *args],
                           capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise ModelError(f"{what} failed:\n{_trim_child_error(proc.stderr)}")
@@ -247,11 +257,19 @@ def resolve(source: ModelSource, cache_dir: Path, legacy: bool = False) -> Model
         spec = [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype} for i in inputs]
         builder = ZOO[source.ref].builder if source.kind == "zoo" else source.ref
         result = run_child(["export", builder, json.dumps(dict(source.kwargs)), json.dumps(spec),
-                            str(tmp / "inference")], legacy, f"exporting model {source.name!r}",
+                            str(tmp / "inference")], legacy,
+                           f"exporting model {source.name!r} (paddle.jit.to_static, paddle.jit.save)",
                            source.search_path)
-        return {"source": source.ref, "paddle": result["paddle"]}
+        return {"source": source.ref, "paddle": result["paddle"],
+                "weights": result.get("weights", ""), "sources": result.get("sources", {})}
 
-    cached_build(directory, build)
+    if str(directory) in _failed_exports:  # every case of the model: one export attempt
+        raise _failed_exports[str(directory)]
+    try:
+        cached_build(directory, build)
+    except ModelError as e:
+        _failed_exports[str(directory)] = e
+        raise
     programs = [p for p in directory.iterdir() if p.suffix in PROGRAM_EXTENSIONS and p.name != MANIFEST]
     if legacy and not any(p.suffix == ".pdmodel" for p in programs):
         raise ModelError(f"the installed Paddle did not write a legacy .pdmodel for {source.name!r}")

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence, Tuple
 
 from .tensor_selection import Selection
+from .baselines import BASELINE_FORMS, GOLDEN, golden_dir, kind_of, parse_baseline
 from .errors import OptionError, PaddleInferError
 from .models import ModelSource, parse_source
 from .devices import DEVICE_FORMS, AUTO, DeviceChoice, parse_device
 from .run_modes import DynamicShape, RunModeSpec, ShapeRange, canonical_mode
 
-BASELINES = ("auto", "cpu", "gpu")
+BASELINES = BASELINE_FORMS  # auto, cpu, gpu, dygraph, static, golden:DIR (baselines.py)
 DEFAULT_RUN_MODES = ("onednn_fp32",)
 DEFAULT_SEED = 0
 
@@ -29,6 +30,7 @@ class Option:
     help: str
     repeat: bool = False  # repeatable on the command line; an ini list
     paths: bool = False  # ini values are paths relative to the ini file
+    switch: bool = False  # takes no value on the command line; ini: true/false
 
 
 OPTIONS: Tuple[Option, ...] = (
@@ -39,7 +41,9 @@ OPTIONS: Tuple[Option, ...] = (
            "run mode(s) to check, comma-separated; repeatable. Default: onednn_fp32", repeat=True),
     Option("--paddle-baseline", "paddle_baseline",
            "what candidates are compared with: auto (same device, fp32, IR optim off, oneDNN off), "
-           "cpu or gpu. Default: auto"),
+           "cpu, gpu, dygraph (the nn.Layer the model was exported from), static "
+           "(paddle.static.Executor) or golden:DIR (outputs recorded by --paddle-save-goldens). "
+           "Default: auto"),
     Option("--paddle-atol", "paddle_atol",
            "absolute tolerance for every tensor; wins over suites and markers. "
            "Default: 1e-4 (looser built-in defaults for bf16/fp16/int8 modes)"),
@@ -61,6 +65,14 @@ OPTIONS: Tuple[Option, ...] = (
     Option("--paddle-report", "paddle_report",
            "directory for per-case xlsx/json/csv/png reports and index.html/summary.json. "
            "Default: none"),
+    Option("--paddle-save-goldens", "paddle_save_goldens",
+           "record each case's baseline outputs with their metadata (Paddle version and commit, "
+           "device, CUDA/cuDNN/TensorRT, seed, inputs digest, tolerances) in this directory, "
+           "one file per case. Default: none"),
+    Option("--paddle-update-goldens", "paddle_update_goldens",
+           "rewrite the goldens that cases with baseline golden:DIR compare against, from the "
+           "live baseline each golden was recorded with (auto for new ones). Default: off",
+           switch=True),
     Option("--paddle-device", "paddle_device",
            "the GPU of GPU run modes: " + "; ".join(DEVICE_FORMS)),
 )
@@ -74,6 +86,9 @@ def register(parser) -> None:
             group.addoption(opt.flag, action="append", dest=dest, default=None,
                             metavar="VALUE", help=opt.help)
             parser.addini(opt.ini, opt.help, type="paths" if opt.paths else "args")
+        elif opt.switch:
+            group.addoption(opt.flag, action="store_true", dest=dest, default=None, help=opt.help)
+            parser.addini(opt.ini, opt.help, type="bool", default=False)
         else:
             group.addoption(opt.flag, action="store", dest=dest, default=None,
                             metavar="VALUE", help=opt.help)
@@ -99,6 +114,8 @@ class Settings:
     # no zoo entry or path: fine when they name a suite's model, an error otherwise
     given: Tuple[str, ...] = ()  # ini names of the options set on the command line or in the ini file
     device: DeviceChoice = AUTO  # --paddle-device: the GPU of GPU run modes, per xdist worker
+    save_goldens: Optional[Path] = None  # --paddle-save-goldens DIR
+    update_goldens: bool = False  # --paddle-update-goldens
 
     @property
     def active(self) -> bool:
@@ -111,7 +128,7 @@ def _value(getoption: Callable, getini: Callable, opt: Option):
     if cli not in (None, [], ""):
         return cli
     ini = getini(opt.ini)
-    return ini if ini not in (None, [], "") else None
+    return ini if ini not in (None, [], "") and ini is not False else None  # False: an unset flag
 
 
 def _number(opt: Option, text, kind: Callable, minimum: float) -> Optional[float]:
@@ -243,10 +260,9 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
     run_modes = parse_run_modes(mode_values or DEFAULT_RUN_MODES)
     if mode_values and not run_modes:
         raise OptionError("--run-mode: no run mode given")
-    baseline = (get("paddle_baseline") or "auto").strip()
-    if baseline not in BASELINES:
-        raise OptionError(f"--paddle-baseline: unknown baseline {baseline!r}; "
-                          f"valid baselines: {', '.join(BASELINES)}")
+    baseline = parse_baseline_option(get("paddle_baseline") or "auto")
+    save_goldens, update_goldens = golden_options(baseline, get("paddle_save_goldens"),
+                                                  bool(get("paddle_update_goldens")))
     cache = get("paddle_cache_dir")
     threads = _number(opts["paddle_threads"], get("paddle_threads"), int, 1)
     seed = _number(opts["paddle_seed"], get("paddle_seed"), int, 0)
@@ -273,4 +289,32 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
         unresolved=tuple(unresolved),
         given=tuple(o.ini for o in OPTIONS if get(o.ini) is not None),
         device=parse_device(get("paddle_device")),
+        save_goldens=save_goldens,
+        update_goldens=update_goldens,
     )
+
+
+def parse_baseline_option(text: str) -> str:
+    try:
+        return parse_baseline(text)  # golden:DIR relative to the current directory
+    except OptionError as e:
+        raise OptionError(f"--paddle-baseline: {e}") from None
+
+
+def golden_options(baseline: str, save_dir, update: bool) -> Tuple[Optional[Path], bool]:
+    """--paddle-save-goldens records live baselines; --paddle-update-goldens rewrites the goldens
+    compared against (a suite may name them, so the flag alone is fine)."""
+    golden = kind_of(baseline) == GOLDEN
+    if save_dir is not None and golden:
+        raise OptionError(f"--paddle-save-goldens records live baselines, but --paddle-baseline is "
+                          f"{baseline}; to rewrite those goldens use --paddle-update-goldens instead")
+    if golden and not update and not golden_dir(baseline).is_dir():
+        raise OptionError(f"--paddle-baseline={baseline}: no such directory; record goldens first "
+                          f"with --paddle-save-goldens=DIR (or create them with "
+                          f"--paddle-update-goldens)")
+    if save_dir is not None and update:
+        raise OptionError("--paddle-save-goldens and --paddle-update-goldens exclude each other: "
+                          "save records live baselines into a directory, update rewrites the "
+                          "goldens of golden:DIR baselines")
+    path = Path(str(save_dir)).expanduser().resolve() if save_dir is not None else None
+    return path, update

@@ -68,14 +68,18 @@ def runner_of(config):
     if RUNNER not in config.stash:
         from .check import Runner
 
-        config.stash[RUNNER] = Runner(settings_of(config).cache_dir, settings_of(config).device)
+        from .goldens import GoldenPolicy
+
+        settings = settings_of(config)
+        config.stash[RUNNER] = Runner(settings.cache_dir, settings.device,
+                                      GoldenPolicy(settings.save_goldens, settings.update_goldens))
     return config.stash[RUNNER]
 
 
 def pytest_report_header(config) -> Optional[List[str]]:
     settings = settings_of(config)
     if not settings.active:
-        return None
+        return golden_header(settings) or None
     from .capabilities import detect
 
     tol = ("atol={} rtol={}".format(settings.atol if settings.atol is not None else "mode default",
@@ -94,6 +98,24 @@ def pytest_report_header(config) -> Optional[List[str]]:
         workers = getattr(config.option, "numprocesses", None)
         lines.append(mapping_line(settings.device, workers if isinstance(workers, int) else None,
                                   detect().gpu_count, gpu_modes))
+    return lines + golden_header(settings)
+
+
+def golden_header(settings) -> List[str]:
+    """Where goldens are recorded, or what the compared ones were recorded with when that
+    differs from this run (a suite's own golden baselines show in their failures)."""
+    from .baselines import GOLDEN, golden_dir, kind_of
+
+    if settings.save_goldens is not None:
+        return [f"paddle-infer: recording each case's baseline outputs as goldens in "
+                f"{settings.save_goldens}"]
+    if kind_of(settings.baseline) != GOLDEN:
+        return []
+    from .goldens import environment, header_lines
+
+    lines = header_lines(golden_dir(settings.baseline), environment(""))
+    if settings.update_goldens:
+        lines.append("paddle-infer: --paddle-update-goldens: goldens are rewritten from live baselines")
     return lines
 
 
@@ -288,6 +310,17 @@ def paddle_baseline_predictor(paddle_infer_runner, pytestconfig):
     from .fixtures import predictor_factory
 
     return predictor_factory(paddle_infer_runner, settings_of(pytestconfig), baseline=True)
+
+
+@pytest.fixture(scope="session")
+def paddle_dygraph_layer():
+    """Factory: ``paddle_dygraph_layer("tiny_detector")`` or
+    ``paddle_dygraph_layer("my_pkg.nets:build_net", width=16)`` -> the eval-mode
+    ``paddle.nn.Layer``, built in this process with the seeds the exporter uses (so its
+    weights are the exported model's). Building seeds paddle's global generator."""
+    from .baselines import build_dygraph_layer
+
+    return build_dygraph_layer
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from .case import Case
 from .errors import OptionError, PaddleInferError, SuiteError
 from .models import display_name, find_model_files
+from .baselines import parse_baseline
 from .options import BASELINES, parse_run_mode
 from .run_modes import RUN_MODES, RunModeSpec, canonical_mode
 from .suite_inputs import InputEntry, merge_entries, parse_input_entries, parse_shape_sets
@@ -269,10 +270,12 @@ def read_defaults(node: Optional[Node], ctx: Context) -> Defaults:
     threads = fields["threads"].integer("threads", 1) if "threads" in fields else ctx.threads
     baseline = ctx.baseline
     if "baseline" in fields:
-        baseline = fields["baseline"].text("baseline", "auto")
-        if baseline not in BASELINES:
+        text = fields["baseline"].text("baseline", "auto")
+        try:  # golden:DIR is relative to the suite file
+            baseline = parse_baseline(text, ctx.base_dir)
+        except OptionError:
             raise fields["baseline"].fail("unknown baseline", f"one of {join_names(BASELINES)}",
-                                          did_you_mean(baseline, BASELINES))
+                                          did_you_mean(text, BASELINES)) from None
     return Defaults(
         forced.get("seed", seed), forced.get("baseline", baseline), forced.get("threads", threads),
         layer=parse_tolerances(fields.get("tolerances")), reasons=parse_reasons(fields),

@@ -210,7 +210,8 @@ def complete(given: Mapping[str, Node], specs: Sequence[InputSpec], file_shapes:
     """Concrete shapes for every input: those given, checked against the model; the rest from
     their input file, or the declared shape with the dynamic batch dim taken from the set."""
     shapes = {name: parse_dims(n, f"the shape of {name!r}", dynamic=False) for name, n in given.items()}
-    batches = sorted({s[0] for s in shapes.values()})
+    known = {**file_shapes, **shapes}  # what fixes the batch of the inputs left out
+    batches = sorted({s[0] for s in known.values() if s})
     out = []
     for spec in specs:
         declared = tuple(-1 if d is None else int(d) for d in spec.shape)
