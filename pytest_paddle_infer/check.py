@@ -38,6 +38,7 @@ class CaseResult:
     duration: float = 0.0
     notes: List[str] = field(default_factory=list)
     intermediates: List[IntermediateRow] = field(default_factory=list)
+    localization: List[str] = field(default_factory=list)  # the ladder's verdict and rungs
 
     @property
     def divergent(self) -> List[IntermediateRow]:
@@ -196,6 +197,25 @@ class Runner:
         if comparer is not None:
             result.intermediates = comparer.rows
         return result
+
+    def localize(self, prepared: Prepared):
+        """Walk the precision-tracing ladder for a failing case (see localize.py)."""
+        from .localize import applied_passes, localize, make_trial
+
+        case = prepared.case
+        return localize(case.run_mode, make_trial(self, prepared),
+                        lambda: applied_passes(case.run_mode, prepared.model, case.threads),
+                        lambda: self.op_types(prepared))
+
+    def op_types(self, prepared: Prepared) -> List[str]:
+        """The op types the baseline program runs, in first-use order."""
+        seen: List[str] = []
+        predictor = self.predictors.get(prepared.model, self.baseline_calls(
+            replace(prepared.case, baseline="auto")))
+        record = lambda op_type, name, tensor: seen.append(op_type.rsplit(":", 1)[0])
+        run_with_sink(self.hooks.for_predictor(predictor), record,
+                      lambda: run_predictor(predictor, prepared.inputs))
+        return [t for i, t in enumerate(seen) if t not in seen[:i]]
 
     def close(self) -> None:
         """Remove this process's spilled baseline tensors."""

@@ -65,6 +65,9 @@ OPTIONS: Tuple[Option, ...] = (
     Option("--paddle-report", "paddle_report",
            "directory for per-case xlsx/json/csv/png reports and index.html/summary.json. "
            "Default: none"),
+    Option("--paddle-localize", "paddle_localize",
+           "on a failing case, re-run it with optimizations off, memory optim, and IR passes "
+           "(or TensorRT op types) bisected, and name the culprit. Default: off", switch=True),
     Option("--paddle-save-goldens", "paddle_save_goldens",
            "record each case's baseline outputs with their metadata (Paddle version and commit, "
            "device, CUDA/cuDNN/TensorRT, seed, inputs digest, tolerances) in this directory, "
@@ -108,6 +111,7 @@ class Settings:
     threads: Optional[int]
     intermediates: str
     report_dir: Optional[Path]
+    localize: bool
     suites: Tuple[Path, ...] = ()  # --paddle-suite files, resolved
     model_refs: Tuple[str, ...] = ()  # --paddle-model values as given: they also narrow suites by name
     unresolved: Tuple[Tuple[str, str], ...] = ()  # (value, why) of --paddle-model values that name
@@ -284,6 +288,7 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
         threads=None if threads is None else int(threads),
         intermediates=Selection(get("paddle_intermediates") or "none").spec,
         report_dir=Path(get("paddle_report")).expanduser().resolve() if get("paddle_report") else None,
+        localize=bool(get("paddle_localize")),
         suites=tuple(suites),
         model_refs=tuple(str(r).strip() for r in model_refs),
         unresolved=tuple(unresolved),

@@ -151,7 +151,12 @@ class PaddleCaseItem(pytest.Item):
     def runtest(self):
         from .report import failure_message, properties
 
-        result = runner_of(self.config).run(self.prepared)
+        runner = runner_of(self.config)
+        result = runner.run(self.prepared)
+        if not result.passed and settings_of(self.config).localize:
+            found = runner.localize(self.prepared)
+            result.localization = found.lines()
+            self.user_properties.append(("paddle_culprit", found.culprit))
         self.user_properties.extend(properties(result))
         report_dir = settings_of(self.config).report_dir
         if report_dir is not None:

@@ -20,7 +20,7 @@ def failure_message(result: CaseResult) -> str:
         judged = [r for r in result.divergent if r.judged]
         headline = (f"{result.case_id}: {len(judged)} intermediate tensors outside the tolerance "
                     f"a tensor rule sets for them; outputs within tolerance")
-    lines = [headline] + divergence_lines(result) + [
+    lines = [headline] + divergence_lines(result) + result.localization + [
         f"baseline:  {result.baseline}",
         f"candidate: {result.recipe}",
         f"inputs digest: {result.inputs_digest}",

@@ -82,6 +82,7 @@ def case_summary(result: CaseResult) -> Dict[str, object]:
         "recipe": result.recipe,
         "inputs_digest": result.inputs_digest,
         "notes": result.notes,
+        "localization": result.localization,
     }
 
 

@@ -1,0 +1,53 @@
+"""Localization: the precision-tracing ladder names the pass (or stage) to blame."""
+from pytest_paddle_infer.localize import bisect
+
+
+def test_bisect_finds_a_single_culprit_in_log_steps():
+    passes = [f"pass_{i}" for i in range(52)]
+    trials = []
+
+    def fixes(deleted):
+        trials.append(list(deleted))
+        return "pass_37" in deleted
+
+    assert bisect(passes, fixes) == ["pass_37"]
+    assert len(trials) <= 2 * 6  # two halves per level at most, log2(52) < 6 levels
+
+
+def test_bisect_keeps_both_halves_when_it_takes_both():
+    def fixes(deleted):  # only deleting both pass_1 and pass_6 together helps
+        return "pass_1" in deleted and "pass_6" in deleted
+
+    assert bisect([f"pass_{i}" for i in range(8)], fixes) == [f"pass_{i}" for i in range(8)]
+
+
+def test_ladder_names_the_pass_on_a_legacy_program(run_pytest, pytester, paddle_cache, xdist_mode):
+    """oneDNN bf16 on the legacy export of tiny_cnn: the ladder ends at one pass whose
+    deletion alone brings the case within tolerance."""
+    from pytest_paddle_infer.models import parse_source, resolve
+
+    legacy = resolve(parse_source("tiny_cnn"), paddle_cache, legacy=True)
+    result = run_pytest(f"--paddle-model={legacy.prog_file}", "--run-mode=onednn_bf16",
+                        "--paddle-atol=1e-3", "--paddle-rtol=1e-3", "--paddle-localize",
+                        "--junitxml=out.xml", *xdist_mode)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*localization: deleting pass * brings onednn_bf16 within tolerance",
+        "*all optimizations off*passes*onednn_bf16+no_ir_optim",
+        "*memory optimization on*passes*onednn_bf16+no_ir_optim+memory_optim",
+        "*as configured*fails*onednn_bf16",
+        "*without 1 pass(es)*passes*delete_pass: *",
+    ])
+    text = result.stdout.str()
+    culprit = text.split("localization: deleting pass ")[1].split(" brings")[0]
+    assert f'name="paddle_culprit" value="{culprit}"' in (pytester.path / "out.xml").read_text()
+
+
+def test_ladder_blames_kernels_when_nothing_is_optimized(run_pytest, xdist_mode):
+    """On a PIR program oneDNN bf16 runs bf16 kernels even with IR optimization off."""
+    result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_bf16", "--paddle-atol=1e-3",
+                        "--paddle-rtol=1e-3", "--paddle-localize", *xdist_mode)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*localization: onednn_bf16 diverges with every graph optimization off: the backend's kernels*",
+    ])
