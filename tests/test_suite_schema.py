@@ -1,6 +1,5 @@
 """End to end: each part of the suite schema, run through pytest with and without -n 2."""
 import numpy as np
-import pytest
 
 from pytest_paddle_infer.run_modes import RunModeSpec
 from suite_helpers import exported_tiny_cnn, run_suite, write_suite
