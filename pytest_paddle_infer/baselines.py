@@ -146,7 +146,7 @@ class Baselines:
     def __init__(self, cache_dir: Path, policy: GoldenPolicy = GoldenPolicy()):
         self.work_dir = Path(cache_dir) / "baselines" / f"pid{os.getpid()}"
         self.policy = policy
-        self._references: Dict[Tuple, BaselineOutputs] = {}
+        self._references: Dict[Tuple, object] = {}  # BaselineOutputs, or the ModelError it gave
 
     def get(self, case: "Case", model: "ModelFiles", inputs: Mapping[str, "np.ndarray"],
             digest: str, device_of: Callable[[str], str],
@@ -163,7 +163,7 @@ class Baselines:
         if not self.policy.update:
             if self.policy.save_dir is not None:
                 raise GoldenError(
-                    f"{case.id} compares with goldens ({case.baseline}); --paddle-save-goldens "
+                    f"this case compares with goldens ({case.baseline}); --paddle-save-goldens "
                     f"records live baselines only: use --paddle-update-goldens to rewrite these")
             return self._from_golden(case, directory, digest, device_of)
         live = self._recorded_kind(directory, case.id)

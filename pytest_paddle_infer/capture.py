@@ -180,7 +180,9 @@ class CandidateComparer:
         array = plain_numpy(tensor)
         label = op_label(op_type)
         record, how = self.aligner.match(name, tuple(array.shape), str(array.dtype), fingerprint(array))
-        rule = self.rule_for(name)
+        # tolerances name the model's tensors: a tensor a pass renamed takes its partner's rules
+        rule = self.rule_for(record.name if record is not None and not ADDRESS_NAME.match(record.name)
+                             else name)
         if record is None:
             row = TensorComparison(name, (), tuple(array.shape), "", str(array.dtype), rule.atol,
                                    rule.rtol, op_type=label)
@@ -190,7 +192,7 @@ class CandidateComparer:
         row = compare_arrays(name, array, self.store.load(record), rule.atol, rule.rtol,
                              rule.cosine_min, op_type=label)
         self.rows.append(IntermediateRow(len(self.rows), row, record.name, how,
-                                         self.judged(name, label)))
+                                         self.judged(name, label) or self.judged(record.name, label)))
 
 
 class HookRouter:

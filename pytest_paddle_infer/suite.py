@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .case import Case
+from .tensor_selection import Selection
 from .errors import OptionError, PaddleInferError, SuiteError
 from .models import display_name, find_model_files
 from .baselines import parse_baseline
@@ -33,7 +34,7 @@ __all__ = ["SuiteError", "Context", "Where", "SuiteCase", "load_suite", "marker_
 
 TOP_KEYS = ("defaults", "models")
 SHARED_KEYS = ("inputs", "shapes", "run_modes", "tolerances", "skip", "xfail")  # defaults and models
-DEFAULTS_KEYS = ("baseline", "seed", "threads") + SHARED_KEYS
+DEFAULTS_KEYS = ("baseline", "seed", "threads", "intermediates") + SHARED_KEYS
 MODEL_KEYS = ("source", "kwargs") + SHARED_KEYS
 RUN_MODE_KEYS = ("mode", "ir_optim", "memory_optim", "delete_passes", "threads",
                  "tolerances", "skip", "xfail")
@@ -102,6 +103,7 @@ class Defaults:
     shapes: Optional[Node] = None  # checked per model: only a model's inputs give them meaning
     mode_node: Optional[Node] = None
     inputs: Dict[str, InputEntry] = field(default_factory=dict)
+    intermediates: str = "none"  # none | all | globs: which intermediate tensors to compare
     used: set = field(default_factory=set)  # "shapes", "run_modes", and input names models took
 
     def check_all_used(self) -> None:
@@ -257,6 +259,7 @@ def model_cases(name: str, model_node: Node, fields: Mapping[str, Node], default
                                         tensors=sum((l.tensors for l in layers), ()))
             case = Case(model=source, run_mode=mode.spec, tolerances=tolerances, shapes=shapes,
                         baseline=defaults.baseline, seed=defaults.seed, threads=defaults.threads,
+                        intermediates=defaults.intermediates,
                         origin=str(model_node.where))
             reasons = model_reasons.under(mode.reasons)
             cases.append(SuiteCase(case, model_node.where, reasons.skip, reasons.xfail, reasons.strict))
@@ -276,8 +279,17 @@ def read_defaults(node: Optional[Node], ctx: Context) -> Defaults:
         except OptionError:
             raise fields["baseline"].fail("unknown baseline", f"one of {join_names(BASELINES)}",
                                           did_you_mean(text, BASELINES)) from None
+    intermediates = "none"
+    if "intermediates" in fields:
+        text = fields["intermediates"].text("intermediates", "none")
+        try:
+            intermediates = Selection(text).spec
+        except OptionError:
+            raise fields["intermediates"].fail("no tensors selected", "none, all, or globs such as "
+                                               "'relu_*,conv2d'", "") from None
     return Defaults(
         forced.get("seed", seed), forced.get("baseline", baseline), forced.get("threads", threads),
+        intermediates=intermediates,
         layer=parse_tolerances(fields.get("tolerances")), reasons=parse_reasons(fields),
         modes=parse_run_modes(fields["run_modes"]) if "run_modes" in fields else None,
         shapes=fields.get("shapes"), mode_node=fields.get("run_modes"),

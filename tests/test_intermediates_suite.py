@@ -1,0 +1,36 @@
+"""Intermediate tensors from a suite: the YAML key, and a tensor-glob tolerance that plants a
+divergence the failure names."""
+SUITE = """
+defaults:
+  intermediates: all
+models:
+  tiny_cnn:
+    run_modes:
+      - onednn_bf16
+    tolerances:
+      tensors:
+        "relu_1*": {atol: 0, rtol: 0}
+"""
+
+
+def test_tensor_glob_plants_the_first_divergence(pytester, run_pytest, xdist_mode):
+    pytester.makefile(".paddle.yaml", planted=SUITE)
+    result = run_pytest("--paddle-report=out", *xdist_mode)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*tiny_cnn[[]1x3x32x32-onednn_bf16[]]: 1 intermediate tensors outside the tolerance a tensor rule sets for them; outputs within tolerance",
+        "*first divergent tensor: #1 fused_conv2d * (*elements outside atol=0 rtol=0); 1 of * intermediate tensors break tolerance*",
+    ])
+    import json
+
+    rows = json.loads((pytester.path / "out" / "planted.paddle.yaml__tiny_cnn[1x3x32x32-onednn_bf16].json")
+                      .read_text())["rows"]
+    failing = [r for r in rows if r[-1] != "ok"]
+    assert len(failing) == 1 and failing[0][12] == "relu_1.tmp_0"  # the paired baseline tensor
+
+
+def test_bad_intermediates_key_names_file_and_line(pytester, run_pytest):
+    pytester.makefile(".paddle.yaml", bad="defaults:\n  intermediates: ','\nmodels:\n  tiny_cnn: {}\n")
+    result = run_pytest()
+    result.stdout.fnmatch_lines(["*bad.paddle.yaml:2*intermediates*"])
+    assert result.ret != 0
