@@ -202,7 +202,8 @@ def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
         # and ahead of the working directory, which "python -m" puts first: a module of the
         # same name there (a project's own conftest.py) must not shadow the builder's
         env[BUILDER_PATH_ENV] = os.pathsep.join(search_path)
-    env["FLAGS_enable_pir_api"] = "0" if legacy else env.get("FLAGS_enable_pir_api", "1")
+    if legacy:  # otherwise the installed Paddle's default: forcing PIR on 2.6 crashes jit.save
+        env["FLAGS_enable_pir_api"] = "0"
     env.setdefault("GLOG_minloglevel", "2")
     proc = subprocess.run([sys.executable, "-m", module, *args],
                           capture_output=True, text=True, env=env)
