@@ -193,7 +193,8 @@ class Runner:
         check_output_names(case, outputs)
         rows = compare_outputs(outputs, prepared.baseline_outputs, case)
         result = CaseResult(case.id, rows, prepared.baseline_text, prepared.candidate_recipe,
-                            inputs_digest(prepared.inputs), time.perf_counter() - start)
+                            inputs_digest(prepared.inputs), time.perf_counter() - start,
+                            notes=list(prepared.notes))
         if comparer is not None:
             result.intermediates = comparer.rows
         return result
