@@ -86,15 +86,12 @@ def _fetch_names(program, fetch_targets, ext: str) -> list:
 
 
 def main(argv) -> int:
-    command, args = argv[0], argv[1:]
-    if command == "dygraph":
-        result = dygraph(args[0], json.loads(args[1]), *args[2:])
-    elif command == "static":
-        result = static(*args)
-    else:
-        raise SystemExit(f"unknown command {command!r}")
-    sys.stdout.write("\n" + json.dumps(result) + "\n")
-    return 0
+    from .exporter import run_command
+
+    return run_command(argv, {
+        "dygraph": lambda builder, kwargs, *rest: dygraph(builder, json.loads(kwargs), *rest),
+        "static": static,
+    })
 
 
 if __name__ == "__main__":

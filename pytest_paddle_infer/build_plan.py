@@ -10,20 +10,19 @@ predictors, and is the code every CPU mode goes through too.
 """
 from __future__ import annotations
 
-import fcntl
 import gc
 import hashlib
 import os
 import shutil
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import (TYPE_CHECKING, Callable, Dict, Iterator, List, Mapping, Optional, Sequence,
+from typing import (TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence,
                     Tuple, Union)
 
 from .devices import MAIN_WORKER, AUTO, DeviceChoice, current_worker, gpu_for_worker
-from .errors import InputError, PredictorError
+from .errors import InputError, OptionError, PredictorError
 from .inputs import InputSpec, fill_shape, generate_all, numpy_dtype
+from .models import file_lock
 from .predictor import PredictorCache, build_predictor, describe_recipe, run_predictor
 from .run_modes import (TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec,
                         calibration_tables, check_shape_in_range, needs_calibration,
@@ -303,7 +302,7 @@ class PlanExecutor:
                 f"trt_int8 calibration: Paddle writes the table into {paddle_dir} (next to the "
                 f"model, whatever the optim cache dir), and {writable} is not writable; copy the "
                 f"model to a writable directory, or use int8_source=quantized")
-        with exclusive(Path(step.lock_file)):
+        with file_lock(Path(step.lock_file)):
             before = _stamps(paddle_dir)
             self._run_and_destroy(model, step.recipe, batches)
             tables = calibration_tables(table_dir) or _move_new_tables(paddle_dir, before, table_dir)
@@ -324,17 +323,6 @@ def prepare_cache_dir(step: PrepareCacheDir) -> str:
     path.mkdir(parents=True, exist_ok=True)
     return f"TensorRT optim cache dir: {path}" + (" (kept from earlier runs: +use_static)"
                                                  if step.keep else "")
-
-
-@contextmanager
-def exclusive(lock_file: Path) -> Iterator[None]:
-    lock_file.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_file, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _stamps(directory: Path) -> Dict[str, Tuple[int, int]]:
@@ -445,8 +433,12 @@ class CandidateBuilder:
         """A case shape outside its declared dynamic range is a configuration error: raise
         it before anything is built, and before a missing GPU skips the case."""
         shapes = declared_shapes(case)
-        if shapes is not None:
+        if shapes is None:
+            return
+        try:
             check_shape_in_range(shapes, case.run_mode.dynamic_shape)
+        except OptionError as e:  # name the suite line (or marker) that declared the case
+            raise OptionError(f"{case.origin}: {e}" if case.origin else str(e)) from None
 
     def plan(self, spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
              threads: Optional[int] = None, seed: int = 0) -> Plan:

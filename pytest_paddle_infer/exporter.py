@@ -136,16 +136,22 @@ def inspect(prog_file: str) -> dict:
     return {"inputs": inputs}
 
 
-def main(argv) -> int:
-    command = argv[0]
-    if command == "export":
-        result = export(argv[1], json.loads(argv[2]), json.loads(argv[3]), argv[4])
-    elif command == "inspect":
-        result = inspect(argv[1])
-    else:
-        raise SystemExit(f"unknown command {command!r}")
-    sys.stdout.write("\n" + json.dumps(result) + "\n")
+def run_command(argv, commands) -> int:
+    """The child-process protocol: ``argv[0]`` names a command of ``commands``, which gets
+    the rest; its result goes to stdout as JSON on the last line."""
+    command = commands.get(argv[0]) if argv else None
+    if command is None:
+        raise SystemExit(f"unknown command {argv[:1]!r}; commands: {', '.join(commands)}")
+    sys.stdout.write("\n" + json.dumps(command(*argv[1:])) + "\n")
     return 0
+
+
+def main(argv) -> int:
+    return run_command(argv, {
+        "export": lambda builder, kwargs, inputs, out: export(builder, json.loads(kwargs),
+                                                              json.loads(inputs), out),
+        "inspect": inspect,
+    })
 
 
 if __name__ == "__main__":

@@ -156,7 +156,8 @@ def _valid_manifest(directory: Path) -> Optional[dict]:
 
 
 @contextmanager
-def _locked(lock_path: Path) -> Iterator[None]:
+def file_lock(lock_path: Path) -> Iterator[None]:
+    """Exclusive across processes (xdist workers, parallel sessions) while held."""
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
@@ -171,7 +172,7 @@ def cached_build(entry_dir: Path, build) -> dict:
     manifest = _valid_manifest(entry_dir)
     if manifest is not None:
         return manifest
-    with _locked(entry_dir.with_name(entry_dir.name + ".lock")):
+    with file_lock(entry_dir.with_name(entry_dir.name + ".lock")):
         manifest = _valid_manifest(entry_dir)  # another worker may have built it meanwhile
         if manifest is not None:
             return manifest

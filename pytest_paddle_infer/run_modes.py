@@ -105,6 +105,7 @@ GPU_MEMORY_POOL_MB = 256
 TRT_WORKSPACE_SIZE = 1 << 30
 TRT_MIN_SUBGRAPH_SIZE = 3  # the Paddle-TRT guide's value; the debug demo's 5 hides small subgraphs
 INT8_SOURCES = ("calibration", "quantized")
+TRT_OPTIMIZATION_LEVELS = range(6)  # TensorRT builder levels; 3 is its default
 # Generated calibration batches when the run mode names no count; each is one batch of the
 # case's shape, so 8 batches of ResNet50 at batch 1 calibrate in seconds.
 DEFAULT_CALIBRATION_BATCHES = 8
@@ -298,7 +299,8 @@ class RunModeSpec:
         if wrong:
             raise OptionError(f"run mode {self.mode} does not take {', '.join(wrong)}: "
                               f"{_TOGGLE_MODES}")
-        if self.trt_optimization_level is not None and not 0 <= self.trt_optimization_level <= 5:
+        if self.trt_optimization_level is not None and \
+                self.trt_optimization_level not in TRT_OPTIMIZATION_LEVELS:
             raise OptionError(f"trt_optimization_level {self.trt_optimization_level}: TensorRT "
                               f"builder levels are 0..5 (3 is its default)")
         if self.int8_source not in INT8_SOURCES:

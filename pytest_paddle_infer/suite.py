@@ -21,11 +21,13 @@ from .tensor_selection import Selection
 from .errors import OptionError, PaddleInferError, SuiteError
 from .models import display_name, find_model_files
 from .baselines import parse_baseline
-from .options import BASELINES, parse_run_mode
+from .options import BASELINES, TOGGLE_HELP, parse_run_mode
 from .run_modes import RUN_MODES, RunModeSpec, canonical_mode
 from .suite_inputs import InputEntry, merge_entries, parse_input_entries, parse_shape_sets
 from .suite_nodes import (DOCS, AnyName, Context, Node, Where, did_you_mean, error, join_names,
                           read_yaml, short)
+from .suite_modes import (MODE_KEY_HINTS, SPELLING_HINTS, TOGGLE_KEYS, build_spec, calibration_dir,
+                          check_model_ranges, read_toggles, string_problem)
 from .suite_sources import BUILDER_PATTERN, resolve_source
 from .tolerances import CaseTolerances, Rule
 from .zoo import ZOO
@@ -36,8 +38,7 @@ TOP_KEYS = ("defaults", "models")
 SHARED_KEYS = ("inputs", "shapes", "run_modes", "tolerances", "skip", "xfail")  # defaults and models
 DEFAULTS_KEYS = ("baseline", "seed", "threads", "intermediates") + SHARED_KEYS
 MODEL_KEYS = ("source", "kwargs") + SHARED_KEYS
-RUN_MODE_KEYS = ("mode", "ir_optim", "memory_optim", "delete_passes", "threads",
-                 "tolerances", "skip", "xfail")
+RUN_MODE_KEYS = ("mode",) + TOGGLE_KEYS + ("tolerances", "skip", "xfail")
 RULE_KEYS = ("atol", "rtol", "cosine_min")
 TOLERANCE_KEYS = RULE_KEYS + ("outputs", "tensors")
 XFAIL_KEYS = ("reason", "strict")
@@ -48,6 +49,7 @@ MODE_EXAMPLE = "[cpu_fp32, onednn_bf16] or [{mode: onednn_fp32, ir_optim: false}
 # keys written at the wrong level get a fix that says where they belong
 TOP_HINTS = {k: f"suite-wide {k} go under 'defaults:'" for k in DEFAULTS_KEYS}
 MODEL_HINTS = {k: f"{k} is suite-wide: put it under 'defaults:'" for k in ("seed", "baseline")}
+MODEL_HINTS.update(MODE_KEY_HINTS)
 MODEL_HINTS.update(model="the key is 'source'", name="the model's name is its key under 'models:'")
 
 
@@ -88,6 +90,7 @@ class ModeEntry:
     layer: Layer
     reasons: Reasons
     where: Where
+    ranges_at: Optional[Node] = None  # where explicit dynamic-shape ranges were written
 
 
 @dataclass
@@ -175,7 +178,7 @@ def parse_mode_name(node: Node, text: str) -> str:
                         "pick a run mode from the list", found=repr(text)) from None
 
 
-def parse_run_modes(node: Node) -> List[ModeEntry]:
+def parse_run_modes(node: Node, ctx: Context) -> List[ModeEntry]:
     entries = []
     items = node.items("run_modes", MODE_EXAMPLE)
     if not items:
@@ -187,11 +190,12 @@ def parse_run_modes(node: Node) -> List[ModeEntry]:
             try:
                 spec = parse_run_mode(item.value)
             except OptionError as e:
-                raise item.fail("bad run-mode toggle", "toggles +ir_optim, +no_ir_optim, +memory_optim, "
-                                "+delete_pass=NAME, +threads=N",
-                                "or write the run mode as a mapping with ir_optim, memory_optim, "
-                                "delete_passes, threads", found=f"{item.value!r} ({e})") from None
-            entries.append(ModeEntry(spec, Layer(), Reasons(), item.where))
+                raise item.fail("bad run-mode toggle", TOGGLE_HELP, "fix the toggle, or write the run "
+                                f"mode as a mapping (see {DOCS})",
+                                found=f"{item.value!r} ({string_problem(e)})") from None
+            if spec.calib_data is not None:  # relative to the suite, like every path in it
+                spec = replace(spec, calib_data=calibration_dir(item, spec.calib_data, ctx))
+            entries.append(ModeEntry(spec, Layer(), Reasons(), item.where, item))
             continue
         if not isinstance(item.value, dict):
             raise item.fail("a run mode must be a name or a mapping", f"e.g. {MODE_EXAMPLE}")
@@ -201,24 +205,11 @@ def parse_run_modes(node: Node) -> List[ModeEntry]:
                 hint = f"write it as '- mode: {next(iter(item.value))}' with its settings beside 'mode'"
             raise item.fail("run mode mapping without 'mode'", "a mapping with 'mode: <run mode>'",
                             hint or "add 'mode: <run mode>'")
-        fields = item.mapping(RUN_MODE_KEYS, "a run mode")
+        fields = item.mapping(RUN_MODE_KEYS, "a run mode", SPELLING_HINTS)
         mode = parse_mode_name(fields["mode"], fields["mode"].text("mode", "onednn_fp32"))
-        toggles: Dict[str, Any] = {}
-        for key in ("ir_optim", "memory_optim"):
-            if key in fields:
-                toggles[key] = fields[key].flag(key)
-        if "delete_passes" in fields:
-            passes = fields["delete_passes"].items("delete_passes", "[fc_fuse_pass]")
-            toggles["delete_passes"] = tuple(p.text("a pass name", "fc_fuse_pass") for p in passes)
-        if "threads" in fields:
-            toggles["threads"] = fields["threads"].integer("threads", 1)
-        try:
-            spec = RunModeSpec(mode, **toggles)
-        except OptionError as e:  # a toggle this mode does not take
-            raise item.fail("toggles this run mode cannot take", "toggles that apply to "
-                            f"{mode}", found=str(e)) from None
+        spec = build_spec(mode, fields, read_toggles(fields, ctx), item)
         entries.append(ModeEntry(spec, parse_tolerances(fields.get("tolerances")),
-                                 parse_reasons(fields), item.where))
+                                 parse_reasons(fields), item.where, fields.get("dynamic_shape")))
     return entries
 
 
@@ -236,7 +227,7 @@ def model_cases(name: str, model_node: Node, fields: Mapping[str, Node], default
     shape_sets = parse_shape_sets(fields.get("shapes", defaults.shapes), source.inputs, file_nodes,
                                   name, model_node)
     if "run_modes" in fields:
-        modes = parse_run_modes(fields["run_modes"])
+        modes = parse_run_modes(fields["run_modes"], ctx)
     elif defaults.modes is not None:
         modes = defaults.modes
         defaults.used.add("run_modes")
@@ -244,6 +235,8 @@ def model_cases(name: str, model_node: Node, fields: Mapping[str, Node], default
         raise model_node.fail(f"model {name!r} has no run modes", f"run_modes under the model or under "
                               f"defaults, e.g. run_modes: {MODE_EXAMPLE}", found="no 'run_modes'",
                               fix="add run_modes")
+    for mode in modes:  # ranges are checked per model: only its inputs give them meaning
+        check_model_ranges(mode.spec.dynamic_shape, mode.ranges_at or model_node, source.inputs, name)
     suite_layer = defaults.layer
     if model_layer is None:
         model_layer = parse_tolerances(fields.get("tolerances"))
@@ -267,7 +260,7 @@ def model_cases(name: str, model_node: Node, fields: Mapping[str, Node], default
 
 
 def read_defaults(node: Optional[Node], ctx: Context) -> Defaults:
-    fields = node.mapping(DEFAULTS_KEYS, "defaults") if node is not None else {}
+    fields = node.mapping(DEFAULTS_KEYS, "defaults", MODE_KEY_HINTS) if node is not None else {}
     forced = dict(ctx.forced)
     seed = fields["seed"].integer("seed", 0) if "seed" in fields else ctx.seed
     threads = fields["threads"].integer("threads", 1) if "threads" in fields else ctx.threads
@@ -291,7 +284,7 @@ def read_defaults(node: Optional[Node], ctx: Context) -> Defaults:
         forced.get("seed", seed), forced.get("baseline", baseline), forced.get("threads", threads),
         intermediates=intermediates,
         layer=parse_tolerances(fields.get("tolerances")), reasons=parse_reasons(fields),
-        modes=parse_run_modes(fields["run_modes"]) if "run_modes" in fields else None,
+        modes=parse_run_modes(fields["run_modes"], ctx) if "run_modes" in fields else None,
         shapes=fields.get("shapes"), mode_node=fields.get("run_modes"),
         inputs=parse_input_entries(fields["inputs"]) if "inputs" in fields else {})
 

@@ -203,7 +203,8 @@ class Node:
         if self.value is None:
             return {}
         if not isinstance(self.value, dict):
-            raise self.fail(f"{what} must be a mapping", expected)
+            raise self.fail(f"{what} must be a mapping", expected, "write it as name: value pairs" if free
+                            else f"write it as {{key: value}}; see {DOCS} for the keys {what} takes")
         out = {}
         for key in self.value:
             line = getattr(self.value, "key_lines", {}).get(key)
@@ -246,12 +247,14 @@ class Node:
     def integer(self, what: str, low: int) -> int:
         v = self.value
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            raise self.fail(f"{what} must be a whole number >= {low}", f"a whole number >= {low}")
+            raise self.fail(f"{what} must be a whole number >= {low}", f"a whole number >= {low}",
+                            f"write a bare whole number such as {max(low, 1)} (no quotes, no decimal point)")
         return int(v)
 
     def flag(self, what: str) -> bool:
         if not isinstance(self.value, bool):
-            raise self.fail(f"{what} must be true or false", "true or false")
+            raise self.fail(f"{what} must be true or false", "true or false",
+                            "write true or false (no quotes)")
         return self.value
 
 
