@@ -23,6 +23,7 @@ from .devices import MAIN_WORKER, AUTO, DeviceChoice, current_worker, gpu_for_wo
 from .errors import InputError, OptionError, PredictorError
 from .inputs import InputSpec, fill_shape, generate_all, numpy_dtype
 from .models import file_lock
+from .trt_marking import marking_calls
 from .predictor import PredictorCache, build_predictor, describe_recipe, run_predictor
 from .run_modes import (TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec,
                         calibration_tables, check_shape_in_range, needs_calibration,
@@ -181,9 +182,12 @@ def calibration_batches(spec: RunModeSpec, specs: Sequence[InputSpec], seed: int
 
 def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec], *,
                    optim_root: Union[str, Path], threads: Optional[int] = None, seed: int = 0,
-                   device_id: int = 0, worker: str = MAIN_WORKER) -> Plan:
+                   device_id: int = 0, worker: str = MAIN_WORKER,
+                   mark_outputs: Sequence[str] = ()) -> Plan:
     """The steps that build the candidate of ``spec`` for inputs ``specs`` (concrete shapes).
-    Raises OptionError for an input shape outside the declared dynamic range."""
+    ``mark_outputs``: TensorRT modes expose these tensors as engine outputs, for
+    intermediate-tensor comparison. Raises OptionError for an input shape outside the
+    declared dynamic range."""
     shapes = {s.name: tuple(s.shape) for s in specs}
     check_shape_in_range(shapes, spec.dynamic_shape)
     if not is_tensorrt(spec):
@@ -197,6 +201,8 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
                                    reuse=spec.use_static))
     calls = recipe(spec, threads, device_id, shape_file,
                    max_batch_size(shapes, spec.dynamic_shape)) + (optim_cache_call(str(cache)),)
+    if mark_outputs:
+        calls += marking_calls(mark_outputs)
     if needs_calibration(spec):
         steps.append(Calibrate(
             calls, calibration_batches(spec, specs, seed), table_dir=str(cache),
@@ -441,14 +447,16 @@ class CandidateBuilder:
             raise OptionError(f"{case.origin}: {e}" if case.origin else str(e)) from None
 
     def plan(self, spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
-             threads: Optional[int] = None, seed: int = 0) -> Plan:
+             threads: Optional[int] = None, seed: int = 0, mark_outputs: Sequence[str] = ()) -> Plan:
         return candidate_plan(spec, model, specs, optim_root=self.optim_root, threads=threads,
-                              seed=seed, device_id=self.device_id(spec), worker=self.worker)
+                              seed=seed, device_id=self.device_id(spec), worker=self.worker,
+                              mark_outputs=mark_outputs)
 
     def build(self, spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
               inputs: Mapping[str, "np.ndarray"], threads: Optional[int] = None,
-              seed: int = 0) -> Built:
-        return self.executor.run(self.plan(spec, model, specs, threads, seed), model, inputs)
+              seed: int = 0, mark_outputs: Sequence[str] = ()) -> Built:
+        return self.executor.run(self.plan(spec, model, specs, threads, seed, mark_outputs),
+                                 model, inputs)
 
 
 def _visible_gpus() -> int:

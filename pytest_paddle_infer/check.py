@@ -19,6 +19,7 @@ from .baselines import BaselineOutputs, Baselines
 from .build_plan import CandidateBuilder
 from .capture import BaselineStore, CandidateComparer, HookRouters, IntermediateRow, Selection, run_with_sink
 from .case import Case
+from .trt_marking import FUSION_WARNING
 from .compare import TensorComparison, compare_arrays
 from .errors import CaseSkipped, InputError, SuiteError
 from .goldens import GoldenPolicy
@@ -147,10 +148,12 @@ class Runner:
         baseline = self.baselines.get(
             case, model, inputs, digest, lambda kind: self.baseline_device(case, kind),
             lambda kind: self.predictor_baseline(replace(case, baseline=kind), model, inputs, digest))
+        marks = marked_tensors(case, baseline.store)
         built = self.candidates.build(case.run_mode, model, self.input_specs(model, dict(case.shapes)),
-                                      inputs, case.threads, case.seed)
+                                      inputs, case.threads, case.seed, marks)
+        notes = built.notes + ((FUSION_WARNING,) if marks else ())
         return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
-                        describe_recipe(built.recipe), baseline.store, built.notes, built.int8)
+                        describe_recipe(built.recipe), baseline.store, notes, built.int8)
 
     def predictor_baseline(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                            digest: str) -> BaselineOutputs:
@@ -234,6 +237,14 @@ def check_output_names(case: Case, outputs: Mapping[str, np.ndarray]) -> None:
             f"  expected: one of its outputs: {', '.join(outputs)}\n"
             f"  found:    {', '.join(map(repr, unknown))}\n"
             f"  fix:      use an output name, or a tensors: glob to match several")
+
+
+def marked_tensors(case: Case, store: Optional[BaselineStore]) -> Tuple[str, ...]:
+    """TensorRT keeps fused tensors inside its engine: with intermediates on, the selected
+    baseline tensors are marked as engine outputs so the hooks can see them."""
+    if store is None or not case.run_mode.mode.startswith("trt_"):
+        return ()
+    return tuple(dict.fromkeys(r.name for r in store.records))
 
 
 def pair_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray]):

@@ -76,4 +76,5 @@ def comparable(names: Iterable[str], baseline_names: Sequence[str]) -> List[str]
 
 def marking_calls(names: Sequence[str]) -> Tuple[Call, ...]:
     """The Config calls that expose ``names`` and keep the inspector's record of the engine."""
-    return (call("enable_tensorrt_inspector", True), call("mark_trt_engine_outputs", list(names)))
+    # a tuple, not a list: recipes are hashable (predictor cache keys); pybind takes either
+    return (call("enable_tensorrt_inspector", True), call("mark_trt_engine_outputs", tuple(names)))
