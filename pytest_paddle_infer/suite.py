@@ -4,9 +4,10 @@ at the level they belong to (the schema is in docs/suites.md).
 ``load_suite(path, context)`` reads a file with PyYAML's safe loader, keeping the line of every
 key (``suite_nodes``), checks it against the schema and builds one ``Case`` per model x shape
 set x run mode, in file order; ``suite_sources`` and ``suite_inputs`` read a model's source,
-inputs and shapes. ``marker_cases`` does the same for a ``paddle_case`` marker's keyword
-arguments. Every problem is a ``SuiteError`` that names ``file:line``, the key, what was
-expected, what was found and the fix: nothing in a suite is silently ignored.
+inputs and shapes, ``suite_modes`` a run mode's toggles. ``marker_cases`` does the same for a
+``paddle_case`` marker's keyword arguments. Every problem is a ``SuiteError`` that names
+``file:line``, the key, what was expected, what was found and the fix: nothing in a suite is
+silently ignored.
 """
 from __future__ import annotations
 
