@@ -144,7 +144,8 @@ class PaddleCaseItem(pytest.Item):
         try:
             self.prepared = runner_of(self.config).prepare(effective_case(self, self.case))
         except CaseSkipped as e:
-            pytest.skip(str(e))
+            # reported at the case (suite file and line), not at this line of the plugin
+            raise pytest.skip.Exception(str(e), _use_item_location=True) from None
         if self.prepared.int8:  # which int8 path the candidate took, for JUnit and xdist
             self.user_properties.append(("paddle_int8", self.prepared.int8))
 
