@@ -224,8 +224,12 @@ def pytest_collection_modifyitems(session, config, items):
         return
     if settings.unresolved:
         raise pytest.UsageError(settings.unresolved[0][1])
-    for case in build_cases(settings):
+    cases = build_cases(settings)
+    for case in cases:
         items.append(PaddleCaseItem.from_parent(session, name=case.id, nodeid=case.id, case=case))
+    # pytest counted its "collected N items" before these were added: say what was added
+    config.stash[NARROWED] = [f"paddle-infer: added {len(cases)} case(s) from --paddle-model "
+                              f"and --run-mode"]
 
 
 @pytest.hookimpl(wrapper=True)
