@@ -9,8 +9,9 @@ def test_cpu_modes_pass_with_figures(run_pytest, xdist_mode):
     result.assert_outcomes(passed=2)
     rows = summary_rows(result)
     assert rows[("tiny_cnn", "1x3x32x32", "cpu_fp32")][0] == "passed"
-    # native kernels with IR optimization match the IR-off baseline bit for bit on CPU
-    assert rows[("tiny_cnn", "1x3x32x32", "cpu_fp32")][1:] == ("0", "0", "0/10")
+    # native kernels with IR optimization match the IR-off baseline (bit for bit on Paddle 3)
+    _, max_abs, _, mismatched = rows[("tiny_cnn", "1x3x32x32", "cpu_fp32")]
+    assert mismatched == "0/10" and float(max_abs) < 1e-5
     assert rows[("tiny_cnn", "1x3x32x32", "onednn_fp32")][3] == "0/10"
 
 

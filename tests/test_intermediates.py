@@ -90,6 +90,8 @@ def test_pir_programs_pair_by_structure_and_agree_with_legacy_names(runner, padd
 
     zoo = parse_source("tiny_detector")
     pir_files = resolve(zoo, paddle_cache)
+    if pir_files.format != "pir":
+        pytest.skip("this Paddle exports legacy programs only: there is no PIR program to align")
     # the same inputs as the zoo entry (its int32 im_shape range is not in the model file)
     pir_source = replace(parse_source(str(Path(pir_files.prog_file).parent)), inputs=zoo.inputs)
     pir = run_case(runner, pir_source)
@@ -130,6 +132,8 @@ def _same_order(a, b, floor=1e-5):
 @pytest.mark.resnet50
 def test_resnet50_pir_alignment(runner, paddle_cache):
     pir_files = resolve(parse_source("resnet50"), paddle_cache)
+    if pir_files.format != "pir":
+        pytest.skip("this Paddle exports legacy programs only: there is no PIR program to align")
     pir = run_case(runner, parse_source(str(Path(pir_files.prog_file).parent)))
     legacy = run_case(runner, parse_source("resnet50"))
     assert sum(r.matched for r in pir.intermediates) >= 50
