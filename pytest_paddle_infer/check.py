@@ -229,14 +229,16 @@ class Runner:
 
 def check_output_names(case: Case, outputs: Mapping[str, np.ndarray]) -> None:
     """A tolerance for an output the model does not have would never apply: say so."""
-    unknown = [name for name, _ in case.tolerances.outputs if name not in outputs]
+    positions = {f"#{i}" for i in range(len(outputs))}
+    unknown = [name for name, _ in case.tolerances.outputs if name not in outputs and name not in positions]
     if unknown:
         where = f"{case.origin}: " if case.origin else ""
         raise SuiteError(
             f"{where}tolerances.outputs names {unknown[0]!r}, which {case.model.name} does not produce\n"
             f"  expected: one of its outputs: {', '.join(outputs)}\n"
             f"  found:    {', '.join(map(repr, unknown))}\n"
-            f"  fix:      use an output name, or a tensors: glob to match several")
+            f"  fix:      use an output name, its position (#0 .. #{len(outputs) - 1}), "
+            f"or a tensors: glob to match several")
 
 
 def marked_tensors(case: Case, store: Optional[BaselineStore]) -> Tuple[str, ...]:
@@ -266,8 +268,10 @@ def pair_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.nda
 def compare_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
                     case: Case) -> List[TensorComparison]:
     rows = []
+    positions = {name: i for i, name in enumerate(actual)}
     for output, name, a, e in pair_outputs(actual, expected):
-        rule = case.tolerances.for_tensor(output)  # tolerances name the predictor's outputs
+        # tolerances name the predictor's outputs, or their positions (#0, #1, ...)
+        rule = case.tolerances.for_tensor(output, positions.get(output))
         if a is None or e is None:
             row = TensorComparison(name, () if e is None else e.shape, () if a is None else a.shape,
                                    "", "", rule.atol, rule.rtol)

@@ -39,10 +39,12 @@ class CaseTolerances:
     tensors: Tuple[Tuple[str, Rule], ...] = ()  # globs over output and intermediate names
     override: Rule = Rule()  # command line over marker, already merged
 
-    def for_tensor(self, name: str) -> Rule:
+    def for_tensor(self, name: str, position: Optional[int] = None) -> Rule:
+        """``position``: an output's index, which ``#N`` output rules name (program formats
+        name outputs differently: ``fetch_name_0`` in PIR, ``save_infer_model/...`` legacy)."""
         rule = self.base
         for out_name, r in self.outputs:
-            if out_name == name:
+            if out_name == name or (position is not None and out_name == f"#{position}"):
                 rule = r.over(rule)
         for pattern, r in self.tensors:
             if fnmatch.fnmatchcase(name, pattern):

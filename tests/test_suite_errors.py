@@ -215,6 +215,7 @@ def test_tolerance_for_an_output_the_model_lacks_fails_its_cases(pytester, run_p
     assert run.outcomes() == {"paddle_suite.yaml::tiny_cnn[1x3x32x32-cpu_fp32]": "failed"}
     run.result.stdout.fnmatch_lines([
         "*paddle_suite.yaml:2: tolerances.outputs names 'logits', which tiny_cnn does not produce",
-        "  expected: one of its outputs: fetch_name_0",
+        "  expected: one of its outputs: *",
         "  found:    'logits'",
+        "  fix:      use an output name, its position (#0 .. #0), or a tensors: glob to match several",
     ], consecutive=True)

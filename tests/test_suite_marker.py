@@ -9,7 +9,7 @@ import pytest
     model="tiny_detector",
     shapes=[{"image": [2, 3, 64, 64]}],
     run_modes=["cpu_fp32", {"mode": "onednn_bf16",
-                            "tolerances": {"atol": 0.05, "outputs": {"fetch_name_0": {"atol": 1.0}}}}],
+                            "tolerances": {"atol": 0.05, "outputs": {"#0": {"atol": 1.0}}}}],
     inputs={"scale_factor": {"values": [1.0]}},
     atol=1e-4,
 )
@@ -17,7 +17,9 @@ def test_detector(paddle_case):
     assert paddle_case.inputs["im_shape"].shape == (2, 2)   # took the image's batch
     assert (paddle_case.inputs["scale_factor"] == 1.0).all()
     result = paddle_case.check()
-    assert [row.name for row in result.rows] == ["fetch_name_0", "fetch_name_1"]
+    # the "#0" rule (the first output, by position) holds under onednn_bf16 only
+    bf16 = paddle_case.case.run_mode.mode == "onednn_bf16"
+    assert [row.atol for row in result.rows] == ([1.0, 0.05] if bf16 else [1e-4, 1e-4])
 """
 
 
