@@ -50,6 +50,8 @@ def _default_cache_dir(config) -> Path:
 def pytest_configure(config):
     for marker in MARKERS:
         config.addinivalue_line("markers", marker)
+    if not config.pluginmanager.hasplugin("xdist"):  # cases carry it for --dist loadgroup
+        config.addinivalue_line("markers", "xdist_group(name): pytest-xdist's grouping (inert without it)")
     try:
         settings = opts.read_settings(config.getoption, config.getini,
                                       lambda: _default_cache_dir(config))

@@ -104,3 +104,10 @@ def test_resnet50_onednn_fp32_passes_and_bf16_at_zero_fails(run_pytest, xdist_mo
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*resnet50[[]1x3x224x224-onednn_bf16[]]: 1 of 1 outputs outside tolerance*",
                                  "*match, [[]1, 1000[]]*FAIL*"])
+
+
+def test_no_unknown_marker_warning_without_xdist(run_pytest):
+    result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=cpu_fp32", "-p", "no:xdist",
+                        "-W", "error::pytest.PytestUnknownMarkWarning")
+    result.assert_outcomes(passed=1)
+    assert "PytestUnknownMarkWarning" not in result.stdout.str()
