@@ -15,7 +15,6 @@ from .errors import CaseSkipped, OptionError, PaddleInferError
 
 SETTINGS = pytest.StashKey["opts.Settings"]()
 RUNNER = pytest.StashKey[object]()
-SUMMARY = pytest.StashKey[Dict[str, Dict[str, str]]]()
 
 MARKERS = (
     "paddle_model(name): the model of a paddle-infer case",
@@ -58,7 +57,7 @@ def pytest_configure(config):
     except OptionError as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS] = settings
-    config.stash[SUMMARY] = {}
+    config.pluginmanager.register(SessionSummary(config), "paddle-infer-summary")
     _add_suite_args(config, settings.suites)
 
 
@@ -246,17 +245,41 @@ def pytest_runtest_makereport(item, call):
 # -- summary ----------------------------------------------------------------------------
 
 
-def pytest_runtest_logreport(report):
-    props = dict(report.user_properties)
-    if "paddle_model" not in props:
-        return
-    if report.when == "call" or (report.when == "setup" and not report.passed):
-        outcome = "error" if report.when == "setup" and report.failed else report.outcome
-        from .report import summary_row
+class SessionSummary:
+    """Outcome and figures of every case, gathered from the test reports (on the controller
+    under xdist): the terminal summary and the report index are written from them."""
 
-        _summary_rows[report.nodeid] = summary_row(report.nodeid, outcome, props, report.duration)
-        if outcome in ("skipped", "error"):
-            _summary_rows[report.nodeid]["reason"] = _short_reason(report)
+    def __init__(self, config):
+        self.config = config
+        self.rows: Dict[str, Dict[str, str]] = {}
+
+    def pytest_runtest_logreport(self, report):
+        props = dict(report.user_properties)
+        if "paddle_model" not in props:
+            return
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            outcome = "error" if report.when == "setup" and report.failed else report.outcome
+            from .report import summary_row
+
+            row = summary_row(report.nodeid, outcome, props, report.duration)
+            if outcome in ("skipped", "error"):
+                row["reason"] = _short_reason(report)
+            self.rows[report.nodeid] = row
+
+    def pytest_sessionfinish(self, session):
+        settings = settings_of(self.config)
+        if settings.report_dir is not None and not hasattr(self.config, "workerinput") and self.rows:
+            from .report_files import write_index
+
+            write_index(settings.report_dir, self.rows)
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if hasattr(self.config, "workerinput") or not self.rows:
+            return
+        from .report import summary_table
+
+        terminalreporter.write_sep("=", "paddle-infer summary")
+        terminalreporter.write_line(summary_table(list(self.rows.values())))
 
 
 def _short_reason(report) -> str:
@@ -275,26 +298,8 @@ def pytest_sessionstart(session):
 
 
 def pytest_sessionfinish(session):
-    config = session.config
-    if RUNNER in config.stash:
-        config.stash[RUNNER].close()
-    settings = settings_of(config)
-    if settings.report_dir is not None and not hasattr(config, "workerinput") and _summary_rows:
-        from .report_files import write_index
-
-        write_index(settings.report_dir, _summary_rows)
-
-
-_summary_rows: Dict[str, Dict[str, str]] = {}
-
-
-def pytest_terminal_summary(terminalreporter, config):
-    if hasattr(config, "workerinput") or not _summary_rows:
-        return
-    from .report import summary_table
-
-    terminalreporter.write_sep("=", "paddle-infer summary")
-    terminalreporter.write_line(summary_table(list(_summary_rows.values())))
+    if RUNNER in session.config.stash:
+        session.config.stash[RUNNER].close()
 
 
 # -- fixtures ---------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -113,6 +113,3 @@ class PredictorCache:
         while len(self._items) > self.limit:
             self._items.popitem(last=False)
         return predictor
-
-    def clear(self) -> None:
-        self._items.clear()

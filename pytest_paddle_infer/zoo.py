@@ -8,7 +8,7 @@ real models. Builders import paddle; this module's import does not.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, Mapping, Tuple
+from typing import Callable, Mapping, Tuple
 
 from .inputs import InputSpec
 
@@ -137,7 +137,3 @@ def _tiny_detector_class():
             return boxes, scores
 
     return TinyDetector
-
-
-def entry_inputs() -> Dict[str, Tuple[InputSpec, ...]]:
-    return {name: e.inputs for name, e in ZOO.items()}
