@@ -18,7 +18,7 @@ import json, resource, sys, time
 from pytest_paddle_infer.case import Case
 from pytest_paddle_infer.check import Runner
 from pytest_paddle_infer.models import parse_source
-from pytest_paddle_infer.options import parse_run_mode
+from pytest_paddle_infer.run_modes import parse_run_mode
 from pytest_paddle_infer.tolerances import CaseTolerances, Rule
 
 model, batch, mode, intermediates, cache = sys.argv[1:6]

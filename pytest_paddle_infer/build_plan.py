@@ -25,9 +25,10 @@ from .inputs import InputSpec, fill_shape, generate_all, numpy_dtype
 from .models import file_lock
 from .trt_marking import marking_calls
 from .predictor import PredictorCache, build_predictor, describe_recipe, run_predictor
-from .run_modes import (TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec,
-                        calibration_tables, check_shape_in_range, needs_calibration,
-                        optim_cache_call, optim_cache_subdir, recipe, shape_collect_recipe)
+from .run_modes import (GPU, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec,
+                        calibration_batch_count, calibration_tables, check_shape_in_range,
+                        needs_calibration, optim_cache_call, optim_cache_subdir, recipe,
+                        shape_collect_recipe)
 
 if TYPE_CHECKING:  # numpy and the model types are only needed when a plan runs
     import numpy as np
@@ -153,10 +154,6 @@ class Plan:
 # -- planning: pure, no paddle, no files --------------------------------------------------
 
 
-def is_tensorrt(spec: RunModeSpec) -> bool:
-    return "tensorrt" in spec.run_mode.needs
-
-
 def model_key(model: "ModelFiles") -> str:
     """The model's name plus a hash of where its files are: two models of one name differ."""
     where = os.path.abspath(model.prog_file)
@@ -177,7 +174,7 @@ def calibration_batches(spec: RunModeSpec, specs: Sequence[InputSpec], seed: int
         directory = str(Path(spec.calib_data).expanduser().resolve())
         return FileBatches(directory, spec.calib_batches, tuple(specs), spec.dynamic_shape)
     first = seed + CALIBRATION_SEED_OFFSET
-    return GeneratedBatches(tuple(specs), tuple(range(first, first + spec.calibration_batches)))
+    return GeneratedBatches(tuple(specs), tuple(range(first, first + calibration_batch_count(spec))))
 
 
 def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec], *,
@@ -190,7 +187,7 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
     declared dynamic range."""
     shapes = {s.name: tuple(s.shape) for s in specs}
     check_shape_in_range(shapes, spec.dynamic_shape)
-    if not is_tensorrt(spec):
+    if not spec.run_mode.tensorrt:
         return Plan((Build(recipe(spec, threads, device_id)),))
     cache = Path(optim_root) / optim_cache_subdir(model_key(model), spec, worker, shapes)
     steps: List[Step] = [PrepareCacheDir(str(cache), keep=spec.use_static)]
@@ -210,7 +207,7 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
             lock_file=str(Path(optim_root) / "locks" / f"{model_key(model)}.lock"),
             reuse=spec.use_static))
     steps.append(Build(calls))
-    quantized = spec.mode == "trt_int8" and spec.int8_source == "quantized"
+    quantized = spec.int8_source == QUANTIZED  # only TensorRT int8 takes it
     return Plan(tuple(steps), INT8_QUANTIZED if quantized else "")
 
 
@@ -433,7 +430,7 @@ class CandidateBuilder:
 
     def device_id(self, spec: RunModeSpec) -> int:
         """GPU modes: this worker's GPU; CPU modes take no device id (0, unused)."""
-        return self.gpu_id() if spec.run_mode.device == "gpu" else 0
+        return self.gpu_id() if spec.run_mode.device == GPU else 0
 
     def check_ranges(self, case: "Case") -> None:
         """A case shape outside its declared dynamic range is a configuration error: raise

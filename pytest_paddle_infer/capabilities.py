@@ -67,7 +67,7 @@ class Capabilities:
         if "cuda" in mode.needs and device_id is not None and not 0 <= device_id < self.gpu_count:
             return (f"{mode.name} was asked for GPU {device_id}; {where} sees "
                     f"{self.gpu_count} GPU(s), numbered 0..{self.gpu_count - 1}")
-        if mode.name.startswith("onednn") and not self.onednn:
+        if "onednn" in mode.needs and not self.onednn:
             return f"{mode.name} needs Paddle built with oneDNN; {where} was built without it"
         return None
 

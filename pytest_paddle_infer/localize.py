@@ -107,7 +107,7 @@ def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
         loc.rungs.append(Rung(name, change or varied.label, passed, max_abs, detail))
         return passed
 
-    trt = spec.mode.startswith("trt_")
+    trt = spec.run_mode.tensorrt
     if not trt:  # TensorRT needs IR optimization: its ladder starts at the engine
         plain = replace(spec, ir_optim=False, memory_optim=False, delete_passes=())
         if rung("all optimizations off", plain) is False:

@@ -2,23 +2,26 @@
 
 Each option has an ini key of the same name without the dashes; the command line wins.
 This module does not import pytest: ``register`` takes pytest's parser, and errors are
-``OptionError`` for the plugin to turn into ``pytest.UsageError``.
+``OptionError`` for the plugin to turn into ``pytest.UsageError``. Nor does it import a module
+that runs cases (models, baselines): ``read_settings`` imports what resolves a model or a
+baseline when it is called. The ``--run-mode`` grammar is the run-mode table's
+(``run_modes.parse_run_modes``).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple
 
 from .tensor_selection import Selection
-from .baselines import BASELINE_FORMS, GOLDEN, golden_dir, kind_of, parse_baseline
 from .errors import OptionError, PaddleInferError
-from .models import ModelSource, parse_source
 from .devices import DEVICE_FORMS, AUTO, DeviceChoice, parse_device
-from .run_modes import DynamicShape, RunModeSpec, ShapeRange, canonical_mode
+from .run_modes import ALIASES, RUN_MODE_TOGGLES, RUN_MODES, RunModeSpec, parse_run_modes
 
-BASELINES = BASELINE_FORMS  # auto, cpu, gpu, dygraph, static, golden:DIR (baselines.py)
+if TYPE_CHECKING:
+    from .models import ModelSource
+
 DEFAULT_RUN_MODES = ("onednn_fp32",)
 DEFAULT_SEED = 0
 
@@ -38,7 +41,10 @@ OPTIONS: Tuple[Option, ...] = (
            "model to check: a zoo name (resnet50, mobilenet_v3_small, tiny_cnn, tiny_detector), "
            "a model directory, or a .pdmodel/.json file; repeatable", repeat=True),
     Option("--run-mode", "run_mode",
-           "run mode(s) to check, comma-separated; repeatable. Default: onednn_fp32", repeat=True),
+           f"run mode(s) to check, comma-separated; repeatable: {', '.join(RUN_MODES)} (aliases "
+           f"{', '.join(ALIASES)}), each optionally with toggles "
+           f"{', '.join('+' + syntax for syntax, _ in RUN_MODE_TOGGLES)}. Default: onednn_fp32",
+           repeat=True),
     Option("--paddle-baseline", "paddle_baseline",
            "what candidates are compared with: auto (same device, fp32, IR optim off, oneDNN off), "
            "cpu, gpu, dygraph (the nn.Layer the model was exported from), static "
@@ -100,7 +106,7 @@ def register(parser) -> None:
 
 @dataclass(frozen=True)
 class Settings:
-    models: Tuple[ModelSource, ...]
+    models: Tuple["ModelSource", ...]
     run_modes: Tuple[RunModeSpec, ...]
     run_modes_given: bool
     baseline: str
@@ -148,104 +154,9 @@ def _number(opt: Option, text, kind: Callable, minimum: float) -> Optional[float
     return value
 
 
-# The toggles after a "+", in the order RunModeSpec.label writes them; (syntax, meaning).
-RUN_MODE_TOGGLES: Tuple[Tuple[str, str], ...] = (
-    ("ir_optim", "IR optimization on"),
-    ("no_ir_optim", "IR optimization off"),
-    ("memory_optim", "enable_memory_optim()"),
-    ("delete_pass=NAME", "delete_pass(NAME); repeatable"),
-    ("threads=N", "CPU math library threads"),
-    ("fp32_op=OP", "gpu_fp16: keep op type OP in fp32; repeatable"),
-    ("low_precision_io", "gpu_fp16: fp16 inputs and outputs"),
-    ("disable_trt_op=OP", "trt_*: leave op type OP to Paddle; repeatable"),
-    ("int8_source=calibration|quantized", "trt_int8: a calibration table (default) or a "
-                                          "quantized model's own scales"),
-    ("dynamic_shape=tuned", "trt_*: collect shape ranges from the case's inputs first"),
-    ("dynamic_shape=NAME:MIN:OPT:MAX", "trt_*: one input's range, dims joined by x; one per "
-                                       "input"),
-    ("disable_trt_plugin_fp16", "trt_* with explicit ranges: no fp16 in TensorRT plugins"),
-    ("trt_optimization_level=N", "trt_*: TensorRT builder level 0..5"),
-    ("use_static", "trt_*: keep engines, calibration tables and shape ranges across runs"),
-    ("calib_batches=N", "trt_int8: calibration batches (default 8)"),
-    ("calib_data=DIR", "trt_int8: calibrate on the .npy/.npz batches in DIR"),
-)
-TOGGLE_HELP = ("toggles: " + ", ".join("+" + t for t, _ in RUN_MODE_TOGGLES)
-               + " (e.g. cpu_fp32+no_ir_optim, trt_fp16+dynamic_shape=x:1x3x32x32:1x3x224x224:"
-                 "8x3x224x224, trt_int8+calib_batches=16)")
-_FLAGS = ("memory_optim", "low_precision_io", "use_static")
-_REPEATED = {"delete_pass": "delete_passes", "fp32_op": "fp32_ops",
-             "disable_trt_op": "disable_trt_ops"}
-_WHOLE_NUMBERS = {"threads": 1, "calib_batches": 1, "trt_optimization_level": 0}  # minimums
-
-
-def parse_run_mode(text: str) -> RunModeSpec:
-    """``trt_fp16+dynamic_shape=x:1x3x32x32:1x3x224x224:8x3x224x224+use_static`` -> a run mode
-    with toggles; the inverse of ``RunModeSpec.label``."""
-    name, *toggles = [t.strip() for t in text.split("+")]
-    mode = canonical_mode(name)
-    fields: dict = {}
-    ranges: list = []
-    tuned = plugin_fp16 = False
-    for toggle in toggles:
-        key, eq, value = toggle.partition("=")
-        if key in ("ir_optim", "no_ir_optim") and not eq:
-            fields["ir_optim"] = key == "ir_optim"
-        elif key in _FLAGS and not eq:
-            fields[key] = True
-        elif key == "disable_trt_plugin_fp16" and not eq:
-            plugin_fp16 = True
-        elif key in _REPEATED and value:
-            fields[_REPEATED[key]] = fields.get(_REPEATED[key], ()) + (value,)
-        elif key in _WHOLE_NUMBERS and value.isdigit() and int(value) >= _WHOLE_NUMBERS[key]:
-            fields[key] = int(value)
-        elif key in ("int8_source", "calib_data") and value:
-            fields[key] = value
-        elif key == "dynamic_shape" and value == "tuned":
-            tuned = True
-        elif key == "dynamic_shape" and value:
-            ranges.append(_shape_range(value))
-        else:
-            raise OptionError(f"--run-mode: unknown toggle {toggle!r} in {text!r}; {TOGGLE_HELP}")
-    try:
-        if tuned and ranges:
-            raise OptionError("dynamic_shape=tuned and explicit dynamic_shape ranges exclude "
-                              "each other")
-        if plugin_fp16 and not ranges:
-            raise OptionError("disable_trt_plugin_fp16 needs explicit dynamic_shape ranges")
-        if tuned or ranges:
-            fields["dynamic_shape"] = DynamicShape(tuple(ranges), tuned, plugin_fp16)
-        return RunModeSpec(mode, **fields)
-    except OptionError as e:
-        raise OptionError(f"--run-mode: {text!r}: {e}") from None
-
-
-def _shape_range(value: str) -> Tuple[str, ShapeRange]:
-    """``x:1x3x32x32:1x3x224x224:8x3x224x224`` -> ("x", min, opt, max)."""
-    parts = value.rsplit(":", 3)
-    try:
-        if len(parts) != 4 or not parts[0]:
-            raise ValueError
-        dims = [tuple(int(d) for d in p.split("x")) for p in parts[1:]]
-    except ValueError:
-        raise OptionError(f"--run-mode: dynamic_shape={value!r} is not NAME:MIN:OPT:MAX with "
-                          f"dims joined by x, e.g. dynamic_shape=x:1x3x32x32:1x3x224x224:"
-                          f"8x3x224x224") from None
-    return parts[0], ShapeRange(*dims)
-
-
-def parse_run_modes(values: Sequence[str]) -> Tuple[RunModeSpec, ...]:
-    """``--run-mode a,b --run-mode c`` -> specs in order, without repeats."""
-    specs: list = []
-    for value in values:
-        for part in str(value).split(","):
-            if part.strip():
-                spec = parse_run_mode(part)
-                if spec not in specs:
-                    specs.append(spec)
-    return tuple(specs)
-
-
 def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Callable[[], Path]) -> Settings:
+    from .models import parse_source  # resolves zoo names and paths; imported when used
+
     opts = {o.ini: o for o in OPTIONS}
     get = lambda key: _value(getoption, getini, opts[key])
     model_refs = get("paddle_model") or []
@@ -300,6 +211,8 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
 
 
 def parse_baseline_option(text: str) -> str:
+    from .baselines import parse_baseline
+
     try:
         return parse_baseline(text)  # golden:DIR relative to the current directory
     except OptionError as e:
@@ -309,6 +222,8 @@ def parse_baseline_option(text: str) -> str:
 def golden_options(baseline: str, save_dir, update: bool) -> Tuple[Optional[Path], bool]:
     """--paddle-save-goldens records live baselines; --paddle-update-goldens rewrites the goldens
     compared against (a suite may name them, so the flag alone is fine)."""
+    from .baselines import GOLDEN, golden_dir, kind_of
+
     golden = kind_of(baseline) == GOLDEN
     if save_dir is not None and golden:
         raise OptionError(f"--paddle-save-goldens records live baselines, but --paddle-baseline is "

@@ -1,20 +1,33 @@
-"""Run modes as data: each mode is a recipe, the list of ``paddle.inference.Config`` calls
-that turns a plain config into that mode.
+"""Run modes and toggles as data.
 
-A recipe is plain data so it can be printed in a failure, compared against the table in the
-docs and checked against the installed ``Config`` signatures (``signatures.py``) without
-building a predictor. Toggles (``ir_optim``, ``memory_optim``, ``delete_passes``, ``threads``
-and the GPU ones in ``GPU_TOGGLES``) modify a mode; they are not modes of their own.
+A run mode is a row of ``RUN_MODES``: its traits (device, engine, precision), its default
+tolerance and its recipe, the ``paddle.inference.Config`` calls that turn a plain config into
+that mode. Code asks the traits (``mode.tensorrt``, ``mode.device``), never the name.
+Arguments a case decides (the worker's GPU, the batch, a toggle's value) are ``Slot``s that
+``recipe`` fills in.
+
+A toggle modifies a mode; it is a row of ``TOGGLES`` (``toggles.py`` derives the spec type
+``RunModeSpec``, its checks and id, the ``--run-mode`` grammar and the suite keys from the
+rows). Toggles every mode takes add their calls from the row; those of GPU and TensorRT modes
+are placed by ``recipe`` among the engine's calls.
+
+Recipes are plain data so they can be printed in a failure, compared against the table in the
+docs and checked against the installed ``Config`` signatures without building a predictor.
 """
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import OptionError
+from .toggles import (Choice, Directory, Flag, Kind, Names, NotThisKind, Number, Switch, Toggle,
+                      ToggleTable)
+
+
+# -- Config calls ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -26,6 +39,18 @@ class Precision:
 
     def __repr__(self) -> str:
         return f"PrecisionType.{self.name}"
+
+
+@dataclass(frozen=True)
+class Slot:
+    """An argument of a mode's Config call that each case fills in (``recipe``): the
+    worker's GPU, the batch, a toggle's value. ``default`` is what the docs table shows."""
+
+    name: str
+    default: Any
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
 
 
 @dataclass(frozen=True)
@@ -42,6 +67,16 @@ class Call:
         parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
         text = f"{self.method}({', '.join(parts)})"
         return text + " [if available]" if self.optional else text
+
+    def filled(self, values: Mapping[str, Any]) -> "Call":
+        """This call with each Slot argument replaced by ``values[slot name]``, else its default."""
+        def fill(a: Any) -> Any:
+            return values.get(a.name, a.default) if isinstance(a, Slot) else a
+
+        if not any(isinstance(a, Slot) for a in self.args + tuple(v for _, v in self.kwargs)):
+            return self
+        return replace(self, args=tuple(fill(a) for a in self.args),
+                       kwargs=tuple((k, fill(v)) for k, v in self.kwargs))
 
 
 def call(method: str, *args: Any, **kwargs: Any) -> Call:
@@ -80,6 +115,15 @@ class NameSet(frozenset):
         return "{" + ", ".join(map(repr, sorted(self))) + "}"
 
 
+# -- run modes ---------------------------------------------------------------------------------
+
+# Traits. device: where the predictor runs. engine: whose kernels run the graph. precision:
+# the PrecisionType name the mode computes in.
+CPU, GPU = "cpu", "gpu"
+PADDLE, ONEDNN, TENSORRT = "paddle", "onednn", "tensorrt"
+FP32, FP16, BF16, INT8 = "Float32", "Half", "Bfloat16", "Int8"
+
+
 @dataclass(frozen=True)
 class Tolerance:
     atol: float
@@ -92,23 +136,95 @@ DEFAULT_TOLERANCE = Tolerance(1e-4, 1e-4)
 @dataclass(frozen=True)
 class RunMode:
     name: str
-    device: str  # "cpu" | "gpu"
-    calls: Tuple[Call, ...]  # the recipe with every toggle at its default, GPU 0
-    needs: Tuple[str, ...]  # capabilities: "cuda", "tensorrt"
+    device: str  # CPU | GPU
+    engine: str  # PADDLE | ONEDNN | TENSORRT
+    precision: str  # FP32 | FP16 | BF16 | INT8
     tolerance: Tolerance  # default for this mode; every configured tolerance wins over it
-    summary: str
-    precision: str = "Float32"  # PrecisionType name the GPU modes run in
+    template: Tuple[Call, ...]  # the recipe; Slot arguments are filled per case
+
+    @property
+    def tensorrt(self) -> bool:
+        return self.engine == TENSORRT
+
+    @property
+    def needs(self) -> Tuple[str, ...]:
+        """What the installed Paddle must have: "cuda", "tensorrt", "onednn"."""
+        needs = ("cuda",) if self.device == GPU else ()
+        return needs + ((self.engine,) if self.engine in (TENSORRT, ONEDNN) else ())
+
+    @property
+    def calls(self) -> Tuple[Call, ...]:
+        """The recipe with every toggle at its default, on GPU 0: the docs table."""
+        return tuple(c.filled({}) for c in self.template)
 
 
 # Settings the GPU recipes share; documented in the README's run-mode table.
 GPU_MEMORY_POOL_MB = 256
 TRT_WORKSPACE_SIZE = 1 << 30
 TRT_MIN_SUBGRAPH_SIZE = 3  # the Paddle-TRT guide's value; the debug demo's 5 hides small subgraphs
-INT8_SOURCES = ("calibration", "quantized")
+CALIBRATION, QUANTIZED = "calibration", "quantized"
+INT8_SOURCES = (CALIBRATION, QUANTIZED)
 TRT_OPTIMIZATION_LEVELS = range(6)  # TensorRT builder levels; 3 is its default
 # Generated calibration batches when the run mode names no count; each is one batch of the
 # case's shape, so 8 batches of ResNet50 at batch 1 calibrate in seconds.
 DEFAULT_CALIBRATION_BATCHES = 8
+
+DEVICE_ID = Slot("device_id", 0)  # the worker's GPU (--paddle-device)
+MAX_BATCH_SIZE = Slot("max_batch_size", 1)  # static-shape TensorRT: the case's batch
+IR_ON = call("switch_ir_optim", True)
+
+
+def gpu_enable(precision: str = FP32, device_id: Any = DEVICE_ID) -> Call:
+    return call("enable_use_gpu", GPU_MEMORY_POOL_MB, device_id, Precision(precision))
+
+
+def tensorrt_engine(precision: str) -> Call:
+    # Every argument explicit: the binding defaults use_calib_mode to True, the guide to False.
+    return call("enable_tensorrt_engine", workspace_size=TRT_WORKSPACE_SIZE,
+                max_batch_size=MAX_BATCH_SIZE, min_subgraph_size=TRT_MIN_SUBGRAPH_SIZE,
+                precision_mode=Precision(precision), use_static=Slot("use_static", False),
+                use_calib_mode=Slot("use_calib_mode", precision == INT8), use_cuda_graph=False)
+
+
+RUN_MODES: Mapping[str, RunMode] = {m.name: m for m in (
+    RunMode("cpu_fp32", CPU, PADDLE, FP32, DEFAULT_TOLERANCE,
+            (call("disable_mkldnn"), IR_ON)),
+    RunMode("onednn_fp32", CPU, ONEDNN, FP32, DEFAULT_TOLERANCE,
+            (call("enable_mkldnn"), IR_ON)),
+    RunMode("onednn_bf16", CPU, ONEDNN, BF16, Tolerance(5e-2, 5e-2),
+            (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_bfloat16"))),
+    RunMode("onednn_int8", CPU, ONEDNN, INT8, Tolerance(1e-1, 1e-1),  # for quantized models
+            (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_int8"))),
+    RunMode("gpu_fp32", GPU, PADDLE, FP32, DEFAULT_TOLERANCE, (gpu_enable(FP32), IR_ON)),
+    RunMode("gpu_fp16", GPU, PADDLE, FP16, Tolerance(1e-2, 1e-2), (gpu_enable(FP16), IR_ON)),
+    # TensorRT subgraphs in the engine's precision, the rest in Paddle's fp32 GPU kernels
+    RunMode("trt_fp32", GPU, TENSORRT, FP32, DEFAULT_TOLERANCE,
+            (gpu_enable(FP32), IR_ON, tensorrt_engine(FP32))),
+    RunMode("trt_fp16", GPU, TENSORRT, FP16, Tolerance(1e-2, 1e-2),
+            (gpu_enable(FP32), IR_ON, tensorrt_engine(FP16))),
+    RunMode("trt_int8", GPU, TENSORRT, INT8, Tolerance(1e-1, 1e-1),  # calibration or quantized
+            (gpu_enable(FP32), IR_ON, tensorrt_engine(INT8))),
+)}
+
+ALIASES: Mapping[str, str] = {
+    "mkldnn_fp32": "onednn_fp32",
+    "mkldnn_bf16": "onednn_bf16",
+    "mkldnn_int8": "onednn_int8",
+}
+
+
+def canonical_mode(name: str) -> str:
+    key = name.strip().lower()
+    key = ALIASES.get(key, key)
+    if key not in RUN_MODES:
+        raise OptionError(
+            f"unknown run mode {name!r}; valid run modes: {', '.join(RUN_MODES)} "
+            f"(aliases: {', '.join(ALIASES)})"
+        )
+    return key
+
+
+# -- dynamic shape: the value of the dynamic_shape toggle ----------------------------------------
 
 
 @dataclass(frozen=True)
@@ -164,278 +280,243 @@ class DynamicShape:
                      for k in ("min", "max", "opt"))
 
 
-def _gpu_calls(precision: str, device_id: int) -> List[Call]:
-    return [call("enable_use_gpu", GPU_MEMORY_POOL_MB, device_id, Precision(precision)),
-            call("switch_ir_optim", True)]
-
-
-def _trt_engine(precision: str, use_calib_mode: bool, max_batch_size: int,
-                use_static: bool = False) -> Call:
-    # Every argument explicit: the binding defaults use_calib_mode to True, the guide to False.
-    return call("enable_tensorrt_engine", workspace_size=TRT_WORKSPACE_SIZE,
-                max_batch_size=max_batch_size, min_subgraph_size=TRT_MIN_SUBGRAPH_SIZE,
-                precision_mode=Precision(precision), use_static=use_static,
-                use_calib_mode=use_calib_mode, use_cuda_graph=False)
-
-
-def _trt_default(precision: str) -> Tuple[Call, ...]:
-    return tuple(_gpu_calls("Float32", 0)) + (_trt_engine(precision, precision == "Int8", 1),)
-
-
-RUN_MODES: Mapping[str, RunMode] = {
-    m.name: m
-    for m in (
-        RunMode(
-            "cpu_fp32", "cpu",
-            (call("disable_mkldnn"), call("switch_ir_optim", True)),
-            (), DEFAULT_TOLERANCE, "native CPU kernels, IR optimization on",
-        ),
-        RunMode(
-            "onednn_fp32", "cpu",
-            (call("enable_mkldnn"), call("switch_ir_optim", True)),
-            (), DEFAULT_TOLERANCE, "oneDNN kernels and fusions, fp32",
-        ),
-        RunMode(
-            "onednn_bf16", "cpu",
-            (call("enable_mkldnn"), call("switch_ir_optim", True), call("enable_mkldnn_bfloat16")),
-            (), Tolerance(atol=5e-2, rtol=5e-2), "oneDNN with bfloat16 kernels where supported",
-        ),
-        RunMode(
-            "onednn_int8", "cpu",
-            (call("enable_mkldnn"), call("switch_ir_optim", True), call("enable_mkldnn_int8")),
-            (), Tolerance(atol=1e-1, rtol=1e-1), "oneDNN int8 (for quantized models)",
-        ),
-        RunMode(
-            "gpu_fp32", "gpu", tuple(_gpu_calls("Float32", 0)),
-            ("cuda",), DEFAULT_TOLERANCE, "Paddle GPU kernels, fp32",
-        ),
-        RunMode(
-            "gpu_fp16", "gpu", tuple(_gpu_calls("Half", 0)),
-            ("cuda",), Tolerance(atol=1e-2, rtol=1e-2), "Paddle GPU mixed precision, fp16",
-            precision="Half",
-        ),
-        RunMode(
-            "trt_fp32", "gpu", _trt_default("Float32"),
-            ("cuda", "tensorrt"), DEFAULT_TOLERANCE, "TensorRT subgraphs, fp32",
-        ),
-        RunMode(
-            "trt_fp16", "gpu", _trt_default("Half"),
-            ("cuda", "tensorrt"), Tolerance(atol=1e-2, rtol=1e-2), "TensorRT subgraphs, fp16",
-            precision="Half",
-        ),
-        RunMode(
-            "trt_int8", "gpu", _trt_default("Int8"),
-            ("cuda", "tensorrt"), Tolerance(atol=1e-1, rtol=1e-1),
-            "TensorRT subgraphs, int8 (calibration table or quantized model)",
-            precision="Int8",
-        ),
-    )
-}
-
-ALIASES: Mapping[str, str] = {
-    "mkldnn_fp32": "onednn_fp32",
-    "mkldnn_bf16": "onednn_bf16",
-    "mkldnn_int8": "onednn_int8",
-}
-
-TOGGLES = ("ir_optim", "memory_optim", "delete_passes", "threads")
-# Toggles that only some GPU modes accept; RunModeSpec rejects them elsewhere.
-GPU_TOGGLES = ("fp32_ops", "low_precision_io", "disable_trt_ops", "int8_source",
-               "dynamic_shape", "trt_optimization_level", "use_static", "calib_batches",
-               "calib_data")
-
-
-def canonical_mode(name: str) -> str:
-    key = name.strip().lower()
-    key = ALIASES.get(key, key)
-    if key not in RUN_MODES:
-        raise OptionError(
-            f"unknown run mode {name!r}; valid run modes: {', '.join(RUN_MODES)} "
-            f"(aliases: {', '.join(ALIASES)})"
-        )
-    return key
-
-
-def _is_trt(mode: str) -> bool:
-    return "tensorrt" in RUN_MODES[mode].needs
-
-
-@dataclass(frozen=True)
-class RunModeSpec:
-    """A run mode with the toggles that modify it."""
-
-    mode: str
-    ir_optim: Optional[bool] = None
-    memory_optim: bool = False
-    delete_passes: Tuple[str, ...] = ()
-    threads: Optional[int] = None
-    fp32_ops: Tuple[str, ...] = ()  # gpu_fp16: ops kept in fp32
-    low_precision_io: bool = False  # gpu_fp16: fp16 inputs and outputs
-    disable_trt_ops: Tuple[str, ...] = ()  # trt_*: op types left to Paddle
-    int8_source: str = "calibration"  # trt_int8: "calibration" table or "quantized" model
-    dynamic_shape: Optional[DynamicShape] = None  # trt_*
-    trt_optimization_level: Optional[int] = None  # trt_*: TensorRT builder level 0..5
-    use_static: bool = False  # trt_*: keep engines (and tables, shape ranges) across runs
-    calib_batches: Optional[int] = None  # trt_int8 calibration: how many batches
-    calib_data: Optional[str] = None  # trt_int8 calibration: a dir of .npy/.npz batches
-
-    def __post_init__(self) -> None:
-        for name in ("delete_passes", "fp32_ops", "disable_trt_ops"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))  # hashable
-        if self.mode not in RUN_MODES:
-            return  # canonical_mode reports unknown names
-        wrong = []
-        if self.mode != "gpu_fp16":
-            wrong += [t for t in ("fp32_ops", "low_precision_io") if getattr(self, t)]
-        if not _is_trt(self.mode):
-            wrong += [t for t in ("disable_trt_ops", "dynamic_shape", "use_static")
-                      if getattr(self, t)]
-            if self.trt_optimization_level is not None:
-                wrong.append("trt_optimization_level")
-        if self.mode != "trt_int8" and self.int8_source != "calibration":
-            wrong.append("int8_source")
-        if not needs_calibration(self):
-            wrong += [t for t in ("calib_batches", "calib_data") if getattr(self, t) is not None]
-        if wrong:
-            raise OptionError(f"run mode {self.mode} does not take {', '.join(wrong)}: "
-                              f"{_TOGGLE_MODES}")
-        if self.trt_optimization_level is not None and \
-                self.trt_optimization_level not in TRT_OPTIMIZATION_LEVELS:
-            raise OptionError(f"trt_optimization_level {self.trt_optimization_level}: TensorRT "
-                              f"builder levels are 0..5 (3 is its default)")
-        if self.int8_source not in INT8_SOURCES:
-            raise OptionError(f"int8_source {self.int8_source!r}: use one of {INT8_SOURCES}")
-        if self.calib_batches is not None and self.calib_batches < 1:
-            raise OptionError(f"calib_batches {self.calib_batches}: calibration needs at least "
-                              f"one batch")
-        if self.calib_data is not None and not str(self.calib_data).strip():
-            raise OptionError("calib_data: give a directory of .npy/.npz calibration batches")
-        if _is_trt(self.mode) and self.ir_optim is False:
-            raise OptionError(f"{self.mode} with IR optimization off would run no TensorRT "
-                              f"subgraph at all (the TensorRT pass is an IR pass)")
-
-    @property
-    def run_mode(self) -> RunMode:
-        return RUN_MODES[self.mode]
-
-    @property
-    def label(self) -> str:
-        """The id part: the mode, then each toggle in ``--run-mode`` syntax."""
-        parts = [self.mode]
-        if self.ir_optim is not None:
-            parts.append("ir_optim" if self.ir_optim else "no_ir_optim")
-        if self.memory_optim:
-            parts.append("memory_optim")
-        parts.extend(f"delete_pass={p}" for p in self.delete_passes)
-        if self.threads is not None:
-            parts.append(f"threads={self.threads}")
-        parts.extend(f"fp32_op={op}" for op in self.fp32_ops)
-        if self.low_precision_io:
-            parts.append("low_precision_io")
-        parts.extend(f"disable_trt_op={op}" for op in self.disable_trt_ops)
-        if self.int8_source != "calibration":
-            parts.append(f"int8_source={self.int8_source}")
-        dyn = self.dynamic_shape
-        if dyn is not None and dyn.tuned:
-            parts.append("dynamic_shape=tuned")
-        elif dyn is not None:  # NAME:MIN:OPT:MAX per input, so distinct ranges get distinct ids
-            parts.extend(f"dynamic_shape={n}:{_dims(r.min)}:{_dims(r.opt)}:{_dims(r.max)}"
-                         for n, r in dyn.ranges)
-            if dyn.disable_trt_plugin_fp16:
-                parts.append("disable_trt_plugin_fp16")
-        if self.trt_optimization_level is not None:
-            parts.append(f"trt_optimization_level={self.trt_optimization_level}")
-        if self.use_static:
-            parts.append("use_static")
-        if self.calib_batches is not None:
-            parts.append(f"calib_batches={self.calib_batches}")
-        if self.calib_data is not None:
-            parts.append(f"calib_data={self.calib_data}")
-        return "+".join(parts)
-
-    @property
-    def calibration_batches(self) -> int:
-        """Batches a calibration run feeds: the count asked for, else the default (a data
-        directory with fewer files feeds all it has)."""
-        return self.calib_batches if self.calib_batches is not None else DEFAULT_CALIBRATION_BATCHES
-
-
 def _dims(shape: Sequence[int]) -> str:
     return "x".join(str(d) for d in shape)
 
 
-_TOGGLE_MODES = ("fp32_ops and low_precision_io apply to gpu_fp16; disable_trt_ops, "
-                 "dynamic_shape, trt_optimization_level and use_static to trt_*; int8_source "
-                 "to trt_int8; calib_batches and calib_data to trt_int8 with int8_source "
-                 "calibration")
+@dataclass(frozen=True)
+class DynamicShapeValue(Kind):
+    """``+dynamic_shape=tuned``, or ``+dynamic_shape=NAME:MIN:OPT:MAX`` once per input with
+    an optional ``+disable_trt_plugin_fp16``: one DynamicShape. In a suite:
+    ``dynamic_shape: tuned | {NAME: {min, opt, max}}`` and ``disable_trt_plugin_fp16: true``."""
+
+    plugin_flag: str = "disable_trt_plugin_fp16"
+    default = None
+    type = Optional[DynamicShape]
+    probe = DynamicShape(tuned=True)
+
+    @property
+    def extra_keys(self) -> Tuple[str, ...]:  # type: ignore[override]
+        return (self.plugin_flag,)
+
+    def tokens(self, name: str) -> Tuple[str, ...]:
+        return (name, self.plugin_flag)
+
+    def syntax(self, name: str) -> Tuple[str, ...]:
+        return (f"{name}=tuned", f"{name}=NAME:MIN:OPT:MAX", self.plugin_flag)
+
+    def take(self, key: str, eq: bool, value: str, state: Any) -> Any:
+        ranges, tuned, plugin = state or ((), False, False)
+        if key == self.plugin_flag:
+            if eq:
+                raise NotThisKind
+            return ranges, tuned, True
+        if value == "tuned":
+            return ranges, True, plugin
+        if not value:
+            raise NotThisKind
+        return ranges + (shape_range(key, value),), tuned, plugin
+
+    def finish(self, state: Any) -> Any:
+        ranges, tuned, plugin = state
+        if tuned and ranges:
+            raise OptionError("dynamic_shape=tuned and explicit dynamic_shape ranges exclude "
+                              "each other")
+        if plugin and not ranges:
+            raise OptionError(f"{self.plugin_flag} needs explicit dynamic_shape ranges")
+        return DynamicShape(tuple(ranges), tuned, plugin)
+
+    def label(self, name: str, value: Any) -> List[str]:
+        if value.tuned:
+            return [f"{name}=tuned"]
+        # NAME:MIN:OPT:MAX per input, so distinct ranges get distinct ids
+        parts = [f"{name}={n}:{_dims(r.min)}:{_dims(r.opt)}:{_dims(r.max)}" for n, r in value.ranges]
+        return parts + ([self.plugin_flag] if value.disable_trt_plugin_fp16 else [])
 
 
-def _trt_calls(spec: RunModeSpec, device_id: int, shape_range_file: Optional[Union[str, Path]],
-               max_batch_size: int) -> List[Call]:
-    precision = spec.run_mode.precision
-    quantized = spec.int8_source == "quantized"
-    calls = _gpu_calls("Float32", device_id)
-    calls.append(_trt_engine(precision, precision == "Int8" and not quantized, max_batch_size,
-                             spec.use_static))
-    if quantized:
-        # Q/DQ models: explicit quantization where Paddle has it, else the implicit path.
-        calls.append(optional_call("enable_tensorrt_explicit_quantization"))
-    dyn = spec.dynamic_shape
-    if dyn is not None and dyn.tuned:
-        if shape_range_file is None:
-            raise OptionError(f"{spec.label} needs the shape-range file that "
-                              f"shape_collect_recipe() makes the first pass write")
-        calls.append(call("enable_tuned_tensorrt_dynamic_shape", str(shape_range_file), True))
-    elif dyn is not None:
-        calls.append(call("set_trt_dynamic_shape_info", *dyn.shape_maps(),
-                          dyn.disable_trt_plugin_fp16))
-    if spec.disable_trt_ops:
-        calls.append(call("exp_disable_tensorrt_ops", spec.disable_trt_ops))
-    if spec.trt_optimization_level is not None:
-        calls.append(optional_call("set_tensorrt_optimization_level",
-                                   spec.trt_optimization_level))
+def shape_range(key: str, value: str) -> Tuple[str, ShapeRange]:
+    """``x:1x3x32x32:1x3x224x224:8x3x224x224`` -> ("x", min, opt, max)."""
+    parts = value.rsplit(":", 3)
+    try:
+        if len(parts) != 4 or not parts[0]:
+            raise ValueError
+        dims = [tuple(int(d) for d in p.split("x")) for p in parts[1:]]
+    except ValueError:
+        raise OptionError(f"{key}={value!r} is not NAME:MIN:OPT:MAX with dims joined by x, "
+                          f"e.g. {key}=x:1x3x32x32:1x3x224x224:8x3x224x224") from None
+    return parts[0], ShapeRange(*dims)
+
+
+# -- toggles -----------------------------------------------------------------------------------
+
+
+def _gpu_mixed_precision(spec) -> bool:
+    mode = spec.run_mode
+    return mode.device == GPU and mode.engine == PADDLE and mode.precision != FP32
+
+
+def _tensorrt(spec) -> bool:
+    return spec.run_mode.tensorrt
+
+
+def _tensorrt_int8(spec) -> bool:
+    return spec.run_mode.tensorrt and spec.run_mode.precision == INT8
+
+
+def needs_calibration(spec) -> bool:
+    """TensorRT int8 from a calibration table: the first predictor writes the table while it
+    runs the calibration inputs, and only a predictor built after that runs in int8."""
+    return _tensorrt_int8(spec) and spec.int8_source == CALIBRATION
+
+
+def _ir_optim_problem(on: bool, spec) -> Optional[str]:
+    if spec.run_mode.tensorrt and not on:
+        return (f"{spec.mode} with IR optimization off would run no TensorRT subgraph at all "
+                f"(the TensorRT pass is an IR pass)")
+    return None
+
+
+def _threads(n: int, mode: RunMode) -> Tuple[Call, ...]:
+    return (call("set_cpu_math_library_num_threads", n),) if mode.device == CPU else ()
+
+
+CALIBRATING = "trt_int8 with int8_source calibration"
+
+# The toggles, in id order. Which modes take a toggle is ``applies`` (on the spec's traits),
+# in words ``scope``; ``calls`` adds a toggle's Config calls after the mode's own, replacing
+# the mode's calls of the same method. GPU and TensorRT toggles are placed in the recipe by
+# ``_gpu_toggle_calls`` instead, among the engine's calls.
+TOGGLES = ToggleTable((
+    Toggle("ir_optim", Switch(off="no_ir_optim"), ("IR optimization on", "IR optimization off"),
+           check=_ir_optim_problem, calls=lambda on, mode: (call("switch_ir_optim", on),)),
+    Toggle("memory_optim", Flag(), "enable_memory_optim()",
+           calls=lambda on, mode: (call("enable_memory_optim"),)),
+    Toggle("delete_passes", Names("delete_pass", "NAME", "fc_fuse_pass"),
+           "delete_pass(NAME); repeatable",
+           calls=lambda passes, mode: tuple(call("delete_pass", p) for p in passes)),
+    Toggle("threads", Number(1, below="a predictor needs at least one thread"),
+           "CPU math library threads", calls=_threads),
+    Toggle("fp32_ops", Names("fp32_op", "OP", "softmax"), "keep op type OP in fp32; repeatable",
+           scope="gpu_fp16", applies=_gpu_mixed_precision),
+    Toggle("low_precision_io", Flag(), "fp16 inputs and outputs",
+           scope="gpu_fp16", applies=_gpu_mixed_precision),
+    Toggle("disable_trt_ops", Names("disable_trt_op", "OP", "softmax"),
+           "leave op type OP to Paddle; repeatable", scope="trt_*", applies=_tensorrt),
+    Toggle("int8_source", Choice(((CALIBRATION, "calibrate on batches (the default)"),
+                                  (QUANTIZED, "a model with quantize ops"))),
+           "a calibration table (default) or a quantized model's own scales",
+           scope="trt_int8", applies=_tensorrt_int8),
+    Toggle("dynamic_shape", DynamicShapeValue(),
+           ("collect shape ranges from the case's inputs first",
+            "one input's range, dims joined by x; one per input",
+            "with explicit ranges, no fp16 in TensorRT plugins"),
+           scope="trt_*", applies=_tensorrt),
+    Toggle("trt_optimization_level",
+           Number(TRT_OPTIMIZATION_LEVELS[0], TRT_OPTIMIZATION_LEVELS[-1],
+                  what="TensorRT builder level", note="3 is its default"),
+           "TensorRT builder level 0..5", scope="trt_*", applies=_tensorrt),
+    Toggle("use_static", Flag(), "keep engines, calibration tables and shape ranges across runs",
+           scope="trt_*", applies=_tensorrt),  # fills the engine call's use_static
+    Toggle("calib_batches", Number(1, below="calibration needs at least one batch"),
+           f"calibration batches (default {DEFAULT_CALIBRATION_BATCHES})",
+           scope=CALIBRATING, applies=needs_calibration, key="calibration.batches"),
+    Toggle("calib_data", Directory("calibration data", "a directory of .npy/.npz calibration "
+                                   "batches", example="calib/"),
+           "calibrate on the .npy/.npz batches in DIR",
+           scope=CALIBRATING, applies=needs_calibration, key="calibration.data"),
+), RUN_MODES, canonical_mode, module=__name__,
+    examples=("cpu_fp32+no_ir_optim", "trt_fp16+dynamic_shape=x:1x3x32x32:1x3x224x224:8x3x224x224",
+              "trt_int8+calib_batches=16"),
+    doc="A run mode with the toggles that modify it: ``mode``, then one field per row of "
+        "``TOGGLES``, each at its default unless set.")
+
+RunModeSpec = TOGGLES.spec_type
+RUN_MODE_TOGGLES = TOGGLES.syntax  # (how a toggle is written, what it does), in id order
+TOGGLE_HELP = TOGGLES.help
+
+
+def parse_run_mode(text: str) -> RunModeSpec:
+    """``trt_fp16+dynamic_shape=x:1x3x32x32:1x3x224x224:8x3x224x224+use_static`` -> a run mode
+    with toggles; the inverse of ``RunModeSpec.label``."""
+    return TOGGLES.parse(text)
+
+
+def parse_run_modes(values: Sequence[str]) -> Tuple[RunModeSpec, ...]:
+    """``--run-mode a,b --run-mode c`` -> specs in order, without repeats."""
+    return TOGGLES.parse_list(values)
+
+
+def calibration_batch_count(spec: RunModeSpec) -> int:
+    """Batches a calibration run feeds: the count asked for, else the default (a data
+    directory with fewer files feeds all it has)."""
+    return spec.calib_batches if spec.calib_batches is not None else DEFAULT_CALIBRATION_BATCHES
+
+
+# -- recipes -----------------------------------------------------------------------------------
+
+
+def _gpu_toggle_calls(spec: RunModeSpec, shape_range_file: Optional[Union[str, Path]]) -> List[Call]:
+    """What the GPU and TensorRT toggles add after the engine's calls."""
+    mode = spec.run_mode
+    calls: List[Call] = []
+    if mode.tensorrt:
+        if spec.int8_source == QUANTIZED:
+            # Q/DQ models: explicit quantization where Paddle has it, else the implicit path.
+            calls.append(optional_call("enable_tensorrt_explicit_quantization"))
+        dyn = spec.dynamic_shape
+        if dyn is not None and dyn.tuned:
+            if shape_range_file is None:
+                raise OptionError(f"{spec.label} needs the shape-range file that "
+                                  f"shape_collect_recipe() makes the first pass write")
+            calls.append(call("enable_tuned_tensorrt_dynamic_shape", str(shape_range_file), True))
+        elif dyn is not None:
+            calls.append(call("set_trt_dynamic_shape_info", *dyn.shape_maps(),
+                              dyn.disable_trt_plugin_fp16))
+        if spec.disable_trt_ops:
+            calls.append(call("exp_disable_tensorrt_ops", spec.disable_trt_ops))
+        if spec.trt_optimization_level is not None:
+            calls.append(optional_call("set_tensorrt_optimization_level",
+                                       spec.trt_optimization_level))
+    if spec.fp32_ops:
+        calls.append(call("exp_disable_mixed_precision_ops", NameSet(spec.fp32_ops)))
+    if spec.low_precision_io:
+        # Not optional: without it inputs stay fp32 and the case tests something else.
+        calls.append(call("enable_low_precision_io", True))
     return calls
 
 
 def recipe(spec: RunModeSpec, threads: Optional[int] = None, device_id: int = 0,
            shape_range_file: Optional[Union[str, Path]] = None,
            max_batch_size: int = 1) -> Tuple[Call, ...]:
-    """The full list of Config calls for a run mode and its toggles. ``max_batch_size``
-    matters to static-shape TensorRT only: a larger batch fails there."""
+    """The full list of Config calls for a run mode and its toggles. ``threads`` is the
+    session's value for a spec without ``threads``; ``max_batch_size`` matters to
+    static-shape TensorRT only: a larger batch fails there."""
     mode = spec.run_mode
-    if _is_trt(spec.mode):
-        calls = _trt_calls(spec, device_id, shape_range_file, max_batch_size)
-    elif mode.device == "gpu":
-        calls = _gpu_calls(mode.precision, device_id)
-        if spec.fp32_ops:
-            calls.append(call("exp_disable_mixed_precision_ops", NameSet(spec.fp32_ops)))
-        if spec.low_precision_io:
-            # Not optional: without it inputs stay fp32 and the case tests something else.
-            calls.append(call("enable_low_precision_io", True))
-    else:
-        calls = list(mode.calls)
-    if spec.ir_optim is not None:
-        calls = [c for c in calls if c.method != "switch_ir_optim"]
-        calls.append(call("switch_ir_optim", spec.ir_optim))
-    if spec.memory_optim:
-        calls.append(call("enable_memory_optim"))
-    calls.extend(call("delete_pass", p) for p in spec.delete_passes)
-    n = spec.threads if spec.threads is not None else threads
-    if n is not None and mode.device == "cpu":
-        calls.append(call("set_cpu_math_library_num_threads", n))
+    table = spec.TABLE  # TOGGLES, or the table of a spec type made from other rows
+    values = {row.name: getattr(spec, row.name) for row in table}
+    if values["threads"] is None:
+        values["threads"] = threads
+    slots = dict(values, device_id=device_id, max_batch_size=max_batch_size,
+                 use_calib_mode=needs_calibration(spec))
+    calls = [c.filled(slots) for c in mode.template] + _gpu_toggle_calls(spec, shape_range_file)
+    for row in table:
+        value = values[row.name]
+        if row.calls is None or value == row.kind.default:
+            continue
+        added = tuple(row.calls(value, mode))
+        replaced = {c.method for c in added}
+        calls = [c for c in calls if c.method not in replaced] + list(added)
     return tuple(calls)
 
 
 def baseline_recipe(device: str, threads: Optional[int] = None,
                     device_id: int = 0) -> Tuple[Call, ...]:
     """The seeds' baseline: same device, fp32, IR optimization off, oneDNN off."""
-    if device == "gpu":
-        calls = [call("enable_use_gpu", GPU_MEMORY_POOL_MB, device_id, Precision("Float32")),
-                 call("switch_ir_optim", False)]
-    else:
-        calls = [call("disable_mkldnn"), call("switch_ir_optim", False)]
-        if threads is not None:
-            calls.append(call("set_cpu_math_library_num_threads", threads))
+    if device == GPU:
+        return (gpu_enable(FP32, device_id), call("switch_ir_optim", False))
+    calls = [call("disable_mkldnn"), call("switch_ir_optim", False)]
+    if threads is not None:
+        calls.append(call("set_cpu_math_library_num_threads", threads))
     return tuple(calls)
 
 
@@ -445,8 +526,7 @@ def shape_collect_recipe(spec: RunModeSpec, shape_range_file: Union[str, Path],
     range (Paddle turns its optimizations off in this mode)."""
     if spec.dynamic_shape is None or not spec.dynamic_shape.tuned:
         raise OptionError(f"{spec.label} has no tuned dynamic shape to collect")
-    return (call("enable_use_gpu", GPU_MEMORY_POOL_MB, device_id, Precision("Float32")),
-            call("collect_shape_range_info", str(shape_range_file)))
+    return (gpu_enable(FP32, device_id), call("collect_shape_range_info", str(shape_range_file)))
 
 
 def optim_cache_call(cache_dir: Union[str, Path]) -> Call:
@@ -463,12 +543,6 @@ def optim_cache_subdir(model_key: str, spec: RunModeSpec, worker: str = "main",
     digest = hashlib.sha1(repr((spec, shape_text)).encode()).hexdigest()[:10]
     safe = lambda s: re.sub(r"[^A-Za-z0-9_.=+-]+", "_", s)[:80]  # noqa: E731
     return f"{safe(model_key)}/{safe(spec.mode)}-{digest}/{safe(worker)}"
-
-
-def needs_calibration(spec: RunModeSpec) -> bool:
-    """trt_int8 from a calibration table: the first predictor writes the table while it runs
-    the calibration inputs, and only a predictor built after that runs in int8."""
-    return spec.mode == "trt_int8" and spec.int8_source == "calibration"
 
 
 def calibration_tables(cache_dir: Union[str, Path]) -> List[Path]:
@@ -502,16 +576,3 @@ def check_shape_in_range(shapes: Mapping[str, Sequence[int]],
     if problems:
         raise OptionError("TensorRT dynamic shape: " + "; ".join(problems)
                           + "; widen the range or drop the shape")
-
-
-def parse_mode_list(values: Sequence[str]) -> Tuple[RunModeSpec, ...]:
-    """``--run-mode a,b --run-mode c`` -> specs, in order, without repeats."""
-    seen: list[RunModeSpec] = []
-    for value in values:
-        for part in str(value).split(","):
-            if not part.strip():
-                continue
-            spec = RunModeSpec(canonical_mode(part))
-            if spec not in seen:
-                seen.append(spec)
-    return tuple(seen)

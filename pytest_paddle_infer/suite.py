@@ -21,14 +21,13 @@ from .case import Case
 from .tensor_selection import Selection
 from .errors import OptionError, PaddleInferError, SuiteError
 from .models import display_name, find_model_files
-from .baselines import parse_baseline
-from .options import BASELINES, TOGGLE_HELP, parse_run_mode
-from .run_modes import RUN_MODES, RunModeSpec, canonical_mode
+from .baselines import BASELINE_FORMS as BASELINES, parse_baseline
+from .run_modes import RUN_MODES, TOGGLE_HELP, RunModeSpec, canonical_mode, parse_run_mode
 from .suite_inputs import InputEntry, merge_entries, parse_input_entries, parse_shape_sets
 from .suite_nodes import (DOCS, AnyName, Context, Node, Where, did_you_mean, error, join_names,
                           read_yaml, short)
-from .suite_modes import (MODE_KEY_HINTS, SPELLING_HINTS, TOGGLE_KEYS, build_spec, calibration_dir,
-                          check_model_ranges, read_toggles, string_problem)
+from .suite_modes import (MODE_KEY_HINTS, SPELLING_HINTS, TOGGLE_KEYS, build_spec, check_model_ranges,
+                          read_toggles, resolve_directories, string_problem)
 from .suite_sources import BUILDER_PATTERN, resolve_source
 from .tolerances import CaseTolerances, Rule
 from .zoo import ZOO
@@ -194,8 +193,7 @@ def parse_run_modes(node: Node, ctx: Context) -> List[ModeEntry]:
                 raise item.fail("bad run-mode toggle", TOGGLE_HELP, "fix the toggle, or write the run "
                                 f"mode as a mapping (see {DOCS})",
                                 found=f"{item.value!r} ({string_problem(e)})") from None
-            if spec.calib_data is not None:  # relative to the suite, like every path in it
-                spec = replace(spec, calib_data=calibration_dir(item, spec.calib_data, ctx))
+            spec = resolve_directories(spec, item, ctx)  # relative to the suite (calib_data)
             entries.append(ModeEntry(spec, Layer(), Reasons(), item.where, item))
             continue
         if not isinstance(item.value, dict):

@@ -1,101 +1,105 @@
 """A suite's run mode written as a mapping: its toggles (those of the ``--run-mode`` string
 syntax, in YAML form), each checked at its own line, and the ``RunModeSpec`` they make.
 
-Which run mode takes which toggle is ``RunModeSpec``'s rule; this module asks it rather than
-repeating it, and points its answer at the key that breaks it.
+The keys, which of them only some modes take, the hints for string spellings and the reading
+of each value all follow from the toggle table (``run_modes.TOGGLES``): a value is read by its
+toggle's kind (``READERS``). Which run mode takes which toggle is the table's rule; this
+module asks it rather than repeating it, and points its answer at the key that breaks it.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 
 from .errors import OptionError, SuiteError
 from .inputs import InputSpec
-from .options import TOGGLE_HELP
-from .run_modes import (DEFAULT_CALIBRATION_BATCHES, INT8_SOURCES, RUN_MODES, TRT_OPTIMIZATION_LEVELS,
-                        DynamicShape, RunModeSpec)
+from .run_modes import TOGGLE_HELP, TOGGLES, DynamicShape, DynamicShapeValue, RunModeSpec
 from .suite_inputs import check_rank, parse_dims
 from .suite_nodes import AnyName, Context, Node, did_you_mean, join_names
+from .toggles import Choice, Directory, Flag, Kind, Names, Number, Switch, Toggle, ToggleTable
 
-TOGGLE_KEYS = ("ir_optim", "memory_optim", "delete_passes", "threads", "fp32_ops",
-               "low_precision_io", "disable_trt_ops", "int8_source", "dynamic_shape",
-               "disable_trt_plugin_fp16", "trt_optimization_level", "use_static", "calibration")
-GPU_KEYS = TOGGLE_KEYS[4:]
+TOGGLE_KEYS = TOGGLES.yaml_keys
 RANGE_KEYS = ("min", "opt", "max")  # TensorRT's order, which DynamicShape.explicit takes
-CALIBRATION_KEYS = ("batches", "data")
 RANGE_EXAMPLE = "{x: {min: [1, 3, 224, 224], opt: [4, 3, 224, 224], max: [8, 3, 224, 224]}}"
-# A value of each key that only some modes take: RunModeSpec says which modes accept it.
-PROBES: Mapping[str, Dict[str, Any]] = {
-    "fp32_ops": {"fp32_ops": ("softmax",)},
-    "low_precision_io": {"low_precision_io": True},
-    "disable_trt_ops": {"disable_trt_ops": ("pool2d",)},
-    "int8_source": {"int8_source": "quantized"},
-    "dynamic_shape": {"dynamic_shape": DynamicShape(tuned=True)},
-    "disable_trt_plugin_fp16": {"dynamic_shape": DynamicShape.explicit({"x": ((1,), (1,), (1,))}, True)},
-    "trt_optimization_level": {"trt_optimization_level": 3},
-    "use_static": {"use_static": True},
-    "calibration": {"calib_batches": 1},
-}
 # the string syntax's spellings, written in a mapping
-SPELLING_HINTS = {"calib_batches": "write calibration: {batches: N}",
-                  "calib_data": "write calibration: {data: DIR}  (relative to the suite)",
-                  "no_ir_optim": "write ir_optim: false"}
+SPELLING_HINTS = TOGGLES.spelling_hints
 # run-mode keys written under a model or defaults
 MODE_KEY_HINTS = {k: f"{k} is a run-mode key: write it beside 'mode:' in a run_modes entry, "
-                     f"e.g. run_modes: [{{mode: trt_fp16, {k}: ...}}]" for k in GPU_KEYS}
+                     f"e.g. run_modes: [{{mode: trt_fp16, {k}: ...}}]" for k in TOGGLES.restricted_keys}
 
 
-def read_toggles(fields: Mapping[str, Node], ctx: Context) -> Dict[str, Dict[str, Any]]:
-    """RunModeSpec keyword arguments per key of a run-mode mapping, in file order."""
+def read_toggles(fields: Mapping[str, Node], ctx: Context,
+                 table: ToggleTable = TOGGLES) -> Dict[str, Dict[str, Any]]:
+    """Spec keyword arguments per toggle key of a run-mode mapping, in file order."""
     parts: Dict[str, Dict[str, Any]] = {}
+    keys = table.yaml_keys
     for key, node in fields.items():
-        if key in ("ir_optim", "memory_optim", "low_precision_io", "use_static"):
-            parts[key] = {key: node.flag(key)}
-        elif key in ("delete_passes", "fp32_ops", "disable_trt_ops"):
-            example = "fc_fuse_pass" if key == "delete_passes" else "softmax"
-            parts[key] = {key: tuple(i.text("a name", example) for i in node.items(key, f"[{example}]"))}
-        elif key == "threads":
-            parts[key] = {key: node.integer(key, 1)}
-        elif key == "int8_source":
-            parts[key] = {key: int8_source(node)}
-        elif key == "trt_optimization_level":
-            parts[key] = {key: optimization_level(node)}
-        elif key == "dynamic_shape":
-            parts[key] = {key: dynamic_shape(node, fields.get("disable_trt_plugin_fp16"))}
-        elif key == "disable_trt_plugin_fp16":
-            check_plugin_fp16(node, fields.get("dynamic_shape"))
-            parts[key] = {}  # an argument of the dynamic shape, read with it
-        elif key == "calibration":
-            parts[key] = calibration(node, ctx)
+        if key not in keys:
+            continue  # mode, tolerances, skip, xfail
+        rows = table.rows_at(key)
+        if len(rows) == 1 and key in rows[0].kind.extra_keys:  # read with its row's own key
+            parts[key] = {}
+            read_extra(rows[0], key, node, fields)
+        elif len(rows) == 1 and len(rows[0].path) == 1:
+            parts[key] = {rows[0].name: read_value(rows[0], node, key, fields, ctx)}
+        else:
+            parts[key] = read_group(key, rows, node, fields, ctx)
     return parts
 
 
+def read_value(row: Toggle, node: Node, what: str, fields: Mapping[str, Node], ctx: Context) -> Any:
+    for kind_type, reader in READERS.items():
+        if isinstance(row.kind, kind_type):
+            return reader(row.kind, node, what, fields, ctx)
+    raise TypeError(f"toggle {row.name}: no suite reader for a {type(row.kind).__name__}")
+
+
+def read_group(key: str, rows: Sequence[Toggle], node: Node, fields: Mapping[str, Node],
+               ctx: Context) -> Dict[str, Any]:
+    """A mapping that sets several toggles: ``calibration: {batches: N, data: DIR}``."""
+    subs = {row.path[1]: row for row in rows}
+    given = node.mapping(tuple(subs), key)
+    if not given:
+        raise node.fail(f"{key} sets nothing",
+                        " and/or ".join(f"{sub}: {row.kind.metavar}" for sub, row in subs.items()),
+                        fix=f"set {' or '.join(subs)}, or remove {key} for the defaults")
+    return {row.name: read_value(row, given[sub], f"{key}.{sub}", fields, ctx)
+            for sub, row in subs.items() if sub in given}
+
+
+def read_extra(row: Toggle, key: str, node: Node, fields: Mapping[str, Node]) -> None:
+    if isinstance(row.kind, DynamicShapeValue):
+        check_plugin_fp16(node, fields.get(row.top))
+
+
 def build_spec(mode: str, fields: Mapping[str, Node], parts: Mapping[str, Dict[str, Any]],
-               item: Node) -> RunModeSpec:
+               item: Node, table: ToggleTable = TOGGLES) -> RunModeSpec:
+    probes = table.probes
     for key in fields:
-        if key in PROBES and not fits(mode, PROBES[key]):
-            takers = [m for m in RUN_MODES if fits(m, PROBES[key])]
+        if key in probes and not fits(mode, probes[key], table):
+            takers = [m for m in table.modes if fits(m, probes[key], table)]
             where = f"a run mode with mode: {takers[0]}" if len(takers) == 1 else "a run mode that takes it"
             raise fields[key].fail(f"{key} does not apply to run mode {mode}",
                                    f"{key} only under {join_names(takers)}", found=f"{key} under mode {mode}",
                                    fix=f"remove {key}, or move it to {where}")
     try:
-        return RunModeSpec(mode, **merge(parts))
+        return table.spec_type(mode, **merge(parts))
     except OptionError as e:
-        raise conflict(mode, fields, parts, item, e) from None
+        raise conflict(mode, fields, parts, item, e, table) from None
 
 
 def conflict(mode: str, fields: Mapping[str, Node], parts: Mapping[str, Dict[str, Any]], item: Node,
-             e: OptionError) -> SuiteError:
+             e: OptionError, table: ToggleTable = TOGGLES) -> SuiteError:
     """Point at the last key without which the toggles fit, and at what it clashes with."""
     without = lambda key: merge({k: v for k, v in parts.items() if k != key})  # noqa: E731
     for key in reversed(list(parts)):
-        if not fits(mode, without(key)):
+        if not fits(mode, without(key), table):
             continue
-        if not fits(mode, parts[key]):  # wrong for the mode whatever else is set
+        if not fits(mode, parts[key], table):  # wrong for the mode whatever else is set
             return fields[key].fail(f"{key} does not fit run mode {mode}", f"settings {mode} takes",
                                     found=str(e), fix=f"remove {key}")
-        partners = [k for k in parts if k != key and fits(mode, without(k))]
+        partners = [k for k in parts if k != key and fits(mode, without(k), table)]
         return fields[key].fail(f"{key} conflicts with {join_names(partners)} in run mode {mode}",
                                 "settings that apply together", found=str(e),
                                 fix=f"remove {key} or {' or '.join(partners)}")
@@ -103,9 +107,9 @@ def conflict(mode: str, fields: Mapping[str, Node], parts: Mapping[str, Dict[str
                      found=str(e))
 
 
-def fits(mode: str, toggles: Mapping[str, Any]) -> bool:
+def fits(mode: str, toggles: Mapping[str, Any], table: ToggleTable = TOGGLES) -> bool:
     try:
-        RunModeSpec(mode, **toggles)
+        table.spec_type(mode, **toggles)
         return True
     except OptionError:
         return False
@@ -115,23 +119,59 @@ def merge(parts: Mapping[str, Dict[str, Any]]) -> Dict[str, Any]:
     return {k: v for part in parts.values() for k, v in part.items()}
 
 
-def int8_source(node: Node) -> str:
-    text = node.text("int8_source", "calibration")
-    if text not in INT8_SOURCES:
-        raise node.fail("unknown int8_source", f"one of {join_names(INT8_SOURCES)}",
-                        did_you_mean(text, INT8_SOURCES) or "calibration: calibrate on batches "
-                        "(the default); quantized: a model with quantize ops")
+# -- a value, by its toggle's kind ----------------------------------------------------------------
+
+
+def read_flag(kind: Kind, node: Node, what: str, fields, ctx) -> bool:
+    return node.flag(what)
+
+
+def read_names(kind: Names, node: Node, what: str, fields, ctx) -> tuple:
+    return tuple(i.text("a name", kind.example) for i in node.items(what, f"[{kind.example}]"))
+
+
+def read_number(kind: Number, node: Node, what: str, fields, ctx) -> int:
+    value = node.integer(what, kind.minimum)
+    if kind.maximum is not None and value > kind.maximum:
+        low, high = kind.minimum, kind.maximum
+        about = f" ({kind.what}s; {kind.note})" if kind.what and kind.note else ""
+        unit = kind.what.split()[-1] if kind.what else "value"
+        raise node.fail(f"{what} is out of range", f"a whole number {low}..{high}{about}",
+                        fix=f"use a {unit} from {low} to {high}")
+    return value
+
+
+def read_choice(kind: Choice, node: Node, what: str, fields, ctx) -> str:
+    text = node.text(what, kind.default)
+    if text not in kind.choices:
+        raise node.fail(f"unknown {what}", f"one of {join_names(kind.choices)}",
+                        did_you_mean(text, kind.choices) or
+                        "; ".join(f"{value}: {meaning}" for value, meaning in kind.options))
     return text
 
 
-def optimization_level(node: Node) -> int:
-    low, high = TRT_OPTIMIZATION_LEVELS[0], TRT_OPTIMIZATION_LEVELS[-1]
-    level = node.integer("trt_optimization_level", low)
-    if level not in TRT_OPTIMIZATION_LEVELS:
-        raise node.fail("trt_optimization_level is out of range",
-                        f"a whole number {low}..{high} (TensorRT builder levels; 3 is its default)",
-                        fix=f"use a level from {low} to {high}")
-    return level
+def read_directory(kind: Directory, node: Node, what: str, fields, ctx: Context) -> str:
+    return resolve_directory(node, node.text(what, kind.example), kind, ctx)
+
+
+def resolve_directory(node: Node, text: str, kind: Directory, ctx: Context) -> str:
+    """DIR relative to the suite, made absolute: cases run from any working directory."""
+    path = (ctx.base_dir / Path(text).expanduser()).resolve()
+    if not path.is_dir():
+        raise node.fail(f"{kind.what} directory not found", f"{kind.holds}, relative to the suite's "
+                        f"directory {ctx.base_dir}",
+                        found=f"{text!r} (no such directory: {path})", fix="create it, or fix the path")
+    return str(path)
+
+
+def read_dynamic_shape(kind: DynamicShapeValue, node: Node, what: str, fields, ctx) -> DynamicShape:
+    return dynamic_shape(node, fields.get(kind.plugin_flag))
+
+
+READERS: Dict[type, Callable[..., Any]] = {
+    Flag: read_flag, Switch: read_flag, Names: read_names, Number: read_number,
+    Choice: read_choice, Directory: read_directory, DynamicShapeValue: read_dynamic_shape,
+}
 
 
 def dynamic_shape(node: Node, plugin_node: Optional[Node]) -> DynamicShape:
@@ -167,29 +207,13 @@ def check_plugin_fp16(node: Node, ranges: Optional[Node]) -> None:
                         fix="give dynamic_shape ranges, or remove disable_trt_plugin_fp16")
 
 
-def calibration(node: Node, ctx: Context) -> Dict[str, Any]:
-    parts = node.mapping(CALIBRATION_KEYS, "calibration")
-    if not parts:
-        raise node.fail("calibration sets nothing", "batches: N and/or data: DIR",
-                        fix=f"e.g. calibration: {{batches: 16}}, or remove it for "
-                            f"{DEFAULT_CALIBRATION_BATCHES} generated batches")
-    out: Dict[str, Any] = {}
-    if "batches" in parts:
-        out["calib_batches"] = parts["batches"].integer("calibration.batches", 1)
-    if "data" in parts:
-        data = parts["data"]
-        out["calib_data"] = calibration_dir(data, data.text("calibration.data", "calib/"), ctx)
-    return out
-
-
-def calibration_dir(node: Node, text: str, ctx: Context) -> str:
-    """DIR relative to the suite, made absolute: cases run from any working directory."""
-    path = (ctx.base_dir / Path(text).expanduser()).resolve()
-    if not path.is_dir():
-        raise node.fail("calibration data directory not found", "a directory of .npy/.npz batches, "
-                        f"relative to the suite's directory {ctx.base_dir}",
-                        found=f"{text!r} (no such directory: {path})", fix="create it, or fix the path")
-    return str(path)
+def resolve_directories(spec: RunModeSpec, node: Node, ctx: Context,
+                        table: ToggleTable = TOGGLES) -> RunModeSpec:
+    """A string-form run mode's directories (``trt_int8+calib_data=DIR``), relative to the
+    suite like every path in it."""
+    changed = {row.name: resolve_directory(node, getattr(spec, row.name), row.kind, ctx)
+               for row in table if isinstance(row.kind, Directory) and row.is_set(spec)}
+    return replace(spec, **changed) if changed else spec
 
 
 def check_model_ranges(dynamic: Optional[DynamicShape], node: Node, specs: Sequence[InputSpec],

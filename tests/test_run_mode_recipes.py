@@ -121,9 +121,10 @@ def test_gpu_baseline_and_helper_recipes():
 # Every mode, with every toggle, binds against the installed Config.
 # ---------------------------------------------------------------------------------------
 def _variants(mode: str):
+    trt = rm.RUN_MODES[mode].tensorrt
     yield RunModeSpec(mode)
     yield RunModeSpec(mode, ir_optim=True)
-    if not mode.startswith("trt"):
+    if not trt:
         yield RunModeSpec(mode, ir_optim=False)
     yield RunModeSpec(mode, memory_optim=True)
     yield RunModeSpec(mode, delete_passes=("conv_bn_fuse_pass", "fc_fuse_pass"))
@@ -132,7 +133,7 @@ def _variants(mode: str):
         yield RunModeSpec(mode, fp32_ops=("softmax", "layer_norm"))
         yield RunModeSpec(mode, low_precision_io=True)
         yield RunModeSpec(mode, fp32_ops=("softmax",), low_precision_io=True, memory_optim=True)
-    if mode.startswith("trt"):
+    if trt:
         yield RunModeSpec(mode, disable_trt_ops=("pool2d",))
         yield RunModeSpec(mode, dynamic_shape=EXPLICIT)
         yield RunModeSpec(mode, dynamic_shape=DynamicShape(EXPLICIT.ranges, False, True))
@@ -158,16 +159,15 @@ def _all_recipes(spec):
                   max_batch_size=8)]
     if spec.dynamic_shape is not None and spec.dynamic_shape.tuned:
         out.append(rm.shape_collect_recipe(spec, SHAPE_FILE, device_id=1))
-    if spec.mode.startswith("trt"):
+    if spec.run_mode.tensorrt:
         out.append(out[0] + (rm.optim_cache_call(Path("/tmp/opt") / rm.optim_cache_subdir(
             "resnet50", spec, "gw1", {"x": (1, 3, 224, 224)})),))
     return out
 
 
-def test_variants_cover_every_gpu_toggle():
-    used = {t for s in ALL_SPECS for t in rm.GPU_TOGGLES
-            if getattr(s, t) != getattr(RunModeSpec(s.mode), t)}
-    assert used == set(rm.GPU_TOGGLES)
+def test_variants_cover_every_toggle():
+    used = {t.name for s in ALL_SPECS for t in rm.TOGGLES if t.is_set(s)}
+    assert used == set(rm.TOGGLES.names)
 
 
 @pytest.mark.parametrize("spec", ALL_SPECS, ids=lambda s: s.label)

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_paddle_infer.capabilities import installed_paddle
-from pytest_paddle_infer.options import parse_run_mode
-from pytest_paddle_infer.run_modes import DynamicShape, RunModeSpec
+from pytest_paddle_infer.run_modes import DynamicShape, RunModeSpec, parse_run_mode
 from pytest_paddle_infer.suite import Context, SuiteError, load_suite
 from suite_helpers import run_suite, write_suite
 
