@@ -22,7 +22,7 @@ from typing import (TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequ
 from .devices import MAIN_WORKER, AUTO, DeviceChoice, current_worker, gpu_for_worker
 from .errors import InputError, OptionError, PredictorError
 from .inputs import InputSpec, fill_shape, generate_all, numpy_dtype
-from .models import file_lock
+from .files import file_lock
 from .trt_marking import marking_calls
 from .predictor import PredictorCache, build_predictor, describe_recipe, run_predictor
 from .run_modes import (GPU, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec,
@@ -357,7 +357,7 @@ def load_batches(batches: Batches) -> List[Dict[str, "np.ndarray"]]:
 
 
 def _file_batches(source: FileBatches) -> List[Dict[str, "np.ndarray"]]:
-    import numpy as np
+    from .files import ArrayFileError, WantedArray, load_arrays
 
     directory = Path(source.directory)
     if not directory.is_dir():
@@ -366,47 +366,22 @@ def _file_batches(source: FileBatches) -> List[Dict[str, "np.ndarray"]]:
     if not files:
         raise InputError(f"calib_data: {directory} holds no .npy or .npz calibration batches")
     files = files[:source.limit] if source.limit is not None else files
-    names = [s.name for s in source.specs]
+    explicit = source.dynamic is not None and not source.dynamic.tuned
+    ranged = {n for n, _ in source.dynamic.ranges} if explicit else set()
+    wanted = [WantedArray(s.name, str(numpy_dtype(s.dtype)), None if s.name in ranged else s.shape)
+              for s in source.specs]
     out = []
     for path in files:
         try:
-            loaded = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise InputError(f"calib_data: cannot read {path}: {e}") from None
-        if isinstance(loaded, np.lib.npyio.NpzFile):
-            with loaded:
-                batch = {k: loaded[k] for k in loaded.files}
-        elif len(names) == 1:
-            batch = {names[0]: loaded}
-        else:
-            raise InputError(f"calib_data: {path} is a single array but the model takes inputs "
-                             f"{names}; save each batch as an .npz holding one array per input")
-        _check_batch(path, batch, source)
+            batch = load_arrays(path, wanted, exact=True,
+                                shape_fix="the engine is built for the case's shapes; declare a "
+                                          "dynamic shape range to vary them")
+        except ArrayFileError as e:
+            raise InputError(f"calib_data: {e}") from None
+        if explicit:
+            check_shape_in_range({n: tuple(a.shape) for n, a in batch.items()}, source.dynamic)
         out.append(batch)
     return out
-
-
-def _check_batch(path: Path, batch: Mapping[str, "np.ndarray"], source: FileBatches) -> None:
-    names = [s.name for s in source.specs]
-    missing = [n for n in names if n not in batch]
-    extra = [n for n in batch if n not in names]
-    if missing or extra:
-        raise InputError(f"calib_data: {path} holds arrays {list(batch)}; the model's inputs are "
-                         f"{names} (missing {missing}, unknown {extra})")
-    shapes = {n: tuple(a.shape) for n, a in batch.items()}
-    for spec in source.specs:
-        array = batch[spec.name]
-        if array.dtype != numpy_dtype(spec.dtype):
-            raise InputError(f"calib_data: {path}: input {spec.name!r} has dtype {array.dtype}, "
-                             f"the model takes {spec.dtype}")
-        ranged = source.dynamic is not None and not source.dynamic.tuned and any(
-            n == spec.name for n, _ in source.dynamic.ranges)
-        if not ranged and shapes[spec.name] != tuple(spec.shape):
-            raise InputError(f"calib_data: {path}: input {spec.name!r} has shape "
-                             f"{list(shapes[spec.name])}; the engine is built for the case's "
-                             f"{list(spec.shape)} (declare a dynamic shape range to vary it)")
-    if source.dynamic is not None and not source.dynamic.tuned:
-        check_shape_in_range(shapes, source.dynamic)
 
 
 # -- the runner's entry point -------------------------------------------------------------

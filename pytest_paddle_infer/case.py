@@ -21,14 +21,12 @@ class Case:
     baseline: str = "auto"
     seed: int = 0
     threads: Optional[int] = None
-    label: str = ""  # shape part of the id; derived from the shapes when empty
     intermediates: str = "none"  # none | all | globs over tensor names and op types
     origin: str = ""  # "suite.yaml:12" when a suite or marker declared the case, for messages
 
     @property
     def shape_text(self) -> str:
-        if self.label:
-            return self.label
+        """The shape part of the id: the primary input's shape."""
         return default_label(self.model, self.shapes)
 
     @property

@@ -1,17 +1,17 @@
 """Golden outputs: a case's baseline outputs recorded to disk with how they were made, so a
 later run (another machine, another Paddle, no GPU) compares against them.
 
-One file per case, ``DIR/<case id>.npz``: the outputs as ``o0, o1, ...`` and ``__meta__``, a
-JSON text with the output names and the metadata below. Each file is written to a temporary
-name and renamed into place, so xdist workers (each writing its own cases) and interrupted
-runs never leave a partial golden. Reading needs numpy; nothing here imports paddle except
-``environment()``.
+One file per case, ``DIR/<case id as a shell-safe name>.npz``: the outputs as ``o0, o1,
+...`` and ``__meta__``, a JSON text with the output names and the metadata below. Each file
+is written to a temporary name and renamed into place, so xdist workers (each writing its
+own cases) and interrupted runs never leave a partial golden. Goldens recorded under the
+earlier names (``[`` and ``]`` kept) are still read. Reading needs numpy; nothing here
+imports paddle except ``environment()``.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 from collections import OrderedDict
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional
 
 from .errors import PaddleInferError
+from .files import ArrayFileError, atomic_write, load_error_text, open_array_file, safe_file_stem
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,8 +52,14 @@ class Golden:
 
 
 def file_name(case_id: str) -> str:
-    """The case id as a file name; ids with characters a file system may refuse (``/`` in a
-    calibration dir, ``:`` in a shape range) are cleaned and get a hash to stay unique."""
+    """The case id as a shell-safe file name: ``tiny_cnn[1x3x32x32-cpu_fp32]`` ->
+    ``tiny_cnn-1x3x32x32-cpu_fp32-<hash>.npz``."""
+    return safe_file_stem(case_id) + SUFFIX
+
+
+def legacy_file_name(case_id: str) -> str:
+    """The name goldens had before file names were made shell-safe (``[`` and ``]`` kept);
+    still read, and replaced when such a golden is rewritten."""
     safe = re.sub(r"[^\w.\-\[\]+=,]", "_", case_id)
     if safe != case_id or len(safe) > 150:
         safe = f"{safe[:130]}-{hashlib.sha1(case_id.encode()).hexdigest()[:10]}"
@@ -60,7 +67,16 @@ def file_name(case_id: str) -> str:
 
 
 def golden_path(directory: Path, case_id: str) -> Path:
+    """Where the golden of ``case_id`` is written."""
     return Path(directory) / file_name(case_id)
+
+
+def find_golden(directory: Path, case_id: str) -> Path:
+    """The golden file of ``case_id``: under its current name, else under the legacy name
+    when only that exists (the current path when neither does)."""
+    path = golden_path(directory, case_id)
+    legacy = Path(directory) / legacy_file_name(case_id)
+    return legacy if not path.is_file() and legacy.is_file() else path
 
 
 def environment(device: str) -> Dict[str, str]:
@@ -92,31 +108,22 @@ def write_golden(directory: Path, case_id: str, outputs: Mapping[str, "np.ndarra
                 recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     arrays = {f"o{i}": np.asarray(a) for i, a in enumerate(outputs.values())}
     arrays[META] = np.array(json.dumps(full, sort_keys=True))
-    tmp = directory / f".{path.name}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:  # a file object: np.savez would append ".npz" to a name
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    # a file object: np.savez would append ".npz" to a name
+    atomic_write(path, lambda f: np.savez(f, **arrays), durable=True)
+    legacy = directory / legacy_file_name(case_id)
+    if legacy != path and legacy.is_file():  # rewritten: the old name must not be counted twice
+        legacy.unlink()
     return path
 
 
 def read_meta(path: Path) -> dict:
-    import numpy as np
-
-    with np.load(path, allow_pickle=False) as data:
+    with open_array_file(path) as data:
         return json.loads(str(data[META]))
 
 
 def read_golden(directory: Path, case_id: str) -> Golden:
     """The golden of ``case_id``; a GoldenError that says how to record it when missing."""
-    import numpy as np
-
-    path = golden_path(directory, case_id)
+    path = find_golden(directory, case_id)
     if not path.is_file():
         raise GoldenError(
             f"no golden for {case_id} in {directory} (expected {path.name}). Record it on the "
@@ -124,12 +131,15 @@ def read_golden(directory: Path, case_id: str) -> Golden:
             f"a live --paddle-baseline (auto, cpu, gpu, dygraph or static), or with "
             f"--paddle-update-goldens, which computes missing goldens with the auto baseline")
     try:
-        with np.load(path, allow_pickle=False) as data:
+        with open_array_file(path) as data:
             meta = json.loads(str(data[META]))
             names = meta["outputs"]
             outputs = OrderedDict((name, data[f"o{i}"]) for i, name in enumerate(names))
+    except ArrayFileError as e:
+        raise GoldenError(f"golden {path} {e.problem} ({e.found}); "
+                          f"rewrite it with --paddle-update-goldens") from None
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise GoldenError(f"golden {path} cannot be read ({type(e).__name__}: {e}); "
+        raise GoldenError(f"golden {path} cannot be read ({load_error_text(e)}); "
                           f"rewrite it with --paddle-update-goldens") from None
     if meta.get("case_id") != case_id:
         raise GoldenError(f"golden {path} belongs to case {meta.get('case_id')!r}, not {case_id!r}")
@@ -198,7 +208,7 @@ def header_lines(directory: Path, current: Mapping[str, str]) -> List[str]:
     for path in files:
         try:
             env = read_meta(path).get("environment", {})
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError):
             env = {"paddle": "an unreadable file"}
         key = tuple((k, env[k]) for k in ENVIRONMENT_KEYS + ("device",) if env.get(k))
         groups[key] = groups.get(key, 0) + 1

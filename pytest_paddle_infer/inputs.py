@@ -106,27 +106,13 @@ def numpy_dtype(dtype: str) -> "np.dtype":
 def _load_file(spec: InputSpec) -> "np.ndarray":
     import numpy as np
 
+    from .files import ArrayFileError, WantedArray, load_arrays
+
     try:
-        loaded = np.load(spec.file, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise InputError(f"input {spec.name!r}: cannot read {spec.file}: {e}") from None
-    if isinstance(loaded, np.lib.npyio.NpzFile):
-        with loaded:
-            if spec.name not in loaded.files:
-                raise InputError(
-                    f"input {spec.name!r}: {spec.file} has no array of that name "
-                    f"(it has {', '.join(loaded.files)})")
-            data = loaded[spec.name]
-    else:
-        data = loaded
-    if tuple(data.shape) != tuple(spec.shape):
-        raise InputError(f"input {spec.name!r}: {spec.file} holds shape {list(data.shape)}, "
-                         f"the case needs {list(spec.shape)}")
-    want = numpy_dtype(spec.dtype)
-    if data.dtype != want:
-        raise InputError(f"input {spec.name!r}: {spec.file} holds dtype {data.dtype}, "
-                         f"the model takes {spec.dtype}")
-    return np.ascontiguousarray(data)
+        arrays = load_arrays(spec.file, [WantedArray(spec.name, str(numpy_dtype(spec.dtype)), spec.shape)])
+    except ArrayFileError as e:
+        raise InputError(f"input {spec.name!r}: {e}") from None
+    return np.ascontiguousarray(arrays[spec.name])
 
 
 def generate_all(specs: Sequence[InputSpec], seed: int) -> Dict[str, "np.ndarray"]:

@@ -7,7 +7,6 @@ at once build each entry once, and a partial or corrupt entry is detected and re
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -15,13 +14,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, Mapping, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 from .capabilities import installed_paddle
 from .errors import ModelError
+from .files import atomic_write, file_lock
 from .inputs import InputSpec
 from .zoo import ZOO, ZOO_VERSION
 
@@ -155,18 +154,6 @@ def _valid_manifest(directory: Path) -> Optional[dict]:
     return manifest
 
 
-@contextmanager
-def file_lock(lock_path: Path) -> Iterator[None]:
-    """Exclusive across processes (xdist workers, parallel sessions) while held."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
 def cached_build(entry_dir: Path, build) -> dict:
     """Run ``build(tmp_dir) -> metadata`` once per entry; returns the manifest."""
     manifest = _valid_manifest(entry_dir)
@@ -290,8 +277,5 @@ def declared_inputs(prog: Path, cache_dir: Path) -> Tuple[InputSpec, ...]:
     except (OSError, ValueError):
         data = run_child(["inspect", str(prog)], prog.suffix == ".pdmodel",
                          f"reading the inputs of {prog}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, path)
+        atomic_write(path, json.dumps(data))
     return tuple(InputSpec(i["name"], tuple(i["shape"]), i["dtype"]) for i in data["inputs"])

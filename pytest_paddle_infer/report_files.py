@@ -1,5 +1,6 @@
-"""Report files: per case ``<case-id>.xlsx/.json/.csv/.png``, and over all cases
-``summary.json`` and ``index.html``.
+"""Report files: per case ``<stem>.xlsx/.json/.csv/.png``, where the stem is the test id
+made shell-safe (``files.safe_file_stem``), and over all cases ``summary.json`` and
+``index.html``.
 
 Workers write their own cases' files (each atomically: a temporary file renamed into
 place); the controller writes the summary and index at the end from the per-case JSON files
@@ -11,14 +12,12 @@ import csv
 import html
 import io
 import json
-import os
-import re
-import tempfile
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Sequence
 
 from .check import CaseResult
 from .compare import TensorComparison
+from .files import atomic_write, safe_file_stem
 from .report import first_divergence
 
 SEED_COLUMNS = ("Operator Type", "Tensor Name", "Shape", "Mismatched Elements", "Max Atol",
@@ -27,11 +26,6 @@ EXTRA_COLUMNS = ("Cosine", "Worst Index", "NaN", "Inf", "Baseline Tensor", "Matc
                  "Rtol", "Result")
 COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS
 SUMMARY = "summary.json"
-
-
-def safe_name(case_id: str) -> str:
-    """A file name for a case id: ``resnet50[1x3x224x224-onednn_fp32]`` stays readable."""
-    return re.sub(r"[^A-Za-z0-9_.\[\]+=-]", "_", case_id.replace("::", "__"))
 
 
 def _pair(actual: float, expected: float) -> str:
@@ -86,27 +80,16 @@ def case_summary(result: CaseResult) -> Dict[str, object]:
     }
 
 
-def _atomic_write(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def write_case(directory: Path, nodeid: str, result: CaseResult) -> List[str]:
     """Write the case's files, named after its test id; returns their names."""
     directory.mkdir(parents=True, exist_ok=True)
-    stem = safe_name(nodeid)
+    stem = safe_file_stem(nodeid)
     rows = table(result)
     written = []
     doc = {"summary": case_summary(result), "columns": list(COLUMNS), "rows": rows}
-    _atomic_write(directory / f"{stem}.json", lambda f: f.write(json.dumps(doc, indent=1).encode()))
+    atomic_write(directory / f"{stem}.json", json.dumps(doc, indent=1))
     written.append(f"{stem}.json")
-    _atomic_write(directory / f"{stem}.csv", lambda f: f.write(_csv(rows).encode()))
+    atomic_write(directory / f"{stem}.csv", _csv(rows))
     written.append(f"{stem}.csv")
     if _write_xlsx(directory / f"{stem}.xlsx", rows):
         written.append(f"{stem}.xlsx")
@@ -145,7 +128,7 @@ def _write_xlsx(path: Path, rows: Sequence[Sequence[object]]) -> bool:
                 cell.fill = fail
     for i, name in enumerate(COLUMNS, start=1):
         ws.column_dimensions[ws.cell(1, i).column_letter].width = max(12, min(40, len(name) + 4))
-    _atomic_write(path, wb.save)
+    atomic_write(path, wb.save)
     return True
 
 
@@ -179,7 +162,7 @@ def _write_png(path: Path, result: CaseResult) -> bool:
     ax.set_title(result.case_id, fontsize=9)
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
-    _atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100))
+    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100))
     plt.close(fig)
     return True
 
@@ -190,7 +173,7 @@ def write_index(directory: Path, outcomes: Mapping[str, Mapping[str, str]]) -> N
     directory.mkdir(parents=True, exist_ok=True)
     cases = []
     for nodeid in sorted(outcomes):
-        stem = safe_name(nodeid)
+        stem = safe_file_stem(nodeid)
         outcome = outcomes[nodeid]
         entry: Dict[str, object] = {"test": nodeid, "case": outcome.get("paddle_case", nodeid)}
         case_json = directory / f"{stem}.json"
@@ -203,8 +186,8 @@ def write_index(directory: Path, outcomes: Mapping[str, Mapping[str, str]]) -> N
             entry["reason"] = outcome.get("reason", "")
         entry["status"] = outcome.get("status", "")
         cases.append(entry)
-    _atomic_write(directory / SUMMARY, lambda f: f.write(json.dumps({"cases": cases}, indent=1).encode()))
-    _atomic_write(directory / "index.html", lambda f: f.write(_html(cases).encode()))
+    atomic_write(directory / SUMMARY, json.dumps({"cases": cases}, indent=1))
+    atomic_write(directory / "index.html", _html(cases))
 
 
 def _html(cases: Iterable[Mapping[str, object]]) -> str:

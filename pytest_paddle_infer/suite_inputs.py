@@ -151,27 +151,17 @@ def check_input_file(node: Node, spec: InputSpec, ctx: Context) -> Path:
 
 
 def file_array_shape(spec: InputSpec, node: Node) -> Tuple[int, ...]:
-    """The shape of the array an input file holds for ``spec`` (checked against its dtype)."""
-    import numpy as np
-
+    """The shape of the array an input file holds for ``spec``, checked against the dtype and
+    the shape the model declares (an .npy is mapped, not read)."""
+    from .files import ArrayFileError, WantedArray, load_arrays
     from .inputs import numpy_dtype
 
     try:
-        loaded = np.load(spec.file, mmap_mode="r", allow_pickle=False)
-        if hasattr(loaded, "files"):
-            with loaded:
-                if spec.name not in loaded.files:
-                    raise node.fail(f"{Path(spec.file).name} has no array named {spec.name!r}",
-                                    f"an array named {spec.name!r}", found=f"arrays {join_names(loaded.files)}")
-                array = loaded[spec.name]
-        else:
-            array = loaded
-    except (OSError, ValueError) as e:
-        raise node.fail("input file cannot be read", "a numpy .npy/.npz file", found=str(e)) from None
-    if array.dtype != numpy_dtype(spec.dtype):
-        raise node.fail(f"input file holds the wrong dtype for {spec.name!r}", spec.dtype,
-                        found=str(array.dtype), fix=f"save the array as {spec.dtype}")
-    return tuple(int(d) for d in array.shape)
+        arrays = load_arrays(spec.file, [WantedArray(spec.name, str(numpy_dtype(spec.dtype)), spec.shape)],
+                             mmap=True)
+    except ArrayFileError as e:
+        raise node.fail(f"input file {e.path.name} {e.problem}", e.expected, e.fix, found=e.found) from None
+    return tuple(int(d) for d in arrays[spec.name].shape)
 
 
 def parse_shape_sets(node: Optional[Node], specs: Sequence[InputSpec], file_nodes: Mapping[str, Node],

@@ -421,10 +421,12 @@ def test_file_batches_load_sorted_and_limited(tmp_path):
 
 
 @pytest.mark.parametrize("arrays,message", [
-    ({"image": good()["image"]}, r"holds arrays \['image'\]; the model's inputs are \['image', "
-                                 r"'im_shape'\] \(missing \['im_shape'\], unknown \[\]\)"),
-    (dict(good(), im_shape=np.ones((1, 2), "int64")), "input 'im_shape' has dtype int64, the model takes int32"),
-    (good(batch=2), r"input 'image' has shape \[2, 3, 8, 8\]; the engine is built for the case's \[1, 3, 8, 8\]"),
+    ({"image": good()["image"]}, r"0.npz holds other arrays than the model's inputs: expected arrays "
+                                 r"'image', 'im_shape', found arrays 'image' \(missing: 'im_shape'; unknown: none\)"),
+    (dict(good(), im_shape=np.ones((1, 2), "int64")),
+     "holds array 'im_shape' with the wrong dtype: expected int32, found int64; save it as int32"),
+    (good(batch=2), r"holds array 'image' with the wrong shape: expected \[1, 3, 8, 8\], found \[2, 3, 8, 8\]; "
+                    r"the engine is built for the case's shapes; declare a dynamic shape range"),
 ])
 def test_file_batches_that_do_not_fit_are_named(tmp_path, arrays, message):
     directory = batch_dir(tmp_path, **{"0.npz": arrays})
@@ -447,7 +449,8 @@ def test_empty_dir_and_npy_for_two_inputs_are_errors(tmp_path):
     with pytest.raises(InputError, match="holds no .npy or .npz calibration batches"):
         bp.load_batches(bp.FileBatches(str(tmp_path), None, TWO_INPUTS))
     np.save(tmp_path / "0.npy", good()["image"])
-    with pytest.raises(InputError, match="is a single array but the model takes inputs"):
+    with pytest.raises(InputError, match=r"0.npy holds a single array: expected one array per input "
+                                         r"\('image', 'im_shape'\), found an .npy file"):
         bp.load_batches(bp.FileBatches(str(tmp_path), None, TWO_INPUTS))
 
 

@@ -1,5 +1,6 @@
 """Intermediate tensors end to end: capture, pairing, the first divergence, report files."""
 import json
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 from pytest_paddle_infer.capture import BaselineStore, plain_numpy
 from pytest_paddle_infer.case import Case
 from pytest_paddle_infer.check import Runner
+from pytest_paddle_infer.files import safe_file_stem
 from pytest_paddle_infer.models import parse_source, resolve
 from pytest_paddle_infer.run_modes import RunModeSpec
 from pytest_paddle_infer.tensor_selection import Selection
@@ -192,7 +194,8 @@ def test_xlsx_cells_match_an_independent_computation(run_pytest, pytester, paddl
     result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_fp32",
                         "--paddle-intermediates=all", "--paddle-report=out")
     result.assert_outcomes(passed=1)
-    sheet = openpyxl.load_workbook(pytester.path / "out" / "tiny_cnn[1x3x32x32-onednn_fp32].xlsx").active
+    xlsx = pytester.path / "out" / f"{safe_file_stem('tiny_cnn[1x3x32x32-onednn_fp32]')}.xlsx"
+    sheet = openpyxl.load_workbook(xlsx).active
     header = [c.value for c in sheet[1]]
     assert header[:8] == SEED_COLUMNS
     assert sheet.freeze_panes == "A2"
@@ -248,5 +251,7 @@ def test_reports_are_complete_under_xdist(run_pytest, pytester, xdist_mode):
         else:
             assert case["status"] == "skipped" and "needs Paddle built with CUDA" in case["reason"]
     index = (out / "index.html").read_text()
-    assert index.count("<tr class=") == 6 and "tiny_detector[1x3x64x64-onednn_fp32].png" in index
-    assert not list(out.glob("*.tmp"))
+    assert index.count("<tr class=") == 6
+    assert f'href="{safe_file_stem("tiny_detector[1x3x64x64-onednn_fp32]")}.png"' in index
+    assert not list(out.glob("*.tmp")) and not list(out.glob(".*"))
+    assert all(shlex.quote(p.name) == p.name for p in out.iterdir())  # no quoting in a shell

@@ -23,8 +23,11 @@ def test_tensor_glob_plants_the_first_divergence(pytester, run_pytest, xdist_mod
     ])
     import json
 
-    rows = json.loads((pytester.path / "out" / "planted.paddle.yaml__tiny_cnn[1x3x32x32-onednn_bf16].json")
-                      .read_text())["rows"]
+    from pytest_paddle_infer.files import safe_file_stem
+
+    stem = safe_file_stem("planted.paddle.yaml::tiny_cnn[1x3x32x32-onednn_bf16]")
+    assert stem.startswith("planted.paddle.yaml__tiny_cnn-1x3x32x32-onednn_bf16-")
+    rows = json.loads((pytester.path / "out" / f"{stem}.json").read_text())["rows"]
     failing = [r for r in rows if r[-1] != "ok"]
     assert len(failing) == 1 and failing[0][12] == "relu_1.tmp_0"  # the paired baseline tensor
 

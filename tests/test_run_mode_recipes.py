@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from paddle import inference
 
+import config_signatures as sg
 from pytest_paddle_infer import run_modes as rm
-from pytest_paddle_infer import signatures as sg
 from pytest_paddle_infer.capabilities import Capabilities, detect, installed_paddle
 from pytest_paddle_infer.errors import OptionError
 from pytest_paddle_infer.run_modes import (DynamicShape, Precision, RunModeSpec, call,

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .errors import PaddleInferError
-from .run_modes import Call, Precision
+from pytest_paddle_infer.errors import PaddleInferError
+from pytest_paddle_infer.run_modes import Call, Precision
 
 
 class RecipeError(PaddleInferError):
