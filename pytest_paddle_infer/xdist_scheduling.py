@@ -1,0 +1,305 @@
+"""Under pytest-xdist, the paddle-infer cases of one model run on one worker, so the model's
+export, program, baselines and candidate predictors are built once per session rather than
+once per worker (a model that would hold up the whole sweep is split by run mode).
+
+The controller does not collect, so it cannot see which tests are cases: it gives each worker
+a file name in a directory it owns (``workerinput``); each worker, once it has collected and
+before xdist reports its collection, writes there the model and run mode of every case; the
+scheduler reads those files when it schedules.
+
+The scheduler is xdist's ``load`` with these changes: a unit of cases (a model's) goes to a
+worker whole, and the units go out first, the costliest first (a case costs its seconds in the
+last run, kept per model and run mode in the paddle cache dir; a case without history costs the
+mean of those with one, or 1 when none has). When one model outweighs the rest, so that the
+sweep would wait for its worker, it is split into one unit per run mode, if the estimated
+sweep gets at least SPLIT_GAIN seconds shorter (history is needed for that): each candidate
+predictor, the costly build, is still built once; the model's program and baselines (one
+forward pass per input shape) are built again on each worker that runs some of its modes.
+Tests that are not cases go out after the units, as ``load`` sends them; with no cases
+collected the order is exactly ``load``'s.
+
+It replaces ``--dist load``, which ``-n`` implies; any other ``--dist`` is left alone, and
+``-p no:paddle_infer_xdist`` turns it off. Nothing here is imported unless xdist is loaded.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+import pytest
+
+PLUGIN_NAME = "paddle_infer_xdist"  # -p no:paddle_infer_xdist opts out
+WORKERINPUT_KEY = "paddle_infer_groups_file"
+HISTORY_FILE = "xdist-seconds.json"  # in the paddle cache dir: {model: {run mode: s per case}}
+SPLIT_GAIN = 1.0  # seconds a model's split must take off the estimated sweep: it costs a reload
+
+CaseKey = Tuple[str, str]  # (model group, run mode label)
+History = Mapping[str, Mapping[str, float]]
+
+
+def register(config) -> None:
+    """From the plugin's pytest_configure, with xdist loaded: on the controller the scheduler
+    plugin, when it distributes with ``load``; on a worker the collection writer, when the
+    controller asked for it."""
+    if not config.pluginmanager.hasplugin("xdist") or config.pluginmanager.is_blocked(PLUGIN_NAME):
+        return
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        path = workerinput.get(WORKERINPUT_KEY)
+        if path:
+            config.pluginmanager.register(GroupWriter(Path(path)), PLUGIN_NAME)
+    elif config.getoption("dist", "no") == "load" and config.getoption("tx", None):
+        config.pluginmanager.register(ModelGroups(config), PLUGIN_NAME)
+
+
+def case_key(case) -> CaseKey:
+    """Cases of one model source share its export, program and baselines; one run mode's
+    cases share a candidate predictor."""
+    model = case.model
+    group = f"{model.kind}:{model.ref}"
+    if model.kwargs:
+        group += "(" + ", ".join(f"{k}={v!r}" for k, v in model.kwargs) + ")"
+    return group, case.run_mode.label
+
+
+# -- the plan: pure, so it is tested without a session ------------------------------------
+
+
+def plan(collection: Sequence[str], cases: Mapping[str, CaseKey], history: History,
+         workers: int) -> Tuple[List[int], Dict[int, str]]:
+    """The order in which to hand out the collection's indices, and the unit (cases that go
+    to one worker together) of each case's index; see the module's docstring."""
+    models: Dict[str, List[int]] = {}
+    others: List[int] = []
+    for index, nodeid in enumerate(collection):
+        key = cases.get(nodeid)
+        if key is None:
+            others.append(index)
+        else:
+            models.setdefault(key[0], []).append(index)
+    if not models:
+        return list(range(len(collection))), {}
+    known = [s for model, modes in history.items() if model in models for s in modes.values()]
+    default = sum(known) / len(known) if known else 1.0
+
+    def cost(indices: List[int]) -> float:
+        return sum(history.get(key[0], {}).get(key[1], default)
+                   for key in (cases[collection[i]] for i in indices))
+
+    units: Dict[str, List[int]] = dict(models)
+    if known and workers > 1:  # costs in seconds: worth comparing with SPLIT_GAIN
+        for model in sorted(models, key=lambda m: -cost(models[m])):
+            by_mode: Dict[str, List[int]] = {}
+            for i in models[model]:
+                by_mode.setdefault(f"{model} {cases[collection[i]][1]}", []).append(i)
+            if len(by_mode) < 2:
+                continue
+            split = {u: v for u, v in units.items() if u != model}
+            split.update(by_mode)
+            before = makespan([cost(v) for v in units.values()], workers)
+            if before - makespan([cost(v) for v in split.values()], workers) >= SPLIT_GAIN:
+                units = split
+    first_seen = {unit: n for n, unit in enumerate(units)}
+    ordered = sorted(units, key=lambda unit: (-cost(units[unit]), first_seen[unit]))
+    order = [i for unit in ordered for i in units[unit]]
+    return order + others, {i: unit for unit in ordered for i in units[unit]}
+
+
+def makespan(costs: Sequence[float], workers: int) -> float:
+    """When the last of ``workers`` finishes, handing out the costliest first to the least
+    loaded (what the scheduler does, give or take the order workers ask in)."""
+    loads = [0.0] * max(workers, 1)
+    for c in sorted(costs, reverse=True):
+        loads[loads.index(min(loads))] += c
+    return max(loads)
+
+
+def take_batch(pending: List[int], unit_of: Mapping[int, str], num: int) -> List[int]:
+    """Take from the front of ``pending`` at least ``num`` indices (fewer when it runs out):
+    a unit's every pending index comes along with its first, and a batch holds at most one
+    unit, so the units spread over the workers."""
+    batch: List[int] = []
+    took_unit = False
+    while pending and len(batch) < num:
+        unit = unit_of.get(pending[0])
+        if unit is None:
+            batch.append(pending.pop(0))
+            continue
+        if took_unit:
+            break
+        took_unit = True
+        batch.extend(i for i in pending if unit_of.get(i) == unit)
+        pending[:] = [i for i in pending if unit_of.get(i) != unit]
+    return batch
+
+
+# -- files ----------------------------------------------------------------------------------
+
+
+def read_cases(directory: Path) -> Dict[str, CaseKey]:
+    """Node id -> (model, run mode) from the files the workers wrote (all collect the same)."""
+    cases: Dict[str, CaseKey] = {}
+    for path in sorted(directory.glob("*.json")):
+        try:
+            cases.update({nodeid: (str(key[0]), str(key[1]))
+                          for nodeid, key in json.loads(path.read_text()).items()})
+        except (OSError, ValueError, TypeError, IndexError, AttributeError):
+            continue
+    return cases
+
+
+def read_history(path: Path) -> Dict[str, Dict[str, float]]:
+    """{model: {run mode: seconds per case}} from earlier runs; empty when absent or unreadable."""
+    try:
+        data = json.loads(path.read_text())
+        return {str(model): {str(mode): float(s) for mode, s in modes.items()}
+                for model, modes in data.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
+def write_json(path: Path, data) -> None:
+    """Whole or not at all: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# -- the controller -------------------------------------------------------------------------
+
+
+def scheduler_class():
+    """xdist's LoadScheduling with units sent whole; None for an xdist without the method it
+    refines (then ``load`` itself schedules)."""
+    try:
+        from xdist.scheduler import LoadScheduling
+    except ImportError:
+        return None
+    if not callable(getattr(LoadScheduling, "_send_tests", None)):
+        return None
+
+    class ModelGroupScheduling(LoadScheduling):
+        """``load``, with the paddle-infer cases of a unit sent to one worker together."""
+
+        def __init__(self, config, log, groups: "ModelGroups"):
+            super().__init__(config, log)
+            self.groups = groups
+            self.unit_of: Optional[Dict[int, str]] = None
+
+        def _send_tests(self, node, num: int) -> None:
+            if self.unit_of is None:  # the first send: the collection is known now
+                self._order_pending()
+            batch = take_batch(self.pending, self.unit_of, num)
+            if batch:
+                self.node2pending[node].extend(batch)
+                node.send_runtest_some(batch)
+
+        def _order_pending(self) -> None:
+            order, self.unit_of = self.groups.plan(self.collection, len(self.node2pending))
+            position = {index: n for n, index in enumerate(order)}
+            self.pending.sort(key=position.__getitem__)
+            if self.unit_of:
+                self.log("paddle-infer units, in the order handed out:",
+                         list(dict.fromkeys(self.unit_of[i] for i in order if i in self.unit_of)))
+
+    return ModelGroupScheduling
+
+
+class ModelGroups:
+    """The controller's side: a directory for the workers' files, the scheduler, and each
+    case's seconds, kept per model and run mode for the next run's plan."""
+
+    def __init__(self, config):
+        self.config = config
+        self.directory = Path(tempfile.mkdtemp(prefix="paddle-infer-xdist-"))
+        self.cases: Dict[str, CaseKey] = {}
+        self.seconds: Dict[str, float] = defaultdict(float)  # node id -> setup + call + teardown
+        self.workers_seen: set = set()
+        self.firsts: set = set()  # each worker's first case: it also waited for Paddle to load
+
+    def history_path(self) -> Optional[Path]:
+        from .plugin import SETTINGS
+
+        settings = self.config.stash.get(SETTINGS, None)
+        return None if settings is None else Path(settings.cache_dir) / HISTORY_FILE
+
+    def plan(self, collection: Sequence[str], workers: int) -> Tuple[List[int], Dict[int, str]]:
+        self.cases = read_cases(self.directory)
+        path = self.history_path()
+        history = read_history(path) if self.cases and path is not None else {}
+        return plan(collection, self.cases, history, workers)
+
+    def pytest_configure_node(self, node) -> None:
+        if getattr(node.gateway.spec, "popen", False):  # a worker on this machine: it sees the dir
+            node.workerinput[WORKERINPUT_KEY] = str(self.directory / f"{node.gateway.id}.json")
+
+    def pytest_xdist_make_scheduler(self, config, log):
+        cls = scheduler_class()
+        return None if cls is None else cls(config, log, self)
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.nodeid in self.cases:
+            self.seconds[report.nodeid] += report.duration
+            worker = getattr(getattr(report, "node", None), "gateway", None)
+            if worker is not None and worker.id not in self.workers_seen:
+                self.workers_seen.add(worker.id)
+                self.firsts.add(report.nodeid)
+
+    def pytest_sessionfinish(self, session) -> None:
+        """Each model and run mode's mean seconds per case that ran (a mean: a run of part of
+        a suite, -k or -x, still prices the rest right)."""
+        path = self.history_path()
+        if not self.seconds or path is None:
+            return
+        runs: Dict[CaseKey, List[float]] = defaultdict(list)
+        for nodeid, seconds in self.seconds.items():  # each worker's first case last
+            if nodeid not in self.firsts:
+                runs[self.cases[nodeid]].append(seconds)
+        for nodeid in self.firsts:  # counted only where nothing else prices its model and mode
+            runs.setdefault(self.cases[nodeid], [self.seconds[nodeid]])
+        history = read_history(path)
+        for (model, mode), seconds in runs.items():
+            history.setdefault(model, {})[mode] = round(sum(seconds) / len(seconds), 4)
+        try:
+            write_json(path, history)
+        except OSError:
+            pass
+
+    def pytest_unconfigure(self, config) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+# -- a worker -------------------------------------------------------------------------------
+
+
+class GroupWriter:
+    """A worker's side: once it has collected, and before xdist reports the collection to the
+    controller, write the model and run mode of every paddle-infer case."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    @pytest.hookimpl(tryfirst=True)  # xdist sends the collection from its own (plain) impl
+    def pytest_collection_finish(self, session) -> None:
+        from .plugin import declared_case
+
+        cases = {}
+        for item in session.items:
+            case = declared_case(item)
+            if case is not None:
+                cases[item.nodeid] = case_key(case)
+        try:
+            write_json(self.path, cases)
+        except OSError:  # no file: the scheduler sends these tests as load does
+            pass
