@@ -119,18 +119,19 @@ def makespan(costs: Sequence[float], workers: int) -> float:
     return max(loads)
 
 
-def take_batch(pending: List[int], unit_of: Mapping[int, str], num: int) -> List[int]:
+def take_batch(pending: List[int], unit_of: Mapping[int, str], num: int, minimum: int = 0) -> List[int]:
     """Take from the front of ``pending`` at least ``num`` indices (fewer when it runs out):
-    a unit's every pending index comes along with its first, and a batch holds at most one
-    unit, so the units spread over the workers."""
+    a unit's every pending index comes along with its first, and a batch holds one unit, so
+    the units spread over the workers; more only while the batch is under ``minimum`` (an
+    xdist worker runs a test only once it holds the next one, or has been told to stop)."""
     batch: List[int] = []
     took_unit = False
-    while pending and len(batch) < num:
+    while pending and len(batch) < max(num, minimum):
         unit = unit_of.get(pending[0])
         if unit is None:
             batch.append(pending.pop(0))
             continue
-        if took_unit:
+        if took_unit and len(batch) >= minimum:
             break
         took_unit = True
         batch.extend(i for i in pending if unit_of.get(i) == unit)
@@ -200,7 +201,8 @@ def scheduler_class():
         def _send_tests(self, node, num: int) -> None:
             if self.unit_of is None:  # the first send: the collection is known now
                 self._order_pending()
-            batch = take_batch(self.pending, self.unit_of, num)
+            held = len(self.node2pending[node])
+            batch = take_batch(self.pending, self.unit_of, num, minimum=2 - held)
             if batch:
                 self.node2pending[node].extend(batch)
                 node.send_runtest_some(batch)

@@ -233,3 +233,13 @@ def test_a_crashed_workers_unit_goes_to_another_worker_whole():
     sched.add_node_collection(replacement, collection)
     sched.schedule()
     assert sorted(replacement.sent) == sorted(gw0.sent[2:])
+
+
+def test_a_worker_holding_nothing_gets_two_tests_even_across_units():
+    """An xdist worker runs a test only once it holds the next one (or is told to stop):
+    one single-case unit alone would leave it waiting forever."""
+    pending = [0, 1, 2, 3]
+    unit_of = {0: "a", 1: "b", 2: "c", 3: "d"}
+    assert take_batch(pending, unit_of, 2, minimum=2) == [0, 1]
+    assert take_batch(pending, unit_of, 1, minimum=1) == [2]
+    assert take_batch(pending, unit_of, 2, minimum=0) == [3]
