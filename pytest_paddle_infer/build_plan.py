@@ -242,6 +242,7 @@ class PlanExecutor:
         self.predictors = predictors
         self.build = build
         self._outcomes: Dict[Tuple, Tuple[Tuple[str, ...], str]] = {}
+        self.on_phase: Callable[..., None] = lambda name, recipe="": None  # where a crash happened
 
     def run(self, plan: Plan, model: "ModelFiles", inputs: Mapping[str, "np.ndarray"]) -> Built:
         key = (model.prog_file, model.params_file, plan.final.recipe)
@@ -255,6 +256,8 @@ class PlanExecutor:
             if int8 == INT8_QUANTIZED:
                 notes.append(f"int8: {INT8_QUANTIZED}: scales come from the model's quantize "
                              f"ops, no calibration (use_calib_mode=False)")
+            if len(plan.steps) > 1:
+                self.on_phase("building the candidate", describe_recipe(calls))
             predictor = self.build(files, calls)
             self._outcomes[key] = (tuple(notes), int8)
             return predictor
@@ -264,6 +267,9 @@ class PlanExecutor:
         return Built(predictor, plan.final.recipe, notes, int8)
 
     def _run_step(self, step: Step, model, inputs, int8: str) -> Tuple[str, str]:
+        if isinstance(step, (CollectShapes, Calibrate)):
+            self.on_phase("collecting shape ranges" if isinstance(step, CollectShapes) else "calibration",
+                          describe_recipe(step.recipe))
         if isinstance(step, PrepareCacheDir):
             return prepare_cache_dir(step), int8
         if isinstance(step, CollectShapes):

@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from importlib import metadata
-from typing import Optional, Tuple
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass
+from importlib import metadata, util
+from pathlib import Path
+from typing import Callable, Dict, Optional, Tuple
 
 from .run_modes import RunMode
 
@@ -119,3 +123,47 @@ def detect() -> Capabilities:
         trt_runtime=_version("get_trt_runtime_version"),
         onednn=onednn,
     )
+
+
+# -- what the pytest process knows without importing paddle ------------------------------
+
+INSTALLATION_FILE = "installation.json"
+
+
+def installation_key() -> list:
+    """What identifies the installed Paddle and the devices it sees, without importing it."""
+    spec = util.find_spec("paddle")
+    origin = spec.origin if spec is not None and spec.origin else ""
+    try:
+        stamp = os.stat(origin).st_mtime_ns if origin else 0
+    except OSError:
+        stamp = 0
+    return [*installed_paddle(), origin, stamp, sys.executable,
+            os.environ.get("CUDA_VISIBLE_DEVICES")]
+
+
+def known_installation(cache_dir: Path, ask: Callable[[], Tuple[Capabilities, Dict[str, str]]]
+                       ) -> Tuple[Capabilities, Dict[str, str]]:
+    """The capabilities and software environment of the installed Paddle, as ``ask`` (the
+    executor, which imports paddle anyway) reports them, remembered per installation in the
+    cache dir: the pytest process itself never imports paddle."""
+    path = Path(cache_dir) / INSTALLATION_FILE
+    key = installation_key()
+    try:
+        saved = json.loads(path.read_text())
+        if saved["key"] == key:
+            caps = saved["capabilities"]
+            caps.update(trt_compile=tuple(caps["trt_compile"]), trt_runtime=tuple(caps["trt_runtime"]))
+            return Capabilities(**caps), dict(saved["environment"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    caps, environment = ask()
+    try:
+        from .files import atomic_write
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps({"key": key, "capabilities": asdict(caps),
+                                       "environment": environment}, indent=1))
+    except OSError:
+        pass  # remembering is an optimization
+    return caps, environment

@@ -209,14 +209,23 @@ class HookRouter:
 
 
 class HookRouters:
+    """The router of each hooked predictor. An entry keeps its predictor alive (so ids stay
+    unique) until the predictor cache lets the predictor go: ``forget`` then drops both."""
+
     def __init__(self):
         self._routers: Dict[int, Tuple[object, HookRouter]] = {}
 
     def for_predictor(self, predictor) -> HookRouter:
         key = id(predictor)
-        if key not in self._routers:  # the predictor is kept alive with it: ids stay unique
+        if key not in self._routers:
             self._routers[key] = (predictor, HookRouter(predictor))
         return self._routers[key][1]
+
+    def forget(self, predictor) -> None:
+        self._routers.pop(id(predictor), None)
+
+    def __len__(self) -> int:
+        return len(self._routers)
 
 
 def run_with_sink(router: HookRouter, sink: Callable, run: Callable):

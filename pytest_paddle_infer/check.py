@@ -10,7 +10,7 @@ import shutil
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -40,6 +40,7 @@ class CaseResult:
     notes: List[str] = field(default_factory=list)
     intermediates: List[IntermediateRow] = field(default_factory=list)
     localization: List[str] = field(default_factory=list)  # the ladder's verdict and rungs
+    culprit: str = ""  # what the ladder blames: a pass, op types, kernels
 
     @property
     def divergent(self) -> List[IntermediateRow]:
@@ -101,7 +102,11 @@ class Runner:
         self._baselines: Dict[Tuple, Mapping[str, np.ndarray]] = {}
         self._stores: Dict[Tuple, BaselineStore] = {}
         self.hooks = HookRouters()
+        self.predictors.on_evict.append(self.hooks.forget)  # hooked predictors go with the cache's
         self.spill_dir = self.cache_dir / "spill" / f"pid{os.getpid()}"
+        # told where a case's work is (and the recipe there), so a crash can be placed
+        self.on_phase: Callable[..., None] = lambda name, recipe="": None
+        self.candidates.executor.on_phase = lambda name, recipe="": self.on_phase(name, recipe)
 
     # -- pieces, also used by the fixtures ---------------------------------------------
 
@@ -141,16 +146,22 @@ class Runner:
         self.candidates.check_ranges(case)  # a bad dynamic range errors even where GPUs are missing
         self.check_capabilities(case)
         selection = Selection(case.intermediates)
+        self.on_phase("exporting the model")
         # zoo models and builders: the legacy program keeps intermediate names meaningful
         model = self.model_files(case.model, legacy=selection.active and case.model.kind != "path")
+        self.on_phase("generating inputs")
         inputs = self.inputs(model, dict(case.shapes), case.seed)
         digest = inputs_digest(inputs)
+        self.on_phase("running the baseline", f"{case.baseline}: {describe_recipe(self.baseline_calls(case))}"
+                      if case.baseline in ("auto", "cpu", "gpu") else case.baseline)
         baseline = self.baselines.get(
             case, model, inputs, digest, lambda kind: self.baseline_device(case, kind),
             lambda kind: self.predictor_baseline(replace(case, baseline=kind), model, inputs, digest))
         marks = marked_tensors(case, baseline.store)
-        built = self.candidates.build(case.run_mode, model, self.input_specs(model, dict(case.shapes)),
-                                      inputs, case.threads, case.seed, marks)
+        specs = self.input_specs(model, dict(case.shapes))
+        plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, marks)
+        self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
+        built = self.candidates.executor.run(plan, model, inputs)
         notes = built.notes + ((FUSION_WARNING,) if marks else ())
         return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
                         describe_recipe(built.recipe), baseline.store, notes, built.int8)
@@ -185,6 +196,7 @@ class Runner:
     def run(self, prepared: Prepared) -> CaseResult:
         start = time.perf_counter()
         case = prepared.case
+        self.on_phase("running the candidate", prepared.candidate_recipe)
         run = lambda: run_predictor(prepared.candidate, prepared.inputs)
         comparer = None
         if prepared.baseline_store is not None:
@@ -244,7 +256,7 @@ def check_output_names(case: Case, outputs: Mapping[str, np.ndarray]) -> None:
 def marked_tensors(case: Case, store: Optional[BaselineStore]) -> Tuple[str, ...]:
     """TensorRT keeps fused tensors inside its engine: with intermediates on, the selected
     baseline tensors are marked as engine outputs so the hooks can see them."""
-    if store is None or not case.run_mode.mode.startswith("trt_"):
+    if store is None or not case.run_mode.run_mode.tensorrt:
         return ()
     return tuple(dict.fromkeys(r.name for r in store.records))
 

@@ -32,44 +32,66 @@ class PredictorHandle:
 
 class CaseHandle:
     """A declared case for a Python test: prepared (model, inputs, baseline, candidate
-    predictor) by the fixture; run and judged when the test asks."""
+    predictor) in the executor by the fixture; run and judged when the test asks, through
+    the same path as suite and command-line cases (report files, localization)."""
 
-    def __init__(self, case, runner, record: Optional[list] = None):
+    def __init__(self, node, case):
+        self.node = node  # the test item: its node id names the case's files and records figures
         self.case = case
-        self.runner = runner
-        self.record = record  # the test's user_properties: figures for the summary and JUnit
-        self.prepared = None
         self.result = None
+        self._tensors = {}
 
     def prepare(self) -> None:
-        self.prepared = self.runner.prepare(self.case)
+        from .plugin import prepare_case
+
+        prepare_case(self.node, self.case, from_cli=False)
+
+    def _get(self, which: str):
+        if which not in self._tensors:
+            from .plugin import case_path_of
+
+            self._tensors[which] = case_path_of(self.node.config).tensors(self.node.nodeid, which)
+        return self._tensors[which]
 
     @property
     def inputs(self):
-        return self.prepared.inputs
+        """The inputs the case feeds, by input name."""
+        return self._get("inputs")
 
     @property
     def baseline_outputs(self):
-        return self.prepared.baseline_outputs
+        """The baseline's outputs, by output name."""
+        return self._get("baseline_outputs")
 
     def run(self):
-        """Run the candidate and compare it with the baseline: a CaseResult."""
-        from .report import properties
+        """Run the candidate and compare it with the baseline: a CaseResult. Figures and
+        report files are recorded; it does not raise on a failing comparison."""
+        from .case_path import CaseFailed
+        from .plugin import check_case
 
-        self.result = self.runner.run(self.prepared)
-        if self.record is not None:
-            self.record.extend(properties(self.result))
+        try:
+            self.result = check_case(self.node, self.case, from_cli=False)
+        except CaseFailed as failed:
+            self.result = failed.result
         return self.result
 
     def check(self):
         """Run and assert that every output is within tolerance; the failure is the table."""
         __tracebackhide__ = True
-        from .report import failure_message
+        from .case_path import CaseFailed
+        from .plugin import check_case
 
-        result = self.run()
-        if not result.passed:
-            raise AssertionError(failure_message(result))
-        return result
+        try:
+            self.result = check_case(self.node, self.case, from_cli=False)
+        except CaseFailed as failed:
+            self.result = failed.result
+            raise AssertionError(str(failed)) from None
+        return self.result
+
+    def release(self) -> None:
+        from .plugin import case_path_of
+
+        case_path_of(self.node.config).release(self.node.nodeid)
 
 
 def predictor_factory(runner, settings, baseline: bool):

@@ -84,7 +84,16 @@ OPTIONS: Tuple[Option, ...] = (
            switch=True),
     Option("--paddle-device", "paddle_device",
            "the GPU of GPU run modes: " + "; ".join(DEVICE_FORMS)),
+    Option("--paddle-timeout", "paddle_timeout",
+           "seconds one request of a case (prepare, or run and localize) may take in the executor "
+           "process before it is killed and the case errors. Default: 900"),
+    Option("--paddle-executor", "paddle_executor",
+           "where cases run: child (a supervised executor process per pytest process: a crash "
+           "or hang costs one case) or inline (this process: for --pdb; a crash ends the "
+           "session). Default: child"),
 )
+EXECUTORS = ("child", "inline")
+DEFAULT_TIMEOUT = 900.0
 
 
 def register(parser) -> None:
@@ -126,6 +135,8 @@ class Settings:
     device: DeviceChoice = AUTO  # --paddle-device: the GPU of GPU run modes, per xdist worker
     save_goldens: Optional[Path] = None  # --paddle-save-goldens DIR
     update_goldens: bool = False  # --paddle-update-goldens
+    timeout: float = DEFAULT_TIMEOUT  # --paddle-timeout: seconds per executor request
+    executor: str = "child"  # --paddle-executor: child | inline
 
     @property
     def active(self) -> bool:
@@ -207,7 +218,25 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
         device=parse_device(get("paddle_device")),
         save_goldens=save_goldens,
         update_goldens=update_goldens,
+        timeout=_timeout(opts["paddle_timeout"], get("paddle_timeout")),
+        executor=_choice(opts["paddle_executor"], get("paddle_executor") or "child", EXECUTORS),
     )
+
+
+def _timeout(opt: Option, text) -> float:
+    value = _number(opt, text, float, 0.0)
+    if value is None:
+        return DEFAULT_TIMEOUT
+    if value <= 0:
+        raise OptionError(f"{opt.flag}: {text!r} must be a number of seconds above 0 (e.g. {opt.flag}=600)")
+    return value
+
+
+def _choice(opt: Option, text: str, choices: Sequence[str]) -> str:
+    value = str(text).strip()
+    if value not in choices:
+        raise OptionError(f"{opt.flag}: {text!r} is not one of {', '.join(choices)}")
+    return value
 
 
 def parse_baseline_option(text: str) -> str:

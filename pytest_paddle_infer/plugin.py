@@ -15,6 +15,7 @@ from .errors import CaseSkipped, OptionError, PaddleInferError
 
 SETTINGS = pytest.StashKey["opts.Settings"]()
 RUNNER = pytest.StashKey[object]()
+CASE_PATH = pytest.StashKey[object]()
 
 MARKERS = (
     "paddle_model(name): the model of a paddle-infer case",
@@ -29,10 +30,6 @@ NARROWED = pytest.StashKey[list]()
 
 class PaddleInferWarning(pytest.PytestWarning):
     """Something about the session's paddle-infer cases worth reading."""
-
-
-class CaseFailed(AssertionError):
-    """A case whose outputs are outside tolerance; the message is the table."""
 
 
 def pytest_addoption(parser):
@@ -57,8 +54,20 @@ def pytest_configure(config):
     except OptionError as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS] = settings
+    if settings.active and not is_xdist_controller(config):
+        case_path_of(config).start()  # the executor imports paddle while pytest collects
     config.pluginmanager.register(SessionSummary(config), "paddle-infer-summary")
+    if config.pluginmanager.hasplugin("xdist"):  # one worker per model's cases (xdist_scheduling.py)
+        from .xdist_scheduling import register as register_xdist_scheduling
+
+        register_xdist_scheduling(config)
     _add_suite_args(config, settings.suites)
+
+
+def is_xdist_controller(config) -> bool:
+    """The process that hands tests to xdist workers and runs none itself."""
+    return (not hasattr(config, "workerinput") and bool(getattr(config.option, "numprocesses", None))
+            and getattr(config.option, "dist", "no") != "no")
 
 
 def settings_of(config) -> "opts.Settings":
@@ -77,32 +86,58 @@ def runner_of(config):
     return config.stash[RUNNER]
 
 
+def case_path_of(config):
+    """The per-process path every case takes (case_path.py): its executor child starts on
+    first use."""
+    if CASE_PATH not in config.stash:
+        from .case_path import CasePath
+
+        settings = settings_of(config)
+        config.stash[CASE_PATH] = CasePath(settings, settings.cache_dir / "executor")
+    return config.stash[CASE_PATH]
+
+
+def installation(config):
+    """(Capabilities, environment) of the installed Paddle. The executor imports paddle and
+    reports them; they are remembered per installation, so the pytest process (and the xdist
+    controller, which runs no case) never imports paddle."""
+    from .capabilities import known_installation
+
+    def ask():
+        path = case_path_of(config)
+        found = path.about()
+        if is_xdist_controller(config):  # it runs no case
+            path.close()
+        return found
+
+    return known_installation(settings_of(config).cache_dir, ask)
+
+
 def pytest_report_header(config) -> Optional[List[str]]:
     settings = settings_of(config)
     if not settings.active:
-        return golden_header(settings) or None
-    from .capabilities import detect
-
+        return golden_header(config, settings) or None
+    caps, _ = installation(config)
     tol = ("atol={} rtol={}".format(settings.atol if settings.atol is not None else "mode default",
                                     settings.rtol if settings.rtol is not None else "mode default"))
     lines = [
-        f"paddle-infer: {detect().describe}",
+        f"paddle-infer: {caps.describe}",
         f"paddle-infer: baseline {settings.baseline}, {tol}, seed {settings.seed}, "
         f"cache {settings.cache_dir}",
     ]
     gpu_modes = [s.label for s in settings.run_modes if s.run_mode.device == "gpu"]
     if settings.baseline == "gpu" and not gpu_modes:
         gpu_modes = ["baseline gpu"]
-    if gpu_modes or detect().gpu_count:  # with GPUs visible, suites' GPU modes use the mapping
+    if gpu_modes or caps.gpu_count:  # with GPUs visible, suites' GPU modes use the mapping
         from .devices import mapping_line
 
         workers = getattr(config.option, "numprocesses", None)
         lines.append(mapping_line(settings.device, workers if isinstance(workers, int) else None,
-                                  detect().gpu_count, gpu_modes))
-    return lines + golden_header(settings)
+                                  caps.gpu_count, gpu_modes))
+    return lines + golden_header(config, settings)
 
 
-def golden_header(settings) -> List[str]:
+def golden_header(config, settings) -> List[str]:
     """Where goldens are recorded, or what the compared ones were recorded with when that
     differs from this run (a suite's own golden baselines show in their failures)."""
     from .baselines import GOLDEN, golden_dir, kind_of
@@ -112,9 +147,9 @@ def golden_header(settings) -> List[str]:
                 f"{settings.save_goldens}"]
     if kind_of(settings.baseline) != GOLDEN:
         return []
-    from .goldens import environment, header_lines
+    from .goldens import header_lines
 
-    lines = header_lines(golden_dir(settings.baseline), environment(""))
+    lines = header_lines(golden_dir(settings.baseline), installation(config)[1])
     if settings.update_goldens:
         lines.append("paddle-infer: --paddle-update-goldens: goldens are rewritten from live baselines")
     return lines
@@ -130,48 +165,28 @@ class PaddleCaseItem(pytest.Item):
         super().__init__(**kwargs)
         self.case = case
         self.prepared = None
-        # the keyword copies let -m select: -m "paddle_run_mode(mode='onednn_bf16')"
-        self.add_marker(pytest.mark.paddle_model(case.model.name, name=case.model.name))
-        self.add_marker(pytest.mark.paddle_run_mode(case.run_mode.mode, mode=case.run_mode.mode))
-        self.add_marker(pytest.mark.xdist_group(case.model.name))
-        self.user_properties.extend([
-            ("paddle_case", case.id),
-            ("paddle_model", case.model.name),
-            ("paddle_shape", case.shape_text),
-            ("paddle_run_mode", case.run_mode.label),
-        ])
+        for mark in case_marks(case):
+            self.add_marker(mark)
+        self.user_properties.extend(case_properties(case))
 
     def setup(self):
         try:
-            self.prepared = runner_of(self.config).prepare(effective_case(self, self.case))
+            self.prepared = prepare_case(self, effective_case(self, self.case), from_cli=self.parent is self.session)
         except CaseSkipped as e:
             # reported at the case (suite file and line), not at this line of the plugin
             raise pytest.skip.Exception(str(e), _use_item_location=True) from None
-        if self.prepared.int8:  # which int8 path the candidate took, for JUnit and xdist
-            self.user_properties.append(("paddle_int8", self.prepared.int8))
 
     def runtest(self):
-        from .report import failure_message, properties
-
-        runner = runner_of(self.config)
-        result = runner.run(self.prepared)
-        if not result.passed and settings_of(self.config).localize:
-            found = runner.localize(self.prepared)
-            result.localization = found.lines()
-            self.user_properties.append(("paddle_culprit", found.culprit))
-        self.user_properties.extend(properties(result))
-        report_dir = settings_of(self.config).report_dir
-        if report_dir is not None:
-            from .report_files import write_case
-
-            write_case(report_dir, self.nodeid, result)
-        if not result.passed:
-            raise CaseFailed(failure_message(result))
+        check_case(self, self.case, from_cli=self.parent is self.session)
 
     def teardown(self):
+        if self.prepared is not None:
+            case_path_of(self.config).release(self.nodeid)
         self.prepared = None
 
     def repr_failure(self, excinfo, style=None):
+        from .case_path import CaseFailed
+
         if isinstance(excinfo.value, (CaseFailed, PaddleInferError)):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
@@ -179,6 +194,75 @@ class PaddleCaseItem(pytest.Item):
     def reportinfo(self):
         # a line number is what pytest needs to report a skip mark at the item's location
         return self.path, self.line, self.case.id
+
+
+def case_marks(case) -> list:
+    """The marks of a case's test; the keyword copies let -m select:
+    -m "paddle_run_mode(mode='onednn_bf16')"."""
+    return [pytest.mark.paddle_model(case.model.name, name=case.model.name),
+            pytest.mark.paddle_run_mode(case.run_mode.mode, mode=case.run_mode.mode),
+            pytest.mark.xdist_group(case.model.name)]
+
+
+def case_properties(case) -> list:
+    """What every case's report carries from the start (JUnit, xdist, the summary)."""
+    return [("paddle_case", case.id), ("paddle_model", case.model.name),
+            ("paddle_shape", case.shape_text), ("paddle_run_mode", case.run_mode.label)]
+
+
+def prepare_case(item, case, from_cli: bool) -> dict:
+    """Prepare ``case`` in the executor under the item's node id; a dead executor errors the
+    case with how it died and a command that reproduces it."""
+    from .executor import ExecutorDied
+
+    try:
+        info = case_path_of(item.config).prepare(item.nodeid, case)
+    except ExecutorDied as died:
+        raise _crash(item, case, died, from_cli) from None
+    if info["int8"]:  # which int8 path the candidate took, for JUnit and xdist
+        item.user_properties.append(("paddle_int8", info["int8"]))
+    return info
+
+
+def check_case(item, case, from_cli: bool):
+    """Run a prepared case to its verdict: figures, report files, the failure."""
+    from .executor import ExecutorDied
+
+    try:
+        return case_path_of(item.config).check(item.nodeid, item.nodeid, item.user_properties)
+    except ExecutorDied as died:
+        raise _crash(item, case, died, from_cli) from None
+
+
+def _crash(item, case, died, from_cli: bool) -> PaddleInferError:
+    from .case_path import crash_message
+
+    item.user_properties.append(("paddle_crash", f"{died.how} while {died.phase}"))
+    return PaddleInferError(crash_message(died, repro_command(item, case, from_cli)))
+
+
+def repro_command(item, case, from_cli: bool) -> str:
+    """A command that runs just this case with this session's paddle-infer options."""
+    import shlex
+
+    config = item.config
+    settings = settings_of(config)
+    skip = {"paddle_model", "run_mode", "paddle_suite"}
+    args = ["pytest"]
+    if from_cli:
+        args += [f"--paddle-model={case.model.ref}", f"--run-mode={case.run_mode.label}"]
+    else:
+        args.append(item.nodeid)
+    for opt in opts.OPTIONS:
+        if opt.ini in skip or opt.ini not in settings.given:
+            continue
+        value = config.getoption(opt.ini)
+        if opt.switch:
+            if value:
+                args.append(opt.flag)
+        elif value not in (None, "", []):
+            args.append(f"{opt.flag}={value}")
+    return " ".join(shlex.quote(a) for a in args)
 
 
 def build_cases(settings) -> list:
@@ -259,10 +343,12 @@ class SessionSummary:
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
             outcome = "error" if report.when == "setup" and report.failed else report.outcome
+            if "paddle_crash" in props:  # the executor died or hung on this case
+                outcome = "timeout" if "timed out" in str(props["paddle_crash"]) else "crashed"
             from .report import summary_row
 
             row = summary_row(report.nodeid, outcome, props, report.duration)
-            if outcome in ("skipped", "error"):
+            if outcome in ("skipped", "error", "crashed", "timeout"):
                 row["reason"] = _short_reason(report)
             self.rows[report.nodeid] = row
 
@@ -297,9 +383,17 @@ def pytest_sessionstart(session):
             path.unlink()
 
 
-def pytest_sessionfinish(session):
-    if RUNNER in session.config.stash:
-        session.config.stash[RUNNER].close()
+def pytest_collection_finish(session):
+    """Start the executor while the session's first tests get going: it imports paddle."""
+    if any(declared_case(item) is not None for item in session.items):
+        case_path_of(session.config).start()
+
+
+def pytest_unconfigure(config):
+    if CASE_PATH in config.stash:
+        config.stash[CASE_PATH].close()
+    if RUNNER in config.stash:
+        config.stash[RUNNER].close()
 
 
 # -- fixtures ---------------------------------------------------------------------------
@@ -400,6 +494,7 @@ class PaddleSuiteFile(pytest.File):
 
         self.config.stash[SUITES_SEEN] = True  # here, not at creation: pytest creates collectors
         # for files beside the paths it was given, and collects only those it was given
+        case_path_of(self.config).start()  # the executor imports paddle while pytest collects
         for declared in load_suite(self.path, suite_context(self.config, self.path)):
             item = PaddleCaseItem.from_parent(self, name=declared.case.id, case=declared.case)
             item.line = (declared.where.line or 1) - 1
@@ -507,9 +602,7 @@ def pytest_generate_tests(metafunc):
             case = d.case
             params.append(pytest.param(
                 case, id=f"{case.model.name}-{case.shape_text}-{case.run_mode.label}",
-                marks=[pytest.mark.paddle_model(case.model.name, name=case.model.name),
-                       pytest.mark.paddle_run_mode(case.run_mode.mode, mode=case.run_mode.mode),
-                       pytest.mark.xdist_group(case.model.name)]))
+                marks=case_marks(case)))
     metafunc.parametrize("paddle_case", params, indirect=True)
 
 
@@ -524,11 +617,11 @@ def paddle_case(request):
     from .fixtures import CaseHandle
 
     node = request.node
-    node.user_properties.extend([("paddle_model", case.model.name), ("paddle_shape", case.shape_text),
-                                 ("paddle_run_mode", case.run_mode.label)])
-    handle = CaseHandle(effective_case(node, case), runner_of(request.config), node.user_properties)
+    node.user_properties.extend(case_properties(case))
+    handle = CaseHandle(node, effective_case(node, case))
     try:
         handle.prepare()
     except CaseSkipped as e:
         pytest.skip(str(e))
+    request.addfinalizer(handle.release)
     return handle

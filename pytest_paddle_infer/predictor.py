@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from typing import Callable, Mapping, Sequence, Tuple
+from typing import Callable, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -101,6 +101,7 @@ class PredictorCache:
     def __init__(self, limit: int = 6):
         self.limit = limit
         self._items: "OrderedDict[Tuple, object]" = OrderedDict()
+        self.on_evict: List[Callable] = []  # told of each predictor the cache lets go
 
     def get(self, model: ModelFiles, calls: Sequence[Call],
             build: Callable = build_predictor):
@@ -111,5 +112,7 @@ class PredictorCache:
         predictor = build(model, calls)
         self._items[key] = predictor
         while len(self._items) > self.limit:
-            self._items.popitem(last=False)
+            _, evicted = self._items.popitem(last=False)
+            for callback in self.on_evict:
+                callback(evicted)
         return predictor

@@ -17,7 +17,6 @@ docs and checked against the installed ``Config`` signatures without building a 
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
@@ -541,7 +540,9 @@ def optim_cache_subdir(model_key: str, spec: RunModeSpec, worker: str = "main",
     workers never share an engine or a half-written calibration table."""
     shape_text = sorted((k, tuple(v)) for k, v in (shapes or {}).items())
     digest = hashlib.sha1(repr((spec, shape_text)).encode()).hexdigest()[:10]
-    safe = lambda s: re.sub(r"[^A-Za-z0-9_.=+-]+", "_", s)[:80]  # noqa: E731
+    from .files import safe_file_stem
+
+    safe = lambda s: safe_file_stem(s, limit=80)  # noqa: E731
     return f"{safe(model_key)}/{safe(spec.mode)}-{digest}/{safe(worker)}"
 
 

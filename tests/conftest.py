@@ -36,7 +36,7 @@ def run_pytest(pytester, paddle_cache):
     return run
 
 
-SUMMARY_ROW = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)\s+(passed|failed|error|skipped)\s+(\S+)\s+(\S+)\s+(\S+)\s+\S+$")
+SUMMARY_ROW = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)\s+(passed|failed|error|skipped|crashed|timeout)\s+(\S+)\s+(\S+)\s+(\S+)\s+\S+$")
 
 
 def summary_rows(result) -> Dict[str, tuple]:
