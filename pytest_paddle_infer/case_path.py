@@ -25,8 +25,10 @@ def make_runner(init: dict):
     from .check import Runner
     from .goldens import GoldenPolicy
 
+    shared = init.get("shared_dir")
     return Runner(Path(init["cache_dir"]), init["device"],
-                  GoldenPolicy(init["save_goldens"], init["update_goldens"]))
+                  GoldenPolicy(init["save_goldens"], init["update_goldens"]),
+                  Path(shared) if shared else None)
 
 
 def prepare_case(runner, case):
@@ -74,10 +76,11 @@ class InlineExecutor:
 class CasePath:
     """The pytest process's side of every case."""
 
-    def __init__(self, settings, log_dir: Path):
+    def __init__(self, settings, log_dir: Path, shared_dir: Optional[Path] = None):
         self.settings = settings
         init = {"cache_dir": str(settings.cache_dir), "device": settings.device,
-                "save_goldens": settings.save_goldens, "update_goldens": settings.update_goldens}
+                "save_goldens": settings.save_goldens, "update_goldens": settings.update_goldens,
+                "shared_dir": str(shared_dir) if shared_dir else None}
         if settings.executor == "inline":
             self.executor = InlineExecutor(init)
         else:

@@ -91,8 +91,10 @@ class Prepared:
 
 
 class Runner:
-    def __init__(self, cache_dir: Path, device=None, goldens: Optional[GoldenPolicy] = None):
+    def __init__(self, cache_dir: Path, device=None, goldens: Optional[GoldenPolicy] = None,
+                 shared_dir: Optional[Path] = None):
         self.cache_dir = Path(cache_dir)
+        self.shared_dir = shared_dir  # xdist: baseline outputs the session's workers share
         # dygraph, static and golden baselines, and recording goldens (baselines.py)
         self.baselines = Baselines(self.cache_dir, goldens or GoldenPolicy())
         self.predictors = PredictorCache()
@@ -177,14 +179,15 @@ class Runner:
         key = (model.prog_file, base_calls, digest)
         store_key = key + (selection.spec,)
         if key not in self._baselines or (selection.active and store_key not in self._stores):
-            predictor = self.predictors.get(model, base_calls)
+            run = lambda: run_predictor(self.predictors.get(model, base_calls), inputs)  # noqa: E731
             if selection.active:
                 store = BaselineStore(self.spill_dir / f"store{len(self._stores)}", selection)
+                predictor = self.predictors.get(model, base_calls)
                 self._baselines[key] = run_with_sink(self.hooks.for_predictor(predictor), store,
                                                      lambda: run_predictor(predictor, inputs))
                 self._stores[store_key] = store
             else:
-                self._baselines[key] = run_predictor(predictor, inputs)
+                self._baselines[key] = shared_outputs(self.shared_dir, key, run)
         return BaselineOutputs(self._baselines[key], f"{case.baseline}: {describe_recipe(base_calls)}",
                                self._stores.get(store_key))
 
@@ -237,6 +240,35 @@ class Runner:
         """Remove this process's spilled baseline tensors."""
         shutil.rmtree(self.spill_dir, ignore_errors=True)
         self.baselines.close()
+
+
+SHARED_DIR = "shared-baselines"
+
+
+def shared_outputs(shared_dir: Optional[Path], key: Tuple, run) -> Mapping[str, np.ndarray]:
+    """Under xdist, the workers of one session compute a baseline's outputs once: the first
+    to need them runs the predictor and leaves them in ``shared_dir`` (the session's, in the
+    cache dir) for the others: same program, recipe, inputs and Paddle. The controller
+    removes the directory at the end."""
+    if shared_dir is None:
+        return run()
+    from collections import OrderedDict
+    import hashlib
+
+    from .files import atomic_write, file_lock
+
+    stamps = [os.stat(f).st_mtime_ns for f in key[0:1] if os.path.exists(f)]  # a program rewritten
+    name = hashlib.sha1(repr((key, stamps)).encode()).hexdigest()
+    path = shared_dir / f"{name}.npz"
+    with file_lock(path.with_suffix(".lock")):
+        if path.is_file():
+            with np.load(path, allow_pickle=False) as data:  # written by a sibling just now
+                names = [str(n) for n in data["__names__"]]
+                return OrderedDict((n, data[f"o{i}"]) for i, n in enumerate(names))
+        outputs = run()
+        atomic_write(path, lambda f: np.savez(f, __names__=np.array(list(outputs)),
+                                              **{f"o{i}": a for i, a in enumerate(outputs.values())}))
+        return outputs
 
 
 def check_output_names(case: Case, outputs: Mapping[str, np.ndarray]) -> None:

@@ -93,7 +93,13 @@ def case_path_of(config):
         from .case_path import CasePath
 
         settings = settings_of(config)
-        config.stash[CASE_PATH] = CasePath(settings, settings.cache_dir / "executor")
+        shared = None
+        workerinput = getattr(config, "workerinput", None)
+        if workerinput and workerinput.get("testrunuid"):  # the workers of one xdist session
+            from .check import SHARED_DIR
+
+            shared = settings.cache_dir / SHARED_DIR / workerinput["testrunuid"]
+        config.stash[CASE_PATH] = CasePath(settings, settings.cache_dir / "executor", shared)
     return config.stash[CASE_PATH]
 
 

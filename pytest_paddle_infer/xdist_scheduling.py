@@ -46,9 +46,13 @@ def register(config) -> None:
     """From the plugin's pytest_configure, with xdist loaded: on the controller the scheduler
     plugin, when it distributes with ``load``; on a worker the collection writer, when the
     controller asked for it."""
-    if not config.pluginmanager.hasplugin("xdist") or config.pluginmanager.is_blocked(PLUGIN_NAME):
+    if not config.pluginmanager.hasplugin("xdist"):
         return
     workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        config.pluginmanager.register(SharedBaselines(config), "paddle_infer_shared_baselines")
+    if config.pluginmanager.is_blocked(PLUGIN_NAME):
+        return
     if workerinput is not None:
         path = workerinput.get(WORKERINPUT_KEY)
         if path:
@@ -280,6 +284,25 @@ class ModelGroups:
 
     def pytest_unconfigure(self, config) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class SharedBaselines:
+    """The controller removes the baseline outputs its workers shared (check.shared_outputs)."""
+
+    def __init__(self, config):
+        self.config = config
+        self.testrun: Optional[str] = None
+
+    def pytest_configure_node(self, node) -> None:
+        self.testrun = node.workerinput.get("testrunuid")
+
+    def pytest_unconfigure(self, config) -> None:
+        from .check import SHARED_DIR
+        from .plugin import SETTINGS
+
+        settings = config.stash.get(SETTINGS, None)
+        if self.testrun and settings is not None:
+            shutil.rmtree(Path(settings.cache_dir) / SHARED_DIR / self.testrun, ignore_errors=True)
 
 
 # -- a worker -------------------------------------------------------------------------------
