@@ -17,7 +17,7 @@ CHILD = r"""
 import json, resource, sys, time
 from pytest_paddle_infer.case import Case
 from pytest_paddle_infer.check import Runner
-from pytest_paddle_infer.models import parse_source
+from pytest_paddle_infer.model_source import parse_source
 from pytest_paddle_infer.run_modes import parse_run_mode
 from pytest_paddle_infer.tolerances import CaseTolerances, Rule
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # numpy and the model types only when a baseline is computed
     import numpy as np
 
     from .case import Case
-    from .models import ModelFiles, ModelSource
+    from .model_source import ModelFiles, ModelSource
 
 PREDICTOR_KINDS = ("auto", "cpu", "gpu")
 REFERENCE_KINDS = ("dygraph", "static")
@@ -110,7 +110,7 @@ def build_dygraph_layer(model: Any, **kwargs):
     (called with ``kwargs``) or a zoo/builder ModelSource. Seeds paddle's, numpy's and Python's
     global generators first, as the exporter does, so the layer has the exported weights."""
     from .exporter import build_layer
-    from .models import ModelSource
+    from .model_source import ModelSource
     from .suite_sources import BUILDER_PATTERN
     from .zoo import ZOO
 
@@ -278,7 +278,7 @@ class Baselines:
 
 def exported_weights(model: "ModelFiles") -> str:
     """The weights digest the exporter recorded for a zoo or builder export ('' if none)."""
-    from .models import MANIFEST
+    from .model_source import MANIFEST
 
     try:
         return json.loads((Path(model.prog_file).parent / MANIFEST).read_text()).get("weights", "")

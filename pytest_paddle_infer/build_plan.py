@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # numpy and the model types are only needed when a plan runs
     import numpy as np
 
     from .case import Case
-    from .models import ModelFiles
+    from .model_source import ModelFiles
 
 # What the report says about int8 (user property paddle_int8).
 INT8_GENERATED = "calibration table generated"

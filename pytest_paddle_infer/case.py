@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from .inputs import shape_label
-from .models import ModelSource
+from .model_source import ModelSource
 from .run_modes import RunModeSpec
 from .tolerances import CaseTolerances
 

@@ -9,7 +9,7 @@ localization.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import List, Optional
 
 from .errors import PaddleInferError
 

@@ -24,7 +24,7 @@ from .compare import TensorComparison, compare_arrays
 from .errors import CaseSkipped, InputError, SuiteError
 from .goldens import GoldenPolicy
 from .inputs import InputSpec, fill_shape, generate_all, inputs_digest
-from .models import ModelFiles, ModelSource
+from .model_source import ModelFiles, ModelSource
 from .predictor import PredictorCache, describe_recipe, run_predictor
 from .run_modes import RUN_MODES, baseline_recipe
 

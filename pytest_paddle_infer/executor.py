@@ -22,7 +22,7 @@ import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Client, Listener
 from pathlib import Path
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Optional
 
 from .errors import CaseSkipped, PaddleInferError
 

@@ -7,7 +7,7 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .inputs import generate_all
-from .models import ModelFiles, ModelSource, parse_source
+from .model_source import ModelFiles, ModelSource, parse_source
 from .predictor import describe_recipe, run_predictor
 from .run_modes import RunModeSpec, baseline_recipe, canonical_mode
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .case import Case
-from .models import ModelSource
+from .model_source import ModelSource
 from .run_modes import RunModeSpec
 
 

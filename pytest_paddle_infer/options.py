@@ -20,7 +20,7 @@ from .devices import DEVICE_FORMS, AUTO, DeviceChoice, parse_device
 from .run_modes import ALIASES, RUN_MODE_TOGGLES, RUN_MODES, RunModeSpec, parse_run_modes
 
 if TYPE_CHECKING:
-    from .models import ModelSource
+    from .model_source import ModelSource
 
 DEFAULT_RUN_MODES = ("onednn_fp32",)
 DEFAULT_SEED = 0
@@ -166,7 +166,7 @@ def _number(opt: Option, text, kind: Callable, minimum: float) -> Optional[float
 
 
 def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Callable[[], Path]) -> Settings:
-    from .models import parse_source  # resolves zoo names and paths; imported when used
+    from .model_source import parse_source  # resolves zoo names and paths; imported when used
 
     opts = {o.ini: o for o in OPTIONS}
     get = lambda key: _value(getoption, getini, opts[key])

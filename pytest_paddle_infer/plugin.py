@@ -295,7 +295,8 @@ def with_declared_inputs(source, cache_dir):
     keeps ``inputs=None`` and its cases report the problem when they run."""
     from dataclasses import replace
 
-    from .models import declared_inputs, find_model_files
+    from .model_source import find_model_files
+    from .models import declared_inputs
 
     if source.kind != "path" or source.inputs is not None:
         return source

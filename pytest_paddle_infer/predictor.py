@@ -9,7 +9,7 @@ from typing import Callable, List, Mapping, Sequence, Tuple
 import numpy as np
 
 from .errors import InputError, PredictorError
-from .models import ModelFiles
+from .model_source import ModelFiles
 from .run_modes import Call, Precision
 
 

@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from .case import Case
 from .tensor_selection import Selection
 from .errors import OptionError, PaddleInferError, SuiteError
-from .models import display_name, find_model_files
+from .model_source import display_name, find_model_files
 from .baselines import BASELINE_FORMS as BASELINES, parse_baseline
 from .run_modes import RUN_MODES, TOGGLE_HELP, RunModeSpec, canonical_mode, parse_run_mode
 from .suite_inputs import InputEntry, merge_entries, parse_input_entries, parse_shape_sets

@@ -15,7 +15,8 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Set, Tuple
 
 from .errors import PaddleInferError
 from .inputs import InputSpec
-from .models import ModelSource, declared_inputs, find_model_files
+from .model_source import ModelSource, find_model_files
+from .models import declared_inputs
 from .suite_inputs import InputEntry, build_input, merge_entries
 from .suite_nodes import AnyName, Context, Node, did_you_mean, join_names
 from .zoo import ZOO

@@ -21,7 +21,7 @@ from pytest_paddle_infer import devices
 from pytest_paddle_infer.check import Runner
 from pytest_paddle_infer.errors import InputError, OptionError, PredictorError
 from pytest_paddle_infer.inputs import InputSpec, generate_all
-from pytest_paddle_infer.models import ModelFiles, parse_source
+from pytest_paddle_infer.model_source import ModelFiles, parse_source
 from pytest_paddle_infer.options import read_settings
 from pytest_paddle_infer.predictor import PredictorCache, build_predictor, run_predictor
 from pytest_paddle_infer.run_modes import (RUN_MODE_TOGGLES, DynamicShape, RunModeSpec,

@@ -10,7 +10,8 @@ from pytest_paddle_infer.capture import BaselineStore, plain_numpy
 from pytest_paddle_infer.case import Case
 from pytest_paddle_infer.check import Runner
 from pytest_paddle_infer.files import safe_file_stem
-from pytest_paddle_infer.models import parse_source, resolve
+from pytest_paddle_infer.model_source import parse_source
+from pytest_paddle_infer.models import resolve
 from pytest_paddle_infer.run_modes import RunModeSpec
 from pytest_paddle_infer.tensor_selection import Selection
 from pytest_paddle_infer.tolerances import CaseTolerances, Rule

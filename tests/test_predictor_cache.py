@@ -5,7 +5,8 @@ import weakref
 
 from pytest_paddle_infer.capture import HookRouters, run_with_sink
 from pytest_paddle_infer.inputs import generate_all
-from pytest_paddle_infer.models import parse_source, resolve
+from pytest_paddle_infer.model_source import parse_source
+from pytest_paddle_infer.models import resolve
 from pytest_paddle_infer.predictor import PredictorCache, run_predictor
 from pytest_paddle_infer.run_modes import baseline_recipe
 

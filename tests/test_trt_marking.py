@@ -17,7 +17,8 @@ def test_trt_plan_marks_the_selected_tensors(tmp_path, paddle_cache):
     """With intermediates on, a TensorRT candidate's build step exposes the baseline's
     selected tensors; a CPU mode's plan is unchanged by the same request."""
     from pytest_paddle_infer.build_plan import Build, candidate_plan
-    from pytest_paddle_infer.models import parse_source, resolve
+    from pytest_paddle_infer.model_source import parse_source
+    from pytest_paddle_infer.models import resolve
     from pytest_paddle_infer.run_modes import RunModeSpec
 
     model = resolve(parse_source("tiny_cnn"), paddle_cache, legacy=True)
