@@ -15,11 +15,11 @@ import tempfile
 
 CHILD = r"""
 import json, resource, sys, time
-from pytest_paddle_infer.case import Case
-from pytest_paddle_infer.check import Runner
-from pytest_paddle_infer.model_source import parse_source
-from pytest_paddle_infer.run_modes import parse_run_mode
-from pytest_paddle_infer.tolerances import CaseTolerances, Rule
+from pytest_paddle_infer.cases.case import Case
+from pytest_paddle_infer.execute.runner import Runner
+from pytest_paddle_infer.models.source import parse_source
+from pytest_paddle_infer.modes.run_modes import parse_run_mode
+from pytest_paddle_infer.verdict.tolerances import CaseTolerances, Rule
 
 model, batch, mode, intermediates, cache = sys.argv[1:6]
 zoo = parse_source(model)

@@ -8,7 +8,7 @@ __version__ = "0.1.0"
 
 def __getattr__(name):
     if name in __all__:
-        from . import compare
+        from .verdict import compare
 
         return getattr(compare, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

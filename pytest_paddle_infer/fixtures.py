@@ -6,10 +6,10 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .inputs import generate_all
-from .model_source import ModelFiles, ModelSource, parse_source
-from .predictor import describe_recipe, run_predictor
-from .run_modes import RunModeSpec, baseline_recipe, canonical_mode
+from .models.inputs import generate_all
+from .models.source import ModelFiles, ModelSource, parse_source
+from .execute.predictor import describe_recipe, run_predictor
+from .modes.run_modes import RunModeSpec, baseline_recipe, canonical_mode
 
 
 def as_source(model: Union[str, ModelSource]) -> ModelSource:
@@ -66,7 +66,7 @@ class CaseHandle:
     def run(self):
         """Run the candidate and compare it with the baseline: a CaseResult. Figures and
         report files are recorded; it does not raise on a failing comparison."""
-        from .case_path import CaseFailed
+        from .execute.case_path import CaseFailed
         from .plugin import check_case
 
         try:
@@ -78,7 +78,7 @@ class CaseHandle:
     def check(self):
         """Run and assert that every output is within tolerance; the failure is the table."""
         __tracebackhide__ = True
-        from .case_path import CaseFailed
+        from .execute.case_path import CaseFailed
         from .plugin import check_case
 
         try:

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple
 
-from .tensor_selection import Selection
+from .cases.tensor_selection import Selection
 from .errors import OptionError, PaddleInferError
-from .devices import DEVICE_FORMS, AUTO, DeviceChoice, parse_device
-from .run_modes import ALIASES, RUN_MODE_TOGGLES, RUN_MODES, RunModeSpec, parse_run_modes
+from .modes.devices import DEVICE_FORMS, AUTO, DeviceChoice, parse_device
+from .modes.run_modes import ALIASES, RUN_MODE_TOGGLES, RUN_MODES, RunModeSpec, parse_run_modes
 
 if TYPE_CHECKING:
-    from .model_source import ModelSource
+    from .models.source import ModelSource
 
 DEFAULT_RUN_MODES = ("onednn_fp32",)
 DEFAULT_SEED = 0
@@ -166,7 +166,7 @@ def _number(opt: Option, text, kind: Callable, minimum: float) -> Optional[float
 
 
 def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Callable[[], Path]) -> Settings:
-    from .model_source import parse_source  # resolves zoo names and paths; imported when used
+    from .models.source import parse_source  # resolves zoo names and paths; imported when used
 
     opts = {o.ini: o for o in OPTIONS}
     get = lambda key: _value(getoption, getini, opts[key])
@@ -240,7 +240,7 @@ def _choice(opt: Option, text: str, choices: Sequence[str]) -> str:
 
 
 def parse_baseline_option(text: str) -> str:
-    from .baselines import parse_baseline
+    from .cases.baseline_forms import parse_baseline
 
     try:
         return parse_baseline(text)  # golden:DIR relative to the current directory
@@ -251,7 +251,7 @@ def parse_baseline_option(text: str) -> str:
 def golden_options(baseline: str, save_dir, update: bool) -> Tuple[Optional[Path], bool]:
     """--paddle-save-goldens records live baselines; --paddle-update-goldens rewrites the goldens
     compared against (a suite may name them, so the flag alone is fine)."""
-    from .baselines import GOLDEN, golden_dir, kind_of
+    from .cases.baseline_forms import GOLDEN, golden_dir, kind_of
 
     golden = kind_of(baseline) == GOLDEN
     if save_dir is not None and golden:

@@ -76,9 +76,9 @@ def settings_of(config) -> "opts.Settings":
 
 def runner_of(config):
     if RUNNER not in config.stash:
-        from .check import Runner
+        from .execute.runner import Runner
 
-        from .goldens import GoldenPolicy
+        from .execute.goldens import GoldenPolicy
 
         settings = settings_of(config)
         config.stash[RUNNER] = Runner(settings.cache_dir, settings.device,
@@ -90,13 +90,13 @@ def case_path_of(config):
     """The per-process path every case takes (case_path.py): its executor child starts on
     first use."""
     if CASE_PATH not in config.stash:
-        from .case_path import CasePath
+        from .execute.case_path import CasePath
 
         settings = settings_of(config)
         shared = None
         workerinput = getattr(config, "workerinput", None)
         if workerinput and workerinput.get("testrunuid"):  # the workers of one xdist session
-            from .check import SHARED_DIR
+            from .execute.runner import SHARED_DIR
 
             shared = settings.cache_dir / SHARED_DIR / workerinput["testrunuid"]
         config.stash[CASE_PATH] = CasePath(settings, settings.cache_dir / "executor", shared)
@@ -107,7 +107,7 @@ def installation(config):
     """(Capabilities, environment) of the installed Paddle. The executor imports paddle and
     reports them; they are remembered per installation, so the pytest process (and the xdist
     controller, which runs no case) never imports paddle."""
-    from .capabilities import known_installation
+    from .modes.capabilities import known_installation
 
     def ask():
         path = case_path_of(config)
@@ -135,7 +135,7 @@ def pytest_report_header(config) -> Optional[List[str]]:
     if settings.baseline == "gpu" and not gpu_modes:
         gpu_modes = ["baseline gpu"]
     if gpu_modes or caps.gpu_count:  # with GPUs visible, suites' GPU modes use the mapping
-        from .devices import mapping_line
+        from .modes.devices import mapping_line
 
         workers = getattr(config.option, "numprocesses", None)
         lines.append(mapping_line(settings.device, workers if isinstance(workers, int) else None,
@@ -146,14 +146,14 @@ def pytest_report_header(config) -> Optional[List[str]]:
 def golden_header(config, settings) -> List[str]:
     """Where goldens are recorded, or what the compared ones were recorded with when that
     differs from this run (a suite's own golden baselines show in their failures)."""
-    from .baselines import GOLDEN, golden_dir, kind_of
+    from .cases.baseline_forms import GOLDEN, golden_dir, kind_of
 
     if settings.save_goldens is not None:
         return [f"paddle-infer: recording each case's baseline outputs as goldens in "
                 f"{settings.save_goldens}"]
     if kind_of(settings.baseline) != GOLDEN:
         return []
-    from .goldens import header_lines
+    from .execute.goldens import header_lines
 
     lines = header_lines(golden_dir(settings.baseline), installation(config)[1])
     if settings.update_goldens:
@@ -191,7 +191,7 @@ class PaddleCaseItem(pytest.Item):
         self.prepared = None
 
     def repr_failure(self, excinfo, style=None):
-        from .case_path import CaseFailed
+        from .execute.case_path import CaseFailed
 
         if isinstance(excinfo.value, (CaseFailed, PaddleInferError)):
             return str(excinfo.value)
@@ -219,7 +219,7 @@ def case_properties(case) -> list:
 def prepare_case(item, case, from_cli: bool) -> dict:
     """Prepare ``case`` in the executor under the item's node id; a dead executor errors the
     case with how it died and a command that reproduces it."""
-    from .executor import ExecutorDied
+    from .execute.executor import ExecutorDied
 
     try:
         info = case_path_of(item.config).prepare(item.nodeid, case)
@@ -232,7 +232,7 @@ def prepare_case(item, case, from_cli: bool) -> dict:
 
 def check_case(item, case, from_cli: bool):
     """Run a prepared case to its verdict: figures, report files, the failure."""
-    from .executor import ExecutorDied
+    from .execute.executor import ExecutorDied
 
     try:
         return case_path_of(item.config).check(item.nodeid, item.nodeid, item.user_properties)
@@ -241,7 +241,7 @@ def check_case(item, case, from_cli: bool):
 
 
 def _crash(item, case, died, from_cli: bool) -> PaddleInferError:
-    from .case_path import crash_message
+    from .execute.case_path import crash_message
 
     item.user_properties.append(("paddle_crash", f"{died.how} while {died.phase}"))
     return PaddleInferError(crash_message(died, repro_command(item, case, from_cli)))
@@ -272,9 +272,9 @@ def repro_command(item, case, from_cli: bool) -> str:
 
 
 def build_cases(settings) -> list:
-    from .case import Case
-    from .run_modes import RUN_MODES
-    from .tolerances import CaseTolerances, Rule
+    from .cases.case import Case
+    from .modes.run_modes import RUN_MODES
+    from .verdict.tolerances import CaseTolerances, Rule
 
     cases = []
     for source in settings.models:
@@ -295,8 +295,8 @@ def with_declared_inputs(source, cache_dir):
     keeps ``inputs=None`` and its cases report the problem when they run."""
     from dataclasses import replace
 
-    from .model_source import find_model_files
-    from .models import declared_inputs
+    from .models.source import find_model_files
+    from .models.cache import declared_inputs
 
     if source.kind != "path" or source.inputs is not None:
         return source
@@ -352,7 +352,7 @@ class SessionSummary:
             outcome = "error" if report.when == "setup" and report.failed else report.outcome
             if "paddle_crash" in props:  # the executor died or hung on this case
                 outcome = "timeout" if "timed out" in str(props["paddle_crash"]) else "crashed"
-            from .report import summary_row
+            from .report.text import summary_row
 
             row = summary_row(report.nodeid, outcome, props, report.duration)
             if outcome in ("skipped", "error", "crashed", "timeout"):
@@ -362,14 +362,14 @@ class SessionSummary:
     def pytest_sessionfinish(self, session):
         settings = settings_of(self.config)
         if settings.report_dir is not None and not hasattr(self.config, "workerinput") and self.rows:
-            from .report_files import write_index
+            from .report.case_files import write_index
 
             write_index(settings.report_dir, self.rows)
 
     def pytest_terminal_summary(self, terminalreporter):
         if hasattr(self.config, "workerinput") or not self.rows:
             return
-        from .report import summary_table
+        from .report.text import summary_table
 
         terminalreporter.write_sep("=", "paddle-infer summary")
         terminalreporter.write_line(summary_table(list(self.rows.values())))
@@ -384,7 +384,7 @@ def _short_reason(report) -> str:
 def pytest_sessionstart(session):
     settings = settings_of(session.config)
     if settings.report_dir is not None and not hasattr(session.config, "workerinput"):
-        from .report_files import previous_files
+        from .report.case_files import previous_files
 
         for path in previous_files(settings.report_dir):  # only what an earlier run wrote
             path.unlink()
@@ -436,7 +436,7 @@ def paddle_dygraph_layer():
     ``paddle_dygraph_layer("my_pkg.nets:build_net", width=16)`` -> the eval-mode
     ``paddle.nn.Layer``, built in this process with the seeds the exporter uses (so its
     weights are the exported model's). Building seeds paddle's global generator."""
-    from .baselines import build_dygraph_layer
+    from .execute.baselines import build_dygraph_layer
 
     return build_dygraph_layer
 
@@ -483,7 +483,7 @@ def display_path(config, path: Path) -> str:
 
 
 def suite_context(config, path: Path):
-    from .suite import Context
+    from .cases.suite import Context
 
     settings = settings_of(config)
     forced = tuple((key, getattr(settings, key)) for key in ("seed", "baseline", "threads")
@@ -497,7 +497,7 @@ class PaddleSuiteFile(pytest.File):
     """A YAML suite: one PaddleCaseItem per model x shape set x run mode, in file order."""
 
     def collect(self):
-        from .suite import load_suite
+        from .cases.suite import load_suite
 
         self.config.stash[SUITES_SEEN] = True  # here, not at creation: pytest creates collectors
         # for files beside the paths it was given, and collects only those it was given
@@ -531,7 +531,7 @@ def narrow_declared_cases(config, items) -> bool:
     cases = [c for c in map(declared_case, items) if c is not None]
     if not cases and not config.stash.get(SUITES_SEEN, False):
         return False
-    from . import narrowing
+    from .cases import narrowing
 
     settings = settings_of(config)
     if not narrowing.filtering(settings) or not cases:
@@ -558,7 +558,7 @@ def pytest_report_collectionfinish(config, start_path, items):
 
 
 def item_where(item):
-    from .suite import Where
+    from .cases.suite import Where
 
     _, line, _ = item.location
     return Where(display_path(item.config, item.path), line + 1 if line is not None else None)
@@ -569,13 +569,13 @@ def effective_case(item, case):
     the case's own (precedence: command line > marker > the suite's layers)."""
     from dataclasses import replace
 
-    from .tolerances import Rule
+    from .verdict.tolerances import Rule
 
     settings = settings_of(item.config)
     marker = item.get_closest_marker("paddle_tolerance")
     rule = Rule()
     if marker is not None:
-        from .suite import marker_rule
+        from .cases.suite import marker_rule
 
         rule = marker_rule(marker.args, marker.kwargs, item_where(item))
     override = Rule(settings.atol, settings.rtol).over(rule)
@@ -596,7 +596,7 @@ def pytest_generate_tests(metafunc):
         raise pytest.Collector.CollectError(
             f"{where}: {name} is marked paddle_case but does not take the paddle_case fixture; "
             f"fix: def {metafunc.function.__name__}(paddle_case): paddle_case.check()")
-    from .suite import Where, marker_cases
+    from .cases.suite import Where, marker_cases
 
     context = suite_context(metafunc.config, metafunc.definition.path)
     params = []

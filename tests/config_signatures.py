@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pytest_paddle_infer.errors import PaddleInferError
-from pytest_paddle_infer.run_modes import Call, Precision
+from pytest_paddle_infer.modes.run_modes import Call, Precision
 
 
 class RecipeError(PaddleInferError):

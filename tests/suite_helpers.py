@@ -86,14 +86,14 @@ def exported_tiny_cnn(cache_dir: Path) -> Path:
     """A model directory on disk (inference.json + .pdiparams), exported once per cache."""
     import json
 
-    from pytest_paddle_infer.models import cached_build, run_child
+    from pytest_paddle_infer.models.cache import cached_build, run_child
 
     entry = Path(cache_dir) / "suite-tests" / "tiny_cnn_on_disk"
     entry.parent.mkdir(parents=True, exist_ok=True)
 
     def build(tmp: Path) -> dict:
         spec = [{"name": "x", "shape": [-1, 3, 32, 32], "dtype": "float32"}]
-        run_child(["export", "pytest_paddle_infer.zoo:build_tiny_cnn", "{}", json.dumps(spec),
+        run_child(["export", "pytest_paddle_infer.models.zoo:build_tiny_cnn", "{}", json.dumps(spec),
                    str(tmp / "inference")], False, "exporting tiny_cnn for the path-model tests")
         return {}
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from pytest_paddle_infer import assert_tensors_close, compare_arrays
-from pytest_paddle_infer.compare import comparison_table
+from pytest_paddle_infer.verdict.compare import comparison_table
 
 
 def test_figures_follow_the_seed_formulas():
@@ -90,7 +90,7 @@ def test_table_has_the_seed_columns_and_value_pairs():
 
 
 def test_chunked_figures_equal_whole_array_figures(monkeypatch):
-    import pytest_paddle_infer.compare as compare
+    import pytest_paddle_infer.verdict.compare as compare
 
     rng = np.random.default_rng(1)
     expected = rng.normal(size=(3, 1000)).astype("float32")

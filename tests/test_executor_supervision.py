@@ -13,7 +13,7 @@ import shlex
 import pytest
 
 from conftest import summary_rows
-from pytest_paddle_infer.executor import FAULT_ENV, describe_exit, log_tail
+from pytest_paddle_infer.execute.executor import FAULT_ENV, describe_exit, log_tail
 
 
 def test_a_crash_costs_one_case_and_every_report_lists_it(run_pytest, pytester, monkeypatch, xdist_mode):

@@ -13,16 +13,16 @@ import pytest
 from pytest_paddle_infer.errors import InputError
 from pytest_paddle_infer.files import (ArrayFileError, WantedArray, atomic_write, load_arrays,
                                        safe_file_stem)
-from pytest_paddle_infer.goldens import (GoldenError, file_name, golden_path, legacy_file_name,
+from pytest_paddle_infer.execute.goldens import (GoldenError, file_name, golden_path, legacy_file_name,
                                          read_golden, write_golden)
-from pytest_paddle_infer.inputs import InputSpec, generate
+from pytest_paddle_infer.models.inputs import InputSpec, generate
 
 
 def test_the_plugin_imports_without_fcntl(tmp_path):
     """The plugin loads in every pytest session where the package is installed: it must not
     need fcntl, which Windows lacks."""
     code = ("import sys; sys.modules['fcntl'] = None\n"
-            "import pytest_paddle_infer.plugin, pytest_paddle_infer.models, pytest_paddle_infer.files\n"
+            "import pytest_paddle_infer.plugin, pytest_paddle_infer.models.cache, pytest_paddle_infer.files\n"
             "from pytest_paddle_infer.files import file_lock\n"
             "with file_lock(sys.argv[1]):\n"
             "    print('locked')\n")

@@ -16,15 +16,15 @@ import numpy as np
 import pytest
 from conftest import summary_rows
 
-from pytest_paddle_infer import build_plan as bp
-from pytest_paddle_infer import devices
-from pytest_paddle_infer.check import Runner
+from pytest_paddle_infer.modes import build_plan as bp
+from pytest_paddle_infer.modes import devices
+from pytest_paddle_infer.execute.runner import Runner
 from pytest_paddle_infer.errors import InputError, OptionError, PredictorError
-from pytest_paddle_infer.inputs import InputSpec, generate_all
-from pytest_paddle_infer.model_source import ModelFiles, parse_source
+from pytest_paddle_infer.models.inputs import InputSpec, generate_all
+from pytest_paddle_infer.models.source import ModelFiles, parse_source
 from pytest_paddle_infer.options import read_settings
-from pytest_paddle_infer.predictor import PredictorCache, build_predictor, run_predictor
-from pytest_paddle_infer.run_modes import (RUN_MODE_TOGGLES, DynamicShape, RunModeSpec,
+from pytest_paddle_infer.execute.predictor import PredictorCache, build_predictor, run_predictor
+from pytest_paddle_infer.modes.run_modes import (RUN_MODE_TOGGLES, DynamicShape, RunModeSpec,
                                            parse_run_mode, recipe)
 
 ROOT = "/cache/optim"
@@ -239,8 +239,8 @@ def test_shape_outside_range_fails_planning():
 
 
 def test_declared_shapes_check_needs_no_export():
-    from pytest_paddle_infer.case import Case
-    from pytest_paddle_infer.tolerances import CaseTolerances, Rule
+    from pytest_paddle_infer.cases.case import Case
+    from pytest_paddle_infer.verdict.tolerances import CaseTolerances, Rule
 
     source = parse_source("tiny_cnn")
     spec = parse_run_mode("trt_fp16+dynamic_shape=x:1x3x8x8:1x3x16x16:2x3x16x16")

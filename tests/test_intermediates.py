@@ -6,15 +6,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_paddle_infer.capture import BaselineStore, plain_numpy
-from pytest_paddle_infer.case import Case
-from pytest_paddle_infer.check import Runner
+from pytest_paddle_infer.execute.capture import BaselineStore, plain_numpy
+from pytest_paddle_infer.cases.case import Case
+from pytest_paddle_infer.execute.runner import Runner
 from pytest_paddle_infer.files import safe_file_stem
-from pytest_paddle_infer.model_source import parse_source
-from pytest_paddle_infer.models import resolve
-from pytest_paddle_infer.run_modes import RunModeSpec
-from pytest_paddle_infer.tensor_selection import Selection
-from pytest_paddle_infer.tolerances import CaseTolerances, Rule
+from pytest_paddle_infer.models.source import parse_source
+from pytest_paddle_infer.models.cache import resolve
+from pytest_paddle_infer.modes.run_modes import RunModeSpec
+from pytest_paddle_infer.cases.tensor_selection import Selection
+from pytest_paddle_infer.verdict.tolerances import CaseTolerances, Rule
 
 SEED_COLUMNS = ["Operator Type", "Tensor Name", "Shape", "Mismatched Elements", "Max Atol",
                 "Max Rtol", "Min Val(base)", "Max Val(base)"]
@@ -146,7 +146,7 @@ def test_resnet50_pir_alignment(runner, paddle_cache):
 def test_ambiguous_structure_is_left_unmatched(tmp_path):
     """Two baseline tensors of one shape with different values, and a candidate between them:
     it is listed as unmatched rather than compared with either."""
-    from pytest_paddle_infer.capture import Aligner, fingerprint
+    from pytest_paddle_infer.execute.capture import Aligner, fingerprint
 
     class T:
         def __init__(self, a):
@@ -171,7 +171,7 @@ def test_ambiguous_structure_is_left_unmatched(tmp_path):
 
 def _independent_rows(files):
     """The seed's procedure written out in the test: hook both predictors, pair by name."""
-    from pytest_paddle_infer.inputs import InputSpec, generate
+    from pytest_paddle_infer.models.inputs import InputSpec, generate
 
     x = generate(InputSpec("x", (1, 3, 32, 32), "float32", low=-1, high=1), 0)
 

@@ -1,5 +1,5 @@
 """Localization: the precision-tracing ladder names the pass (or stage) to blame."""
-from pytest_paddle_infer.localize import bisect
+from pytest_paddle_infer.localize.ladder import bisect
 
 
 def test_bisect_finds_a_single_culprit_in_log_steps():
@@ -24,8 +24,8 @@ def test_bisect_keeps_both_halves_when_it_takes_both():
 def test_ladder_names_the_pass_on_a_legacy_program(run_pytest, pytester, paddle_cache, xdist_mode):
     """oneDNN bf16 on the legacy export of tiny_cnn: the ladder ends at one pass whose
     deletion alone brings the case within tolerance."""
-    from pytest_paddle_infer.model_source import parse_source
-    from pytest_paddle_infer.models import resolve
+    from pytest_paddle_infer.models.source import parse_source
+    from pytest_paddle_infer.models.cache import resolve
 
     legacy = resolve(parse_source("tiny_cnn"), paddle_cache, legacy=True)
     result = run_pytest(f"--paddle-model={legacy.prog_file}", "--run-mode=onednn_bf16",
@@ -48,8 +48,8 @@ def test_ladder_blames_kernels_when_nothing_is_optimized(run_pytest, paddle_cach
     """On a PIR program oneDNN bf16 runs bf16 kernels even with IR optimization off."""
     import pytest
 
-    from pytest_paddle_infer.model_source import parse_source
-    from pytest_paddle_infer.models import resolve
+    from pytest_paddle_infer.models.source import parse_source
+    from pytest_paddle_infer.models.cache import resolve
 
     if resolve(parse_source("tiny_cnn"), paddle_cache).format != "pir":
         pytest.skip("this Paddle exports legacy programs only")

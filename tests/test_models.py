@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 
 from pytest_paddle_infer.errors import ModelError
-from pytest_paddle_infer.model_source import MANIFEST, find_model_files, parse_source
-from pytest_paddle_infer.models import export_dir, resolve
+from pytest_paddle_infer.models.source import MANIFEST, find_model_files, parse_source
+from pytest_paddle_infer.models.cache import export_dir, resolve
 
 
 def test_concurrent_exports_build_once(tmp_path):
     """Two processes resolving one zoo entry at once: one export, both get the same files."""
     script = textwrap.dedent(f"""
         import json, sys
-        from pytest_paddle_infer.model_source import parse_source
-        from pytest_paddle_infer.models import resolve
+        from pytest_paddle_infer.models.source import parse_source
+        from pytest_paddle_infer.models.cache import resolve
         files = resolve(parse_source("tiny_cnn"), {str(tmp_path)!r})
         print(json.dumps([files.prog_file, files.params_file]))
     """)
@@ -37,7 +37,7 @@ def test_corrupt_entry_is_rebuilt_not_used(tmp_path):
     params = Path(files.params_file)
     good = params.read_bytes()
     params.write_bytes(good[: len(good) // 2])  # a half-written file
-    script = ("from pytest_paddle_infer.model_source import parse_source; from pytest_paddle_infer.models import resolve;"
+    script = ("from pytest_paddle_infer.models.source import parse_source; from pytest_paddle_infer.models.cache import resolve;"
               f"resolve(parse_source('tiny_cnn'), {str(tmp_path)!r})")
     subprocess.run([sys.executable, "-c", script], check=True)  # a fresh process: no memo
     assert params.read_bytes() == good  # deterministic weights: the rebuild is identical
@@ -48,7 +48,7 @@ def test_missing_manifest_means_rebuild(tmp_path):
     files = resolve(source, tmp_path)
     entry = export_dir(source, tmp_path, legacy=False)
     (entry / MANIFEST).unlink()
-    script = ("from pytest_paddle_infer.model_source import parse_source; from pytest_paddle_infer.models import resolve;"
+    script = ("from pytest_paddle_infer.models.source import parse_source; from pytest_paddle_infer.models.cache import resolve;"
               f"resolve(parse_source('tiny_cnn'), {str(tmp_path)!r})")
     subprocess.run([sys.executable, "-c", script], check=True)
     assert (entry / MANIFEST).exists() and Path(files.prog_file).exists()
@@ -138,8 +138,8 @@ def build():
 def test_nan_in_outputs_is_a_clear_failure(run_pytest, pytester, paddle_cache):
     """log of inputs in [-1, 1]: NaN in the baseline too; the case says so instead of passing."""
     pytester.makepyfile(nanmodel=NAN_BUILDER)
-    from pytest_paddle_infer.inputs import InputSpec
-    from pytest_paddle_infer.model_source import ModelSource
+    from pytest_paddle_infer.models.inputs import InputSpec
+    from pytest_paddle_infer.models.source import ModelSource
 
     source = ModelSource("nanmodel", "builder", "nanmodel:build",
                          inputs=(InputSpec("x", (-1, 8), "float32"),))

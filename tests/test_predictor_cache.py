@@ -3,12 +3,12 @@ lets go is released with its hook router."""
 import gc
 import weakref
 
-from pytest_paddle_infer.capture import HookRouters, run_with_sink
-from pytest_paddle_infer.inputs import generate_all
-from pytest_paddle_infer.model_source import parse_source
-from pytest_paddle_infer.models import resolve
-from pytest_paddle_infer.predictor import PredictorCache, run_predictor
-from pytest_paddle_infer.run_modes import baseline_recipe
+from pytest_paddle_infer.execute.capture import HookRouters, run_with_sink
+from pytest_paddle_infer.models.inputs import generate_all
+from pytest_paddle_infer.models.source import parse_source
+from pytest_paddle_infer.models.cache import resolve
+from pytest_paddle_infer.execute.predictor import PredictorCache, run_predictor
+from pytest_paddle_infer.modes.run_modes import baseline_recipe
 
 
 def test_evicted_predictors_leave_the_hook_routers(paddle_cache):

@@ -17,10 +17,10 @@ import pytest
 from paddle import inference
 
 import config_signatures as sg
-from pytest_paddle_infer import run_modes as rm
-from pytest_paddle_infer.capabilities import Capabilities, detect, installed_paddle
+from pytest_paddle_infer.modes import run_modes as rm
+from pytest_paddle_infer.modes.capabilities import Capabilities, detect, installed_paddle
 from pytest_paddle_infer.errors import OptionError
-from pytest_paddle_infer.run_modes import (DynamicShape, Precision, RunModeSpec, call,
+from pytest_paddle_infer.modes.run_modes import (DynamicShape, Precision, RunModeSpec, call,
                                            optional_call, recipe)
 
 Config = inference.Config

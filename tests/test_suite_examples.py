@@ -3,7 +3,7 @@ import shutil
 
 import pytest
 
-from pytest_paddle_infer.capabilities import installed_paddle
+from pytest_paddle_infer.modes.capabilities import installed_paddle
 from suite_helpers import EXAMPLES, run_suite, summary_figures
 
 CPU_ONLY_PADDLE = installed_paddle()[0] == "paddlepaddle"  # the GPU wheel is paddlepaddle-gpu

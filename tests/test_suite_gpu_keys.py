@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_paddle_infer.capabilities import installed_paddle
-from pytest_paddle_infer.run_modes import DynamicShape, RunModeSpec, parse_run_mode
-from pytest_paddle_infer.suite import Context, SuiteError, load_suite
+from pytest_paddle_infer.modes.capabilities import installed_paddle
+from pytest_paddle_infer.modes.run_modes import DynamicShape, RunModeSpec, parse_run_mode
+from pytest_paddle_infer.cases.suite import Context, SuiteError, load_suite
 from suite_helpers import run_suite, write_suite
 
 CPU_ONLY_PADDLE = installed_paddle()[0] == "paddlepaddle"  # the GPU wheel is paddlepaddle-gpu

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_paddle_infer.suite import Context, SuiteError, Where, load_suite, marker_cases, marker_rule
-from pytest_paddle_infer.tolerances import Rule
+from pytest_paddle_infer.cases.suite import Context, SuiteError, Where, load_suite, marker_cases, marker_rule
+from pytest_paddle_infer.verdict.tolerances import Rule
 
 
 def load(tmp_path: Path, text: str, name: str = "paddle_s.yaml", **context):
@@ -278,7 +278,7 @@ def test_reading_a_suite_imports_neither_paddle_nor_the_builder(tmp_path):
         "models:\n  net: {source: 'nets:build', inputs: {x: {shape: [-1, 4]}}, run_modes: [cpu_fp32]}\n")
     script = (
         "import sys; from pathlib import Path\n"
-        "from pytest_paddle_infer.suite import Context, load_suite\n"
+        "from pytest_paddle_infer.cases.suite import Context, load_suite\n"
         f"p = Path({str(tmp_path)!r})\n"
         "cases = load_suite(p / 'paddle_s.yaml', Context('paddle_s.yaml', p, p, p))\n"
         "print(len(cases), 'paddle' in sys.modules, 'nets' in sys.modules)\n")

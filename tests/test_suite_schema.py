@@ -1,7 +1,7 @@
 """End to end: each part of the suite schema, run through pytest with and without -n 2."""
 import numpy as np
 
-from pytest_paddle_infer.run_modes import RunModeSpec
+from pytest_paddle_infer.modes.run_modes import RunModeSpec
 from suite_helpers import exported_tiny_cnn, run_suite, write_suite
 
 FEATURES = """

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_paddle_infer import run_modes as rm
-from pytest_paddle_infer import suite_modes
-from pytest_paddle_infer.capabilities import Capabilities
+from pytest_paddle_infer.modes import run_modes as rm
+from pytest_paddle_infer.cases import suite_modes
+from pytest_paddle_infer.modes.capabilities import Capabilities
 from pytest_paddle_infer.errors import OptionError, SuiteError
-from pytest_paddle_infer.run_modes import CPU, RUN_MODES, TOGGLES, RunModeSpec, call, parse_run_mode
-from pytest_paddle_infer.suite_nodes import Context, Node, Where
-from pytest_paddle_infer.toggles import Flag, Number, Toggle, ToggleTable
+from pytest_paddle_infer.modes.run_modes import CPU, RUN_MODES, TOGGLES, RunModeSpec, call, parse_run_mode
+from pytest_paddle_infer.cases.suite_nodes import Context, Node, Where
+from pytest_paddle_infer.modes.toggles import Flag, Number, Toggle, ToggleTable
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -118,7 +118,7 @@ def test_spec_fields_keep_their_order():
         "threads=None, fp32_ops=(), low_precision_io=False, disable_trt_ops=(), "
         "int8_source='calibration', dynamic_shape=None, trt_optimization_level=None, "
         "use_static=True, calib_batches=None, calib_data=None)")
-    assert RunModeSpec.__module__ == "pytest_paddle_infer.run_modes"
+    assert RunModeSpec.__module__ == "pytest_paddle_infer.modes.run_modes"
 
 
 @pytest.mark.parametrize("row", TOGGLES.rows, ids=lambda r: r.name)
@@ -221,12 +221,12 @@ def _loaded_after(module: str) -> set:
 
 def test_option_parsing_imports_no_runtime_module():
     loaded = _loaded_after("pytest_paddle_infer.options")
-    assert not loaded & {"numpy", "paddle", "yaml", "pytest_paddle_infer.models",
-                         "pytest_paddle_infer.baselines", "pytest_paddle_infer.inputs"}
+    assert not loaded & {"numpy", "paddle", "yaml", "pytest_paddle_infer.models.cache",
+                         "pytest_paddle_infer.execute.baselines", "pytest_paddle_infer.models.inputs"}
 
 
 def test_suite_parsing_does_not_import_option_parsing():
-    assert "pytest_paddle_infer.options" not in _loaded_after("pytest_paddle_infer.suite")
+    assert "pytest_paddle_infer.options" not in _loaded_after("pytest_paddle_infer.cases.suite")
 
 
 def test_docs_name_every_toggle_and_key():

@@ -2,7 +2,7 @@
 needs a TensorRT build)."""
 from config_signatures import check_recipe
 
-from pytest_paddle_infer.trt_marking import FUSION_WARNING, marking_calls
+from pytest_paddle_infer.modes.trt_marking import FUSION_WARNING, marking_calls
 
 
 def test_marking_calls_bind_to_the_installed_config():
@@ -16,10 +16,10 @@ def test_marking_calls_bind_to_the_installed_config():
 def test_trt_plan_marks_the_selected_tensors(tmp_path, paddle_cache):
     """With intermediates on, a TensorRT candidate's build step exposes the baseline's
     selected tensors; a CPU mode's plan is unchanged by the same request."""
-    from pytest_paddle_infer.build_plan import Build, candidate_plan
-    from pytest_paddle_infer.model_source import parse_source
-    from pytest_paddle_infer.models import resolve
-    from pytest_paddle_infer.run_modes import RunModeSpec
+    from pytest_paddle_infer.modes.build_plan import Build, candidate_plan
+    from pytest_paddle_infer.models.source import parse_source
+    from pytest_paddle_infer.models.cache import resolve
+    from pytest_paddle_infer.modes.run_modes import RunModeSpec
 
     model = resolve(parse_source("tiny_cnn"), paddle_cache, legacy=True)
     specs = [model.inputs[0].concrete((1, 3, 32, 32))]

@@ -1,0 +1,37 @@
+"""Which intermediate tensors to capture: ``none``, ``all`` or globs (numpy-free, so the
+options can validate it at start-up)."""
+from __future__ import annotations
+
+import fnmatch
+import re
+from typing import Tuple
+
+from ..errors import OptionError
+
+
+def op_label(op_type: str) -> str:
+    """``pd_op.conv2d:12`` -> ``pd_op.conv2d``: PIR appends the op's index."""
+    return op_type.rsplit(":", 1)[0] if re.search(r":\d+$", op_type) else op_type
+
+
+class Selection:
+    """``none``, ``all`` or globs over tensor names and op types."""
+
+    def __init__(self, spec: str = "none"):
+        text = (spec or "none").strip()
+        self.spec = text
+        self.globs: Tuple[str, ...] = ()
+        if text not in ("none", "all"):
+            self.globs = tuple(g.strip() for g in text.split(",") if g.strip())
+            if not self.globs:
+                raise OptionError("--paddle-intermediates: give none, all, or globs such as 'conv2d_*,relu_*'")
+
+    @property
+    def active(self) -> bool:
+        return self.spec != "none"
+
+    def wants(self, name: str, op_type: str) -> bool:
+        if self.spec == "all":
+            return True
+        label = op_label(op_type)
+        return any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(label, g) for g in self.globs)

@@ -1,0 +1,98 @@
+"""Runs in a child process: the dygraph and static-executor baselines.
+
+A child process, as for ``exporter.py``: ``paddle.static.load_inference_model`` only reads a
+program in the format ``FLAGS_enable_pir_api`` selects when paddle is imported, a builder's
+module lives on a path the pytest process should not import from, and building a layer seeds
+paddle's global generator and leaves dygraph state behind.
+
+    python -m pytest_paddle_infer.execute.baseline_child dygraph BUILDER KWARGS_JSON INPUTS_NPZ OUT_NPZ DEVICE [WEIGHTS]
+    python -m pytest_paddle_infer.execute.baseline_child static PROG_FILE INPUTS_NPZ OUT_NPZ DEVICE
+``INPUTS_NPZ`` holds the inputs by name plus ``__order__`` (the forward's argument order);
+``OUT_NPZ`` gets the outputs as ``o0, o1, ...``. The last stdout line is JSON:
+``{"names": [...], "paddle": version}``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def _read_inputs(path: str):
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as data:
+        order = [str(n) for n in data["__order__"]]
+        return order, {name: data[name] for name in order}
+
+
+def _write_outputs(path: str, named) -> list:
+    import numpy as np
+
+    with open(path, "wb") as f:  # a file object: np.savez would append ".npz" to a name
+        np.savez(f, **{f"o{i}": array for i, (_, array) in enumerate(named)})
+    return [name for name, _ in named]
+
+
+def dygraph(builder: str, kwargs: dict, inputs_npz: str, out_npz: str, device: str,
+            weights: str = "") -> dict:
+    import paddle
+
+    from .baselines import flatten_named
+    from ..models.exporter import build_layer, weights_digest
+
+    paddle.set_device(device)
+    order, inputs = _read_inputs(inputs_npz)
+    layer = build_layer(builder, kwargs)
+    found = weights_digest(layer)
+    if weights and found != weights:
+        raise SystemExit(
+            f"the builder {builder} gave other weights in this process than when the model was "
+            f"exported (weights digest {found}, exported {weights}): the dygraph baseline would "
+            f"compare two different networks. Make the builder deterministic (seed it, or load "
+            f"trained weights) so every call returns the same layer.")
+    with paddle.no_grad():
+        result = layer(*[paddle.to_tensor(inputs[name]) for name in order])
+    named = [(name, tensor.numpy()) for name, tensor in flatten_named(result, is_tensor=paddle.is_tensor)]
+    if not named:
+        raise SystemExit(f"the layer built by {builder} returned no tensor: {type(result).__name__}")
+    return {"names": _write_outputs(out_npz, named), "paddle": paddle.__version__}
+
+
+def static(prog_file: str, inputs_npz: str, out_npz: str, device: str) -> dict:
+    import paddle
+
+    paddle.enable_static()
+    place = paddle.CPUPlace() if device == "cpu" else paddle.CUDAPlace(int(device.split(":")[1]))
+    exe = paddle.static.Executor(place)
+    prefix, ext = os.path.splitext(os.path.abspath(prog_file))  # relative names are misread
+    program, feed_names, fetch_targets = paddle.static.load_inference_model(
+        prefix, exe, model_filename=prefix + ext, params_filename=prefix + ".pdiparams")
+    _, inputs = _read_inputs(inputs_npz)
+    outputs = exe.run(program, feed={n: inputs[n] for n in feed_names}, fetch_list=fetch_targets)
+    names = _fetch_names(program, fetch_targets, ext)
+    return {"names": _write_outputs(out_npz, list(zip(names, outputs))), "paddle": paddle.__version__}
+
+
+def _fetch_names(program, fetch_targets, ext: str) -> list:
+    """The names a predictor gives the outputs: legacy programs name the fetched variables;
+    PIR values have no name, their fetch ops do (``fetch_name_0``...)."""
+    if ext == ".pdmodel":
+        return [t.name for t in fetch_targets]
+    names = [op.attrs().get("name") for op in program.global_block().ops if op.name() == "pd_op.fetch"]
+    if len(names) == len(fetch_targets) and all(names):
+        return names
+    return [f"output_{i}" for i in range(len(fetch_targets))]
+
+
+def main(argv) -> int:
+    from ..models.exporter import run_command
+
+    return run_command(argv, {
+        "dygraph": lambda builder, kwargs, *rest: dygraph(builder, json.loads(kwargs), *rest),
+        "static": static,
+    })
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

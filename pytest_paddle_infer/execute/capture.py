@@ -1,0 +1,224 @@
+"""Intermediate tensors: hooked out of a predictor in execution order, the baseline's spilled
+to disk, the candidate's compared one at a time as they arrive.
+
+Memory stays bounded: no more than one candidate tensor and its baseline are held at once.
+Tensors in a oneDNN layout are converted to the plain layout first (``tensor.numpy()``
+alone returns the raw blocked memory, which reads as false mismatches).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ..verdict.compare import TensorComparison, compare_arrays
+from ..verdict.result import IntermediateRow
+from ..cases.tensor_selection import Selection, op_label
+
+# PIR programs name intermediates by address: they differ between predictors.
+ADDRESS_NAME = re.compile(r"^0x[0-9a-fA-F]+_inner_var_\d+$")
+FINGERPRINT_SIZE = 1024
+# A structural match: the relative RMS difference of sampled values is below MATCH_DISTANCE
+# (bf16 drifts ~20 % deep in ResNet50; distinct tensors of one shape differ by ~100 %), and
+# the next-closest baseline tensor is at least AMBIGUITY_RATIO times further away.
+MATCH_DISTANCE = 0.5
+AMBIGUITY_RATIO = 2.0
+
+
+_MMAP_SET = False
+
+
+def release_large_buffers_promptly() -> None:
+    """Have glibc serve allocations over 1 MiB with mmap, so each copied-out tensor goes
+    back to the OS when dropped; otherwise the heap keeps them and peak RSS grows by the
+    spilled tensors (ResNet50 batch 8: +18 %, measured). Best effort, once per process."""
+    global _MMAP_SET
+    if _MMAP_SET:
+        return
+    _MMAP_SET = True
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD
+    except (OSError, AttributeError):  # not glibc: nothing to tune
+        pass
+
+
+def plain_numpy(tensor) -> np.ndarray:
+    if "ONEDNN" in str(getattr(tensor, "layout", "")).upper():
+        tensor = tensor.clone()  # the copy is in the plain layout; .cpu() would not convert
+    array = np.asarray(tensor.numpy())
+    if "bfloat16" in str(getattr(tensor, "dtype", "")) and array.dtype == np.uint16:
+        # numpy has no bfloat16: Paddle hands out the bit patterns; widen them to float32
+        array = (array.astype(np.uint32) << 16).view(np.float32)
+    return array
+
+
+@dataclass
+class Record:
+    index: int
+    op_type: str
+    name: str
+    shape: Tuple[int, ...]
+    dtype: str
+    path: Path
+    fingerprint: np.ndarray
+
+
+def fingerprint(array: np.ndarray) -> np.ndarray:
+    """Values at fixed positions of the flattened tensor: enough to tell tensors apart."""
+    flat = array.reshape(-1)
+    if flat.size == 0:
+        return np.zeros(0)
+    positions = np.linspace(0, flat.size - 1, min(flat.size, FINGERPRINT_SIZE)).astype(np.int64)
+    return flat[positions].astype(np.float64)
+
+
+class BaselineStore:
+    """The baseline's hooked tensors, each written to its own ``.npy`` file as it arrives."""
+
+    def __init__(self, directory: Path, selection: Selection):
+        self.directory = Path(directory)
+        self.selection = selection
+        self.records: List[Record] = []
+        self.by_name: Dict[str, Record] = {}
+        release_large_buffers_promptly()
+        if self.directory.exists():
+            shutil.rmtree(self.directory)
+        self.directory.mkdir(parents=True)
+
+    def __call__(self, op_type: str, name: str, tensor) -> None:
+        if not self.selection.wants(name, op_type):
+            return
+        array = plain_numpy(tensor)
+        path = self.directory / f"{len(self.records):05d}.npy"
+        np.save(path, array)
+        record = Record(len(self.records), op_label(op_type), name, tuple(array.shape),
+                        str(array.dtype), path, fingerprint(array))
+        self.records.append(record)
+        self.by_name[name] = record  # a name written twice (in-place ops): the last write wins
+
+    def load(self, record: Record) -> np.ndarray:
+        return np.load(record.path)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class Aligner:
+    """Pairs a candidate tensor with its baseline tensor: by name where names are stable
+    (legacy programs, fetch names), else by structure and values, only when unambiguous."""
+
+    def __init__(self, store: BaselineStore):
+        self.store = store
+        self.last_index = -1
+
+    def match(self, name: str, shape: Tuple[int, ...], dtype: str,
+              print_: np.ndarray) -> Tuple[Optional[Record], str]:
+        if not ADDRESS_NAME.match(name):
+            record = self.store.by_name.get(name)
+            if record is not None:
+                return record, "name"
+        # renamed by a pass (PIR addresses, oneDNN bf16 quantize/dequantize names): by structure
+        scored = []
+        for record in self.store.records:
+            if record.shape != shape or record.dtype != dtype:
+                continue
+            scale = float(np.linalg.norm(record.fingerprint))
+            distance = float(np.linalg.norm(record.fingerprint - print_)) / (scale + 1e-12)
+            scored.append((distance, record.index <= self.last_index, record.index, record))
+        if not scored:
+            return None, "no baseline tensor of this shape and dtype"
+        scored.sort(key=lambda s: s[:3])
+        best = scored[0]
+        if best[0] > MATCH_DISTANCE:
+            return None, f"no baseline tensor with these values (closest differs by {best[0]:.3g})"
+        fits = [s for s in scored if s[0] <= max(best[0] * AMBIGUITY_RATIO, 1e-6)]
+        if len(fits) > 1 and not _same_values(s[3] for s in fits):
+            return None, f"ambiguous: {len(fits)} baseline tensors fit"
+        # one fit, or copies of one value (a fetch of an output, an in-place op): either is right
+        self.last_index = best[2]
+        return best[3], "structure"
+
+
+def _same_values(records) -> bool:
+    prints = [r.fingerprint for r in records]
+    return all(np.array_equal(prints[0], p) for p in prints[1:])
+
+
+class CandidateComparer:
+    """The candidate's hook sink: compare each selected tensor as it arrives, keep its row."""
+
+    def __init__(self, store: BaselineStore, selection: Selection,
+                 rule_for: Callable[[str], object], judged: Callable[[str, str], bool]):
+        self.store = store
+        self.selection = selection
+        self.rule_for = rule_for
+        self.judged = judged
+        self.aligner = Aligner(store)
+        self.rows: List[IntermediateRow] = []
+
+    def __call__(self, op_type: str, name: str, tensor) -> None:
+        if not self.selection.wants(name, op_type):
+            return
+        array = plain_numpy(tensor)
+        label = op_label(op_type)
+        record, how = self.aligner.match(name, tuple(array.shape), str(array.dtype), fingerprint(array))
+        # tolerances name the model's tensors: a tensor a pass renamed takes its partner's rules
+        rule = self.rule_for(record.name if record is not None and not ADDRESS_NAME.match(record.name)
+                             else name)
+        if record is None:
+            row = TensorComparison(name, (), tuple(array.shape), "", str(array.dtype), rule.atol,
+                                   rule.rtol, op_type=label)
+            row.problems.append(f"unmatched: {how}")
+            self.rows.append(IntermediateRow(len(self.rows), row, "", how, False))
+            return
+        row = compare_arrays(name, array, self.store.load(record), rule.atol, rule.rtol,
+                             rule.cosine_min, op_type=label)
+        self.rows.append(IntermediateRow(len(self.rows), row, record.name, how,
+                                         self.judged(name, label) or self.judged(record.name, label)))
+
+
+class HookRouter:
+    """One hook per predictor (Paddle keeps hooks registered for every later run); each run
+    points it at the sink that wants that run's tensors."""
+
+    def __init__(self, predictor):
+        self.sink: Optional[Callable] = None
+        predictor.register_output_hook(self._dispatch)
+
+    def _dispatch(self, op_type, name, tensor) -> None:
+        if self.sink is not None:
+            self.sink(op_type, name, tensor)
+
+
+class HookRouters:
+    """The router of each hooked predictor. An entry keeps its predictor alive (so ids stay
+    unique) until the predictor cache lets the predictor go: ``forget`` then drops both."""
+
+    def __init__(self):
+        self._routers: Dict[int, Tuple[object, HookRouter]] = {}
+
+    def for_predictor(self, predictor) -> HookRouter:
+        key = id(predictor)
+        if key not in self._routers:
+            self._routers[key] = (predictor, HookRouter(predictor))
+        return self._routers[key][1]
+
+    def forget(self, predictor) -> None:
+        self._routers.pop(id(predictor), None)
+
+    def __len__(self) -> int:
+        return len(self._routers)
+
+
+def run_with_sink(router: HookRouter, sink: Callable, run: Callable):
+    router.sink = sink
+    try:
+        return run()
+    finally:
+        router.sink = None

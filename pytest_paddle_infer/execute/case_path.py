@@ -1,0 +1,154 @@
+"""One path from a Case to its CaseResult, for every case: command line, suite, marker.
+
+In the pytest process, ``CasePath`` sends the case to the executor (a supervised child,
+executor.py, or the same process with ``--paddle-executor=inline``), and afterwards records
+the figures, writes the report files and raises the failure. In the executor, ``prepare_case``
+and ``run_case`` do the Paddle work: model files, inputs, baseline, candidate, comparison,
+localization.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+from ..errors import PaddleInferError
+
+
+class CaseFailed(AssertionError):
+    """A case whose outputs are outside tolerance; the message is the table."""
+
+
+# -- in the executor ---------------------------------------------------------------------
+
+
+def make_runner(init: dict):
+    from .runner import Runner
+    from .goldens import GoldenPolicy
+
+    shared = init.get("shared_dir")
+    return Runner(Path(init["cache_dir"]), init["device"],
+                  GoldenPolicy(init["save_goldens"], init["update_goldens"]),
+                  Path(shared) if shared else None)
+
+
+def prepare_case(runner, case):
+    return runner.prepare(case)
+
+
+def run_case(runner, prepared, localize: bool):
+    """Run the candidate, compare, and on a failure walk the localization ladder."""
+    result = runner.run(prepared)
+    if not result.passed and localize:
+        runner.on_phase("localizing", prepared.candidate_recipe)
+        found = runner.localize(prepared)
+        result.localization = found.lines()
+        result.culprit = found.culprit
+    return result
+
+
+class InlineExecutor:
+    """The executor's requests served in this process: no supervision (a crash ends the
+    session), for debugging with --pdb and for measuring what supervision costs."""
+
+    def __init__(self, init: dict):
+        self.init = init
+        self.service = None
+
+    def start(self) -> None:
+        pass
+
+    def call(self, op: str, *args):
+        if self.service is None:
+            from .executor import Service
+
+            self.service = Service(self.init, lambda message: None)
+        return getattr(self.service, op)(*args)
+
+    def close(self) -> None:
+        if self.service is not None:
+            self.service.close()
+            self.service = None
+
+
+# -- in the pytest process ---------------------------------------------------------------
+
+
+class CasePath:
+    """The pytest process's side of every case."""
+
+    def __init__(self, settings, log_dir: Path, shared_dir: Optional[Path] = None):
+        self.settings = settings
+        init = {"cache_dir": str(settings.cache_dir), "device": settings.device,
+                "save_goldens": settings.save_goldens, "update_goldens": settings.update_goldens,
+                "shared_dir": str(shared_dir) if shared_dir else None}
+        if settings.executor == "inline":
+            self.executor = InlineExecutor(init)
+        else:
+            from .executor import Executor
+
+            self.executor = Executor(init, log_dir, settings.timeout)
+
+    def start(self) -> None:
+        """Start the executor early: it imports paddle while pytest collects."""
+        self.executor.start()
+
+    def about(self):
+        """(Capabilities, environment) of the installed Paddle, from the executor."""
+        return self.executor.call("about")
+
+    def prepare(self, key: str, case) -> dict:
+        """Model files, inputs, baseline and candidate predictor; raises CaseSkipped when the
+        installation lacks what the mode needs. Returns {"int8": ..., "recipe": ...}."""
+        return self.executor.call("prepare", key, case)
+
+    def run(self, key: str):
+        return self.executor.call("run", key, self.settings.localize)
+
+    def tensors(self, key: str, which: str):
+        """The prepared case's inputs or baseline outputs, for a test that asks for them."""
+        return self.executor.call("tensors", key, which)
+
+    def release(self, key: str) -> None:
+        try:
+            self.executor.call("release", key)
+        except PaddleInferError:
+            pass  # a child that died has nothing left to release
+
+    def finish(self, nodeid: str, result, record: List) -> None:
+        """Figures into the test's properties (JUnit, xdist, the summary), report files,
+        and the failure."""
+        from ..report.text import failure_message, properties
+
+        if getattr(result, "culprit", ""):
+            record.append(("paddle_culprit", result.culprit))
+        record.extend(properties(result))
+        if self.settings.report_dir is not None:
+            from ..report.case_files import write_case
+
+            write_case(self.settings.report_dir, nodeid, result)
+        if not result.passed:
+            failed = CaseFailed(failure_message(result))
+            failed.result = result
+            raise failed
+
+    def check(self, key: str, nodeid: str, record: List):
+        """Run a prepared case to its verdict: the one path items and marker tests share."""
+        result = self.run(key)
+        self.finish(nodeid, result, record)
+        return result
+
+    def close(self) -> None:
+        self.executor.close()
+
+
+def crash_message(died, repro: str) -> str:
+    """What a case whose executor died says: how, where, the recipe, Paddle's last words and
+    the command that reproduces just this case."""
+    lines = [str(died)]
+    if died.recipe:
+        lines.append(f"recipe: {died.recipe}")
+    if died.log_tail:
+        lines.append(f"last lines of the executor's log ({died.log_path}):")
+        lines.extend("    " + l for l in died.log_tail.splitlines())
+    lines.append(f"reproduce: {repro}")
+    return "\n".join(lines)

@@ -1,0 +1,379 @@
+"""The supervised executor: the Paddle work of cases runs in a long-lived child process.
+
+One executor child per pytest process (one per xdist worker) keeps models, inputs,
+predictors and baselines between cases, as an in-process runner would. The pytest process
+sends a request and gets back what a report needs (rows, notes, evidence), never whole
+tensors. When the child dies (a signal, an exit) or hangs past the timeout, only the case in
+flight errors, with the phase it was in, the recipe, the end of Paddle's log and a command
+that reproduces it; the next case starts a fresh child.
+
+This module does not import paddle or numpy: the child does, in ``serve``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import Client, Listener
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from ..errors import CaseSkipped, PaddleInferError
+
+AUTHKEY_ENV = "PADDLE_INFER_EXECUTOR_KEY"
+# testing only: make the executor child die or hang at a phase, to exercise supervision
+FAULT_ENV = "PADDLE_INFER_EXECUTOR_FAULT"
+DEFAULT_TIMEOUT = 900.0
+LOG_TAIL_LINES = 12
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_FRAME = re.compile(r"^\s*\d+\s+\S")
+
+
+class ExecutorDied(PaddleInferError):
+    """The executor child ended (signal or exit) or hung while working on a case."""
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str  # exporting the model, baseline, building the candidate, calibration, running ...
+    recipe: str = ""
+
+
+def describe_exit(returncode: Optional[int]) -> str:
+    """``was killed by SIGSEGV`` / ``exited with status 3`` from a Popen return code."""
+    if returncode is None:
+        return "is still running"
+    if returncode < 0:
+        try:
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    if returncode > 128 and returncode - 128 in signal.Signals._value2member_map_:
+        return f"exited with status {returncode} ({signal.Signals(returncode - 128).name})"
+    return f"exited with status {returncode}"
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last lines of the child's log, ANSI colour codes stripped."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 16384))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    kept = [_ANSI.sub("", l).rstrip() for l in text.splitlines()]
+    # C++ stack frames ("12  paddle::...") and rules say less than the messages around them
+    kept = [l for l in kept if l.strip() and not _FRAME.match(l) and l.strip("- ")]
+    return "\n".join(kept[-lines:])
+
+
+class Executor:
+    """The pytest process's side: starts the child on demand, sends requests, supervises."""
+
+    def __init__(self, init: dict, log_dir: Path, timeout: float = DEFAULT_TIMEOUT):
+        self.init = init  # what the child's runner is built from (cache dir, device, goldens)
+        self.log_dir = Path(log_dir)
+        self.timeout = timeout
+        self.proc: Optional[subprocess.Popen] = None
+        self.conn = None
+        self.log_path: Optional[Path] = None
+        self.started = 0
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start a child now (it imports paddle while pytest goes on collecting)."""
+        if self.proc is not None:
+            return
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.started += 1
+        self.log_path = self.log_dir / f"executor-{os.getpid()}-{self.started}.log"
+        key = secrets.token_bytes(16)
+        listener = Listener(authkey=key)
+        env = dict(os.environ, **{AUTHKEY_ENV: key.hex()})
+        env.setdefault("GLOG_minloglevel", "1")
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "pytest_paddle_infer.execute.executor", _address_text(listener.address)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                cwd=os.getcwd())
+        self._listener = listener
+        self.conn = None
+
+    def _connection(self):
+        if self.conn is None:
+            # accept() blocks; the child connects right after its imports. A child that dies
+            # before connecting is noticed by the watcher below.
+            self.conn = _accept(self._listener, self.proc, self.timeout)
+            self._listener.close()
+            self._send(("init", self.init))
+        return self.conn
+
+    def close(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            if self.conn is None:  # started early but never used: nothing to finish
+                self._kill()
+            elif self.proc.poll() is None:
+                self.conn.send(("close", None))
+                self.conn.poll(30)
+            if self.proc.wait(30) in (0, -getattr(signal, "SIGKILL", 9)) and self.log_path is not None:
+                self.log_path.unlink(missing_ok=True)  # logs are kept for children that died
+        except (OSError, EOFError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+        finally:
+            self._discard()
+
+    def _discard(self) -> None:
+        for closable in (self.conn, getattr(self, "_listener", None)):
+            try:
+                if closable is not None:
+                    closable.close()
+            except OSError:
+                pass
+        self.proc = self.conn = None
+
+    def _kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+        if self.proc is not None:
+            self.proc.wait()
+
+    # -- requests ----------------------------------------------------------------------
+
+    def call(self, op: str, *args) -> Any:
+        """Send one request and wait for its answer; exceptions raised in the child are
+        re-raised here. A child that dies or hangs raises ``ExecutorDied``."""
+        self.start()
+        phase = Phase("starting the executor")
+        deadline = time.monotonic() + self.timeout
+        try:
+            conn = self._connection()
+            phase = Phase(_OP_PHASES.get(op, op))
+            self._send((op, args))
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._kill()
+                    raise self._died(phase, f"timed out after {self.timeout:g} s (--paddle-timeout) "
+                                            f"and was killed")
+                if not conn.poll(min(left, 1.0)):
+                    if self.proc.poll() is not None:
+                        raise self._died(phase)
+                    continue
+                message = conn.recv()
+                kind = message[0]
+                if kind == "phase":
+                    phase = Phase(message[1], message[2] or phase.recipe)
+                elif kind == "ok":
+                    return message[1]
+                elif kind == "raise":
+                    raise message[1]
+                elif kind == "bug":
+                    raise ExecutorBug(message[1])
+        except (EOFError, ConnectionError, BrokenPipeError):
+            raise self._died(phase) from None
+        except _ChildGone:
+            raise self._died(phase) from None
+
+    def _send(self, message) -> None:
+        try:
+            self.conn.send(message)
+        except (OSError, ValueError):
+            raise _ChildGone() from None
+
+    def _died(self, phase: Phase, how: str = "") -> ExecutorDied:
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self._kill()
+        how = how or describe_exit(self.proc.returncode)
+        log = self.log_path
+        self._discard()
+        died = ExecutorDied(f"the executor process {how} while {phase.name}")
+        died.phase, died.recipe, died.how = phase.name, phase.recipe, how
+        died.log_tail, died.log_path = log_tail(log) if log else "", log
+        return died
+
+
+class ExecutorBug(Exception):
+    """An unexpected exception in the child: its traceback, for a bug report."""
+
+
+class _ChildGone(Exception):
+    pass
+
+
+_OP_PHASES = {"about": "importing paddle", "prepare": "preparing the case", "run": "running the candidate",
+              "release": "releasing the case", "tensors": "handing out tensors"}
+
+
+def _address_text(address) -> str:
+    return address if isinstance(address, str) else f"{address[0]}:{address[1]}"
+
+
+def _accept(listener: Listener, proc: subprocess.Popen, timeout: float):
+    """Wait for the child's connection, giving up when it exits first."""
+    import threading
+
+    box: dict = {}
+
+    def accept():
+        try:
+            box["conn"] = listener.accept()
+        except (OSError, EOFError) as e:  # closed below when the child died
+            box["error"] = e
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while thread.is_alive():
+        thread.join(0.2)
+        if proc.poll() is not None and thread.is_alive():
+            listener.close()
+            thread.join(1)
+            raise _ChildGone()
+        if time.monotonic() > deadline:
+            proc.kill()
+            listener.close()
+            raise _ChildGone()
+    if "conn" not in box:
+        raise _ChildGone()
+    return box["conn"]
+
+
+# -- the child -------------------------------------------------------------------------
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """An exception the parent can unpickle and show: ours as they are, Paddle's and other
+    errors as their message."""
+    import pickle
+
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:
+        return PaddleInferError(f"{type(exc).__name__}: {exc}")
+
+
+def _fault(phase: str) -> None:
+    """``PADDLE_INFER_EXECUTOR_FAULT=PHASE:HOW[:CASE-SUBSTRING]`` (testing only): at PHASE,
+    for cases whose id contains CASE-SUBSTRING, die by signal HOW (SIGSEGV, SIGABRT...),
+    ``exit3`` or ``hang``."""
+    spec = os.environ.get(FAULT_ENV)
+    if not spec:
+        return
+    at, how, *which = spec.split(":", 2)
+    if at != phase or (which and which[0] not in _CURRENT.get("case", "")):
+        return
+    sys.stdout.flush()
+    if how == "hang":
+        while True:
+            time.sleep(60)
+    if how.startswith("exit"):
+        os._exit(int(how[4:] or 1))
+    os.kill(os.getpid(), getattr(signal, how))
+
+
+_CURRENT: dict = {}
+
+
+class Service:
+    """What the child does: a runner, and the prepared cases between prepare and run."""
+
+    def __init__(self, init: dict, send: Callable):
+        from .case_path import make_runner
+
+        self.send = send
+        self.runner = make_runner(init)
+        self.runner.on_phase = self.phase
+        self.prepared: dict = {}
+
+    def phase(self, name: str, recipe: str = "") -> None:
+        self.send(("phase", name, recipe))
+        _fault(name)
+
+    def prepare(self, key: str, case) -> dict:
+        from .case_path import prepare_case
+
+        _CURRENT["case"] = case.id
+        self.prepared.pop(key, None)
+        prepared = prepare_case(self.runner, case)
+        self.prepared[key] = prepared
+        return {"int8": prepared.int8, "recipe": prepared.candidate_recipe}
+
+    def run(self, key: str, localize: bool):
+        from .case_path import run_case
+
+        prepared = self.prepared[key]  # kept until released: a test may still ask for tensors
+        _CURRENT["case"] = prepared.case.id
+        return run_case(self.runner, prepared, localize)
+
+    def about(self):
+        """The installed Paddle's capabilities and software environment."""
+        from ..modes.capabilities import detect
+        from .goldens import environment
+
+        return detect(), environment("")
+
+    def tensors(self, key: str, which: str) -> dict:
+        prepared = self.prepared[key]
+        return dict(prepared.inputs if which == "inputs" else prepared.baseline_outputs)
+
+    def release(self, key: str) -> None:
+        self.prepared.pop(key, None)
+
+    def close(self) -> None:
+        self.prepared.clear()
+        self.runner.close()
+
+
+def serve(address: str, authkey: bytes) -> int:
+    if ":" in address and not address.startswith(("/", "\\")):
+        host, port = address.rsplit(":", 1)
+        address = (host, int(port))
+    conn = Client(address, authkey=authkey)
+    service = None
+    while True:
+        try:
+            op, args = conn.recv()
+        except (EOFError, OSError):
+            break  # the pytest process is gone
+        try:
+            if op == "init":
+                service = Service(args, conn.send)
+                continue
+            if op == "close":
+                if service is not None:
+                    service.close()
+                conn.send(("ok", None))
+                break
+            conn.send(("ok", getattr(service, op)(*args)))
+        except (PaddleInferError, CaseSkipped) as e:
+            conn.send(("raise", _portable(e)))
+        except Exception:
+            conn.send(("bug", traceback.format_exc()))
+        sys.stdout.flush()
+    return 0
+
+
+def main(argv) -> int:
+    key = bytes.fromhex(os.environ.pop(AUTHKEY_ENV))
+    from ..modes.capabilities import import_paddle
+
+    import_paddle()  # every request needs it: import while the pytest process goes on
+    return serve(argv[0], key)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

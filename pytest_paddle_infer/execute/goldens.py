@@ -1,0 +1,223 @@
+"""Golden outputs: a case's baseline outputs recorded to disk with how they were made, so a
+later run (another machine, another Paddle, no GPU) compares against them.
+
+One file per case, ``DIR/<case id as a shell-safe name>.npz``: the outputs as ``o0, o1,
+...`` and ``__meta__``, a JSON text with the output names and the metadata below. Each file
+is written to a temporary name and renamed into place, so xdist workers (each writing its
+own cases) and interrupted runs never leave a partial golden. Goldens recorded under the
+earlier names (``[`` and ``]`` kept) are still read. Reading needs numpy; nothing here
+imports paddle except ``environment()``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional
+
+from ..errors import PaddleInferError
+from ..files import ArrayFileError, atomic_write, load_error_text, open_array_file, safe_file_stem
+
+if TYPE_CHECKING:
+    import numpy as np
+
+FORMAT = 1
+META = "__meta__"
+SUFFIX = ".npz"
+# metadata keys that describe the software that produced a golden, shown when they differ
+ENVIRONMENT_KEYS = ("paddle", "commit", "cuda", "cudnn", "tensorrt")
+
+
+class GoldenError(PaddleInferError):
+    """A golden that is missing, unreadable, or recorded for other inputs."""
+
+
+@dataclass(frozen=True)
+class GoldenPolicy:
+    """What this session does with goldens besides comparing against them."""
+
+    save_dir: Optional[Path] = None  # --paddle-save-goldens: record live baselines here
+    update: bool = False  # --paddle-update-goldens: rewrite the goldens cases compare against
+
+
+@dataclass
+class Golden:
+    path: Path
+    outputs: "OrderedDict[str, np.ndarray]"
+    meta: dict
+
+
+def file_name(case_id: str) -> str:
+    """The case id as a shell-safe file name: ``tiny_cnn[1x3x32x32-cpu_fp32]`` ->
+    ``tiny_cnn-1x3x32x32-cpu_fp32-<hash>.npz``."""
+    return safe_file_stem(case_id) + SUFFIX
+
+
+def legacy_file_name(case_id: str) -> str:
+    """The name goldens had before file names were made shell-safe (``[`` and ``]`` kept);
+    still read, and replaced when such a golden is rewritten."""
+    safe = re.sub(r"[^\w.\-\[\]+=,]", "_", case_id)
+    if safe != case_id or len(safe) > 150:
+        safe = f"{safe[:130]}-{hashlib.sha1(case_id.encode()).hexdigest()[:10]}"
+    return safe + SUFFIX
+
+
+def golden_path(directory: Path, case_id: str) -> Path:
+    """Where the golden of ``case_id`` is written."""
+    return Path(directory) / file_name(case_id)
+
+
+def find_golden(directory: Path, case_id: str) -> Path:
+    """The golden file of ``case_id``: under its current name, else under the legacy name
+    when only that exists (the current path when neither does)."""
+    path = golden_path(directory, case_id)
+    legacy = Path(directory) / legacy_file_name(case_id)
+    return legacy if not path.is_file() and legacy.is_file() else path
+
+
+def environment(device: str) -> Dict[str, str]:
+    """The software and device a baseline ran on: Paddle version and commit, and the CUDA,
+    cuDNN and TensorRT versions where this Paddle was built with them."""
+    from ..modes.capabilities import detect, import_paddle
+
+    paddle = import_paddle()
+    caps = detect()
+    env = {"paddle": f"{caps.distribution} {caps.version}", "commit": caps.commit, "device": device}
+    cuda = str(paddle.version.cuda())
+    if cuda not in ("False", "", "None"):
+        env["cuda"] = cuda
+        env["cudnn"] = str(paddle.version.cudnn())
+    if any(caps.trt_compile):
+        env["tensorrt"] = ".".join(map(str, caps.trt_compile))
+    return env
+
+
+def write_golden(directory: Path, case_id: str, outputs: Mapping[str, "np.ndarray"],
+                 meta: Mapping[str, object]) -> Path:
+    """Write one case's golden atomically; returns its path."""
+    import numpy as np
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = golden_path(directory, case_id)
+    full = dict(meta, format=FORMAT, case_id=case_id, outputs=list(outputs),
+                recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    arrays = {f"o{i}": np.asarray(a) for i, a in enumerate(outputs.values())}
+    arrays[META] = np.array(json.dumps(full, sort_keys=True))
+    # a file object: np.savez would append ".npz" to a name
+    atomic_write(path, lambda f: np.savez(f, **arrays), durable=True)
+    legacy = directory / legacy_file_name(case_id)
+    if legacy != path and legacy.is_file():  # rewritten: the old name must not be counted twice
+        legacy.unlink()
+    return path
+
+
+def read_meta(path: Path) -> dict:
+    with open_array_file(path) as data:
+        return json.loads(str(data[META]))
+
+
+def read_golden(directory: Path, case_id: str) -> Golden:
+    """The golden of ``case_id``; a GoldenError that says how to record it when missing."""
+    path = find_golden(directory, case_id)
+    if not path.is_file():
+        raise GoldenError(
+            f"no golden for {case_id} in {directory} (expected {path.name}). Record it on the "
+            f"machine whose outputs are the reference: with --paddle-save-goldens={directory} and "
+            f"a live --paddle-baseline (auto, cpu, gpu, dygraph or static), or with "
+            f"--paddle-update-goldens, which computes missing goldens with the auto baseline")
+    try:
+        with open_array_file(path) as data:
+            meta = json.loads(str(data[META]))
+            names = meta["outputs"]
+            outputs = OrderedDict((name, data[f"o{i}"]) for i, name in enumerate(names))
+    except ArrayFileError as e:
+        raise GoldenError(f"golden {path} {e.problem} ({e.found}); "
+                          f"rewrite it with --paddle-update-goldens") from None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise GoldenError(f"golden {path} cannot be read ({load_error_text(e)}); "
+                          f"rewrite it with --paddle-update-goldens") from None
+    if meta.get("case_id") != case_id:
+        raise GoldenError(f"golden {path} belongs to case {meta.get('case_id')!r}, not {case_id!r}")
+    return Golden(path, outputs, meta)
+
+
+def input_mismatch(meta: Mapping[str, object], seed: int, digest: str) -> Optional[str]:
+    """Why the golden cannot be compared with this run's outputs, or None: other inputs make
+    any comparison meaningless."""
+    recorded = meta.get("inputs", {})
+    if recorded.get("digest") == digest:
+        return None
+    shapes = ", ".join(f"{n} {'x'.join(map(str, s))}" for n, s in recorded.get("shapes", {}).items())
+    return (f"the golden was recorded with other inputs (seed {recorded.get('seed')}, "
+            f"digest {recorded.get('digest')}, shapes {shapes}); this run's inputs: seed {seed}, "
+            f"digest {digest}. Run with the recorded seed and shapes, or rewrite the golden "
+            f"with --paddle-update-goldens")
+
+
+def differences(meta: Mapping[str, object], current: Mapping[str, str],
+                keys=ENVIRONMENT_KEYS + ("device",)) -> List[str]:
+    """``paddle: paddlepaddle-gpu 3.0.0 -> paddlepaddle 3.3.1``: what differs between the
+    golden's recording environment and this run's."""
+    recorded = meta.get("environment", {})
+    return [f"{key}: {recorded.get(key, '-')} -> {current.get(key, '-')}"
+            for key in keys if recorded.get(key, "") != current.get(key, "")]
+
+
+def describe(golden: Golden, current: Mapping[str, str]) -> str:
+    """The baseline line of a failure: where the golden is, how it was made, what differs."""
+    meta = golden.meta
+    env = meta.get("environment", {})
+    made = ", ".join(f"{k} {env[k]}" for k in ("cuda", "cudnn", "tensorrt") if k in env)
+    commit = str(env.get("commit", ""))[:10]
+    lines = [
+        f"golden {golden.path}",
+        f"  recorded {meta.get('recorded_at', '?')} by {env.get('paddle', '?')}"
+        + (f" (commit {commit})" if commit else "") + f" on {env.get('device', '?')}"
+        + (f", {made}" if made else ""),
+        f"  from baseline {meta.get('baseline_text', meta.get('baseline', '?'))}",
+        f"  inputs: seed {meta.get('inputs', {}).get('seed')}, digest "
+        f"{meta.get('inputs', {}).get('digest')}; tolerances when recorded: "
+        f"{tolerance_text(meta.get('tolerances', {}))}",
+    ]
+    changed = differences(meta, current)
+    if changed:
+        lines.append(f"  differs from this run: {'; '.join(changed)}")
+    return "\n".join(lines)
+
+
+def tolerance_text(rules: Mapping[str, str]) -> str:
+    """One rule when every output had the same, else ``name: rule`` per output."""
+    if len(set(rules.values())) == 1:
+        return next(iter(rules.values()))
+    return "; ".join(f"{name}: {rule}" for name, rule in rules.items()) or "-"
+
+
+def header_lines(directory: Path, current: Mapping[str, str]) -> List[str]:
+    """What the report header says about a goldens directory: how many, recorded by what,
+    and what differs from this run."""
+    directory = Path(directory)
+    files = sorted(directory.glob("*" + SUFFIX)) if directory.is_dir() else []
+    if not files:
+        return [f"paddle-infer: goldens {directory}: none recorded yet"]
+    groups: Dict[tuple, int] = {}
+    for path in files:
+        try:
+            env = read_meta(path).get("environment", {})
+        except (OSError, ValueError, KeyError, TypeError):
+            env = {"paddle": "an unreadable file"}
+        key = tuple((k, env[k]) for k in ENVIRONMENT_KEYS + ("device",) if env.get(k))
+        groups[key] = groups.get(key, 0) + 1
+    lines = []
+    for key, count in groups.items():
+        env = dict(key)
+        changed = differences({"environment": env}, current, ENVIRONMENT_KEYS)
+        text = ", ".join(v if k == "paddle" else f"{k} {v}" for k, v in key if k != "commit")
+        lines.append(f"paddle-infer: goldens {directory}: {count} recorded with {text}"
+                     + (f"; differs from this run: {'; '.join(changed)}" if changed else
+                        "; same Paddle as this run"))
+    return lines

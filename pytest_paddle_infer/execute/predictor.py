@@ -1,0 +1,118 @@
+"""Recipe -> predictor -> outputs. One function applies a recipe to a Config; predictors are
+cached per process so a baseline is built once per model and reused by every run mode."""
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from typing import Callable, List, Mapping, Sequence, Tuple
+
+import numpy as np
+
+from ..errors import InputError, PredictorError
+from ..models.source import ModelFiles
+from ..modes.run_modes import Call, Precision
+
+
+def _resolve_arg(value):
+    if isinstance(value, Precision):
+        from paddle import inference
+
+        return getattr(inference.PrecisionType, value.name)
+    return value
+
+
+def apply_recipe(config, calls: Sequence[Call]) -> None:
+    """Make each call of ``calls`` on ``config``, in order."""
+    for c in calls:
+        method = getattr(config, c.method, None)
+        if method is None:
+            if getattr(c, "optional", False):
+                continue  # not in this Paddle version; the recipe allows going without
+            raise PredictorError(f"paddle.inference.Config has no method {c.method!r} "
+                                 f"(recipe call {c})")
+        try:
+            method(*[_resolve_arg(a) for a in c.args],
+                   **{k: _resolve_arg(v) for k, v in c.kwargs})
+        except Exception as e:
+            raise PredictorError(f"Config.{c} raised: {trim_paddle_error(e)}") from None
+
+
+def describe_recipe(calls: Sequence[Call]) -> str:
+    return "; ".join(str(c) for c in calls)
+
+
+def trim_paddle_error(exc: BaseException) -> str:
+    """Paddle's C++ errors carry a long C++ traceback; keep the summary that says what
+    happened."""
+    text = str(exc)
+    marker = "Error Message Summary:"
+    if marker in text:
+        text = text.split(marker, 1)[1]
+    text = re.sub(r"-{5,}", "", text)
+    lines = [l.rstrip() for l in text.strip().splitlines() if l.strip()]
+    lines = [l for l in lines if not l.lstrip().startswith(("C++ Traceback", "0  ", "1  "))]
+    summary = "\n".join(lines[:8])
+    return f"{type(exc).__name__}: {summary}" if summary else type(exc).__name__
+
+
+def build_predictor(model: ModelFiles, calls: Sequence[Call]):
+    from paddle import inference
+
+    config = inference.Config(model.prog_file, model.params_file)
+    apply_recipe(config, calls)
+    _quiet(config)
+    try:
+        return inference.create_predictor(config)
+    except Exception as e:
+        raise PredictorError(
+            f"building the predictor for {model.name} failed: {trim_paddle_error(e)}\n"
+            f"recipe: {describe_recipe(calls)}") from None
+
+
+def _quiet(config) -> None:
+    disable = getattr(config, "disable_glog_info", None)
+    if disable is not None:
+        disable()
+
+
+def run_predictor(predictor, inputs: Mapping[str, np.ndarray]) -> "OrderedDict[str, np.ndarray]":
+    """Feed inputs by name, run, and copy every output out, in the model's output order."""
+    names = list(predictor.get_input_names())
+    missing = [n for n in names if n not in inputs]
+    extra = [n for n in inputs if n not in names]
+    if missing or extra:
+        raise InputError(f"the model takes inputs {names}; missing {missing}, unknown {extra}")
+    for name in names:
+        handle = predictor.get_input_handle(name)
+        data = np.ascontiguousarray(inputs[name])
+        handle.reshape(list(data.shape))
+        handle.copy_from_cpu(data)
+    try:
+        predictor.run()
+    except Exception as e:
+        raise PredictorError(f"running the predictor failed: {trim_paddle_error(e)}") from None
+    return OrderedDict((n, predictor.get_output_handle(n).copy_to_cpu())
+                       for n in predictor.get_output_names())
+
+
+class PredictorCache:
+    """Predictors per (model files, recipe), least recently used dropped first."""
+
+    def __init__(self, limit: int = 6):
+        self.limit = limit
+        self._items: "OrderedDict[Tuple, object]" = OrderedDict()
+        self.on_evict: List[Callable] = []  # told of each predictor the cache lets go
+
+    def get(self, model: ModelFiles, calls: Sequence[Call],
+            build: Callable = build_predictor):
+        key = (model.prog_file, model.params_file, tuple(calls))
+        if key in self._items:
+            self._items.move_to_end(key)
+            return self._items[key]
+        predictor = build(model, calls)
+        self._items[key] = predictor
+        while len(self._items) > self.limit:
+            _, evicted = self._items.popitem(last=False)
+            for callback in self.on_evict:
+                callback(evicted)
+        return predictor

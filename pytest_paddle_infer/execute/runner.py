@@ -1,0 +1,235 @@
+"""Run a case: inputs -> baseline outputs -> candidate outputs -> comparison rows.
+
+``Runner`` holds what a worker reuses between cases: model files, generated inputs,
+predictors and baseline outputs, so a model's baseline runs once for all its run modes.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+from ..cases.case import Case
+from ..errors import CaseSkipped, InputError
+from ..models import cache as models
+from ..models.inputs import InputSpec, fill_shape, generate_all, inputs_digest
+from ..models.source import ModelFiles, ModelSource
+from ..modes import capabilities
+from ..modes.build_plan import CandidateBuilder
+from ..modes.run_modes import RUN_MODES, baseline_recipe
+from ..modes.trt_marking import FUSION_WARNING
+from ..verdict.outputs import check_output_names, compare_outputs
+from ..verdict.result import CaseResult
+from .baselines import BaselineOutputs, Baselines
+from .capture import BaselineStore, CandidateComparer, HookRouters, Selection, run_with_sink
+from .goldens import GoldenPolicy
+from .predictor import PredictorCache, describe_recipe, run_predictor
+
+@dataclass
+class Prepared:
+    """What setup builds for a case; running and comparing happen in the test call."""
+
+    case: Case
+    model: ModelFiles
+    inputs: Dict[str, np.ndarray]
+    baseline_outputs: Mapping[str, np.ndarray]
+    baseline_text: str
+    candidate: object
+    candidate_recipe: str
+    baseline_store: Optional[BaselineStore] = None  # the baseline's spilled intermediates
+    notes: Tuple[str, ...] = ()  # what building the candidate took (cache dir, calibration)
+    int8: str = ""  # which int8 path the candidate took: build_plan.INT8_*
+
+
+class Runner:
+    def __init__(self, cache_dir: Path, device=None, goldens: Optional[GoldenPolicy] = None,
+                 shared_dir: Optional[Path] = None):
+        self.cache_dir = Path(cache_dir)
+        self.shared_dir = shared_dir  # xdist: baseline outputs the session's workers share
+        # dygraph, static and golden baselines, and recording goldens (baselines.py)
+        self.baselines = Baselines(self.cache_dir, goldens or GoldenPolicy())
+        self.predictors = PredictorCache()
+        # plans and builds candidates; device: a devices.DeviceChoice (None: auto)
+        self.candidates = CandidateBuilder(self.predictors, self.cache_dir / "optim", device)
+        self._models: Dict[Tuple[ModelSource, bool], ModelFiles] = {}
+        self._baselines: Dict[Tuple, Mapping[str, np.ndarray]] = {}
+        self._stores: Dict[Tuple, BaselineStore] = {}
+        self.hooks = HookRouters()
+        self.predictors.on_evict.append(self.hooks.forget)  # hooked predictors go with the cache's
+        self.spill_dir = self.cache_dir / "spill" / f"pid{os.getpid()}"
+        # told where a case's work is (and the recipe there), so a crash can be placed
+        self.on_phase: Callable[..., None] = lambda name, recipe="": None
+        self.candidates.executor.on_phase = lambda name, recipe="": self.on_phase(name, recipe)
+
+    # -- pieces, also used by the fixtures ---------------------------------------------
+
+    def model_files(self, source: ModelSource, legacy: bool = False) -> ModelFiles:
+        key = (source, legacy)
+        if key not in self._models:
+            self._models[key] = models.resolve(source, self.cache_dir, legacy)
+        return self._models[key]
+
+    def input_specs(self, model: ModelFiles, shapes: Mapping[str, Tuple[int, ...]]) -> List[InputSpec]:
+        unknown = sorted(set(shapes) - {s.name for s in model.inputs})
+        if unknown:
+            raise InputError(f"{model.name}: no input named {', '.join(unknown)}; "
+                             f"the model's inputs are {', '.join(s.name for s in model.inputs)}")
+        return [s.concrete(fill_shape(s.shape, shapes.get(s.name), s.name)) for s in model.inputs]
+
+    def inputs(self, model: ModelFiles, shapes: Mapping[str, Tuple[int, ...]], seed: int) -> Dict[str, np.ndarray]:
+        return generate_all(self.input_specs(model, shapes), seed)
+
+    def baseline_calls(self, case: Case):
+        mode = RUN_MODES[case.run_mode.mode]
+        device = mode.device if case.baseline == "auto" else case.baseline
+        return baseline_recipe(device, case.threads, self.candidates.gpu_id() if device == "gpu" else 0)
+
+    # -- the case ------------------------------------------------------------------------
+
+    def check_capabilities(self, case: Case) -> None:
+        caps = capabilities.detect()
+        reason = caps.missing_for(case.run_mode.run_mode, self.candidates.device_id(case.run_mode))
+        if reason is None and case.baseline == "gpu" and not caps.cuda:
+            reason = (f"baseline gpu needs Paddle built with CUDA; {caps.distribution} "
+                      f"{caps.version} installed here is CPU-only")
+        if reason:
+            raise CaseSkipped(reason)
+
+    def prepare(self, case: Case) -> Prepared:
+        self.candidates.check_ranges(case)  # a bad dynamic range errors even where GPUs are missing
+        self.check_capabilities(case)
+        selection = Selection(case.intermediates)
+        self.on_phase("exporting the model")
+        # zoo models and builders: the legacy program keeps intermediate names meaningful
+        model = self.model_files(case.model, legacy=selection.active and case.model.kind != "path")
+        self.on_phase("generating inputs")
+        inputs = self.inputs(model, dict(case.shapes), case.seed)
+        digest = inputs_digest(inputs)
+        self.on_phase("running the baseline", f"{case.baseline}: {describe_recipe(self.baseline_calls(case))}"
+                      if case.baseline in ("auto", "cpu", "gpu") else case.baseline)
+        baseline = self.baselines.get(
+            case, model, inputs, digest, lambda kind: self.baseline_device(case, kind),
+            lambda kind: self.predictor_baseline(replace(case, baseline=kind), model, inputs, digest))
+        marks = marked_tensors(case, baseline.store)
+        specs = self.input_specs(model, dict(case.shapes))
+        plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, marks)
+        self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
+        built = self.candidates.executor.run(plan, model, inputs)
+        notes = built.notes + ((FUSION_WARNING,) if marks else ())
+        return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
+                        describe_recipe(built.recipe), baseline.store, notes, built.int8)
+
+    def predictor_baseline(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
+                           digest: str) -> BaselineOutputs:
+        """The outputs (and selected intermediates) of a plain predictor, once per model,
+        recipe and inputs; ``case.baseline`` is auto, cpu or gpu."""
+        if case.baseline == "gpu":
+            self.check_capabilities(case)  # a golden being rewritten may name the gpu baseline
+        selection = Selection(case.intermediates)
+        base_calls = self.baseline_calls(case)
+        key = (model.prog_file, base_calls, digest)
+        store_key = key + (selection.spec,)
+        if key not in self._baselines or (selection.active and store_key not in self._stores):
+            run = lambda: run_predictor(self.predictors.get(model, base_calls), inputs)  # noqa: E731
+            if selection.active:
+                store = BaselineStore(self.spill_dir / f"store{len(self._stores)}", selection)
+                predictor = self.predictors.get(model, base_calls)
+                self._baselines[key] = run_with_sink(self.hooks.for_predictor(predictor), store,
+                                                     lambda: run_predictor(predictor, inputs))
+                self._stores[store_key] = store
+            else:
+                self._baselines[key] = shared_outputs(self.shared_dir, key, run)
+        return BaselineOutputs(self._baselines[key], f"{case.baseline}: {describe_recipe(base_calls)}",
+                               self._stores.get(store_key))
+
+    def baseline_device(self, case: Case, kind: str) -> str:
+        """Where a baseline of ``kind`` runs for this case: cpu or gpu:N."""
+        device = kind if kind in ("cpu", "gpu") else RUN_MODES[case.run_mode.mode].device
+        return f"gpu:{self.candidates.gpu_id()}" if device == "gpu" else "cpu"
+
+    def run(self, prepared: Prepared) -> CaseResult:
+        start = time.perf_counter()
+        case = prepared.case
+        self.on_phase("running the candidate", prepared.candidate_recipe)
+        run = lambda: run_predictor(prepared.candidate, prepared.inputs)
+        comparer = None
+        if prepared.baseline_store is not None:
+            comparer = CandidateComparer(prepared.baseline_store, Selection(case.intermediates),
+                                         case.tolerances.for_tensor, case.tolerances.names_tensor)
+            outputs = run_with_sink(self.hooks.for_predictor(prepared.candidate), comparer, run)
+        else:
+            outputs = run()
+        check_output_names(case, outputs)
+        rows = compare_outputs(outputs, prepared.baseline_outputs, case)
+        result = CaseResult(case.id, rows, prepared.baseline_text, prepared.candidate_recipe,
+                            inputs_digest(prepared.inputs), time.perf_counter() - start,
+                            notes=list(prepared.notes))
+        if comparer is not None:
+            result.intermediates = comparer.rows
+        return result
+
+    def localize(self, prepared: Prepared):
+        """Walk the precision-tracing ladder for a failing case (see localize.py)."""
+        from ..localize.ladder import applied_passes, localize, make_trial
+
+        case = prepared.case
+        return localize(case.run_mode, make_trial(self, prepared),
+                        lambda: applied_passes(case.run_mode, prepared.model, case.threads),
+                        lambda: self.op_types(prepared))
+
+    def op_types(self, prepared: Prepared) -> List[str]:
+        """The op types the baseline program runs, in first-use order."""
+        seen: List[str] = []
+        predictor = self.predictors.get(prepared.model, self.baseline_calls(
+            replace(prepared.case, baseline="auto")))
+        record = lambda op_type, name, tensor: seen.append(op_type.rsplit(":", 1)[0])
+        run_with_sink(self.hooks.for_predictor(predictor), record,
+                      lambda: run_predictor(predictor, prepared.inputs))
+        return [t for i, t in enumerate(seen) if t not in seen[:i]]
+
+    def close(self) -> None:
+        """Remove this process's spilled baseline tensors."""
+        shutil.rmtree(self.spill_dir, ignore_errors=True)
+        self.baselines.close()
+
+
+SHARED_DIR = "shared-baselines"
+
+
+def shared_outputs(shared_dir: Optional[Path], key: Tuple, run) -> Mapping[str, np.ndarray]:
+    """Under xdist, the workers of one session compute a baseline's outputs once: the first
+    to need them runs the predictor and leaves them in ``shared_dir`` (the session's, in the
+    cache dir) for the others: same program, recipe, inputs and Paddle. The controller
+    removes the directory at the end."""
+    if shared_dir is None:
+        return run()
+    from collections import OrderedDict
+    import hashlib
+
+    from ..files import atomic_write, file_lock
+
+    stamps = [os.stat(f).st_mtime_ns for f in key[0:1] if os.path.exists(f)]  # a program rewritten
+    name = hashlib.sha1(repr((key, stamps)).encode()).hexdigest()
+    path = shared_dir / f"{name}.npz"
+    with file_lock(path.with_suffix(".lock")):
+        if path.is_file():
+            with np.load(path, allow_pickle=False) as data:  # written by a sibling just now
+                names = [str(n) for n in data["__names__"]]
+                return OrderedDict((n, data[f"o{i}"]) for i, n in enumerate(names))
+        outputs = run()
+        atomic_write(path, lambda f: np.savez(f, __names__=np.array(list(outputs)),
+                                              **{f"o{i}": a for i, a in enumerate(outputs.values())}))
+        return outputs
+
+
+def marked_tensors(case: Case, store: Optional[BaselineStore]) -> Tuple[str, ...]:
+    """TensorRT keeps fused tensors inside its engine: with intermediates on, the selected
+    baseline tensors are marked as engine outputs so the hooks can see them."""
+    if store is None or not case.run_mode.run_mode.tensorrt:
+        return ()
+    return tuple(dict.fromkeys(r.name for r in store.records))

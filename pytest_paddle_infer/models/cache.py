@@ -1,0 +1,195 @@
+"""Model sources -> model files: a zoo name, a directory or file pair on disk, or a builder.
+
+Zoo entries and builders are exported once per cache dir by a child process
+(``exporter.py``). Exports are built in a temporary directory, described by a manifest
+(file sizes and hashes) and renamed into place under a file lock, so workers that start
+at once build each entry once, and a partial or corrupt entry is detected and rebuilt.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Dict, Mapping, Optional, Tuple
+
+from ..modes.capabilities import installed_paddle
+from ..errors import ModelError
+from ..files import atomic_write, file_lock
+from .inputs import InputSpec
+from .source import MANIFEST, PROGRAM_EXTENSIONS, ModelFiles, ModelSource, find_model_files
+from .zoo import ZOO, ZOO_VERSION
+
+BUILDER_PATH_ENV = "PADDLE_INFER_BUILDER_PATH"  # read by exporter.load_builder in the child
+
+
+# -- the cache ---------------------------------------------------------------------------
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _write_manifest(directory: Path, extra: Mapping[str, object]) -> None:
+    files = {p.name: {"size": p.stat().st_size, "sha256": _sha256(p)}
+             for p in sorted(directory.iterdir()) if p.name != MANIFEST}
+    (directory / MANIFEST).write_text(json.dumps({"files": files, **extra}, indent=1))
+
+
+_verified: Dict[str, dict] = {}  # per process: each entry is hashed once
+_failed_exports: Dict[str, "ModelError"] = {}  # per process: a failed export is not retried
+
+
+def _valid_manifest(directory: Path) -> Optional[dict]:
+    """The manifest of a complete entry, or None when anything is missing or changed."""
+    key = str(directory)
+    if key in _verified:
+        return _verified[key]
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text())
+        for name, meta in manifest["files"].items():
+            p = directory / name
+            if p.stat().st_size != meta["size"] or _sha256(p) != meta["sha256"]:
+                return None
+        for path, digest in manifest.get("sources", {}).items():  # a builder's code was edited
+            if _sha256(Path(path)) != digest:
+                return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    _verified[key] = manifest
+    return manifest
+
+
+def cached_build(entry_dir: Path, build) -> dict:
+    """Run ``build(tmp_dir) -> metadata`` once per entry; returns the manifest."""
+    manifest = _valid_manifest(entry_dir)
+    if manifest is not None:
+        return manifest
+    with file_lock(entry_dir.with_name(entry_dir.name + ".lock")):
+        manifest = _valid_manifest(entry_dir)  # another worker may have built it meanwhile
+        if manifest is not None:
+            return manifest
+        _verified.pop(str(entry_dir), None)
+        tmp = Path(tempfile.mkdtemp(prefix=entry_dir.name + ".tmp-", dir=entry_dir.parent))
+        try:
+            extra = build(tmp)
+            _write_manifest(tmp, extra)
+            if entry_dir.exists():  # a partial or corrupt entry: never used, replaced
+                shutil.rmtree(entry_dir)
+            os.rename(tmp, entry_dir)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    manifest = _valid_manifest(entry_dir)
+    if manifest is None:
+        raise ModelError(f"model cache entry {entry_dir} failed verification right after it was written")
+    return manifest
+
+
+def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
+              module: str = "pytest_paddle_infer.models.exporter") -> dict:
+    """Run the exporter (or another child ``module``) in a child process; its last stdout
+    line is JSON. ``search_path`` goes first on the child's PYTHONPATH, so a builder beside a
+    suite file can be imported."""
+    env = dict(os.environ)
+    if search_path:
+        env["PYTHONPATH"] = os.pathsep.join([*search_path, *filter(None, [env.get("PYTHONPATH")])])
+        # and ahead of the working directory, which "python -m" puts first: a module of the
+        # same name there (a project's own conftest.py) must not shadow the builder's
+        env[BUILDER_PATH_ENV] = os.pathsep.join(search_path)
+    if legacy:  # otherwise the installed Paddle's default: forcing PIR on 2.6 crashes jit.save
+        env["FLAGS_enable_pir_api"] = "0"
+    env.setdefault("GLOG_minloglevel", "2")
+    proc = subprocess.run([sys.executable, "-m", module, *args],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise ModelError(f"{what} failed:\n{_trim_child_error(proc.stderr)}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _trim_child_error(stderr: str) -> str:
+    """Keep the end of a child's traceback: Paddle's own message and the user's source line."""
+    lines = [l for l in stderr.splitlines()
+             if l.strip() and "warnings.warn" not in l and "Warning:" not in l]
+    for i, line in enumerate(lines):  # dy2static errors carry the user's code below this line
+        if "In transformed code" in line:
+            return "\n".join(lines[i:])[-4000:]
+    return "\n".join(lines[-25:])
+
+
+def _source_key(source: ModelSource) -> str:
+    _, version = installed_paddle()
+    # only what the export depends on: the input signature, not how input data are drawn
+    signature = [[i.name, list(i.shape), i.dtype] for i in source.inputs or ()]
+    text = json.dumps([source.kind, source.ref, source.kwargs, version, ZOO_VERSION, signature,
+                       source.fingerprint], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def export_dir(source: ModelSource, cache_dir: Path, legacy: bool) -> Path:
+    flavour = "legacy" if legacy else "default"
+    stem = source.ref if source.kind == "zoo" else source.name  # a suite's alias shares the export
+    return Path(cache_dir) / "models" / f"{stem}-{_source_key(source)}-{flavour}"
+
+
+def resolve(source: ModelSource, cache_dir: Path, legacy: bool = False) -> ModelFiles:
+    """Model files for a source; zoo entries and builders are exported on first use.
+
+    ``legacy=True`` asks for the ``.pdmodel`` program format, which keeps tensor names
+    meaningful for intermediate-tensor comparison.
+    """
+    if source.kind == "path":
+        prog, params = find_model_files(source.ref)
+        if legacy and prog.suffix != ".pdmodel":
+            raise ModelError(f"model {prog} is a PIR program; no legacy .pdmodel was given")
+        return ModelFiles(source.name, str(prog), str(params),
+                          source.inputs or declared_inputs(prog, cache_dir))
+    directory = export_dir(source, cache_dir, legacy)
+    inputs = source.inputs
+    if inputs is None:
+        raise ModelError(f"model {source.name!r}: a builder needs its inputs declared")
+
+    def build(tmp: Path) -> dict:
+        spec = [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype} for i in inputs]
+        builder = ZOO[source.ref].builder if source.kind == "zoo" else source.ref
+        result = run_child(["export", builder, json.dumps(dict(source.kwargs)), json.dumps(spec),
+                            str(tmp / "inference")], legacy,
+                           f"exporting model {source.name!r} (paddle.jit.to_static, paddle.jit.save)",
+                           source.search_path)
+        return {"source": source.ref, "paddle": result["paddle"],
+                "weights": result.get("weights", ""), "sources": result.get("sources", {})}
+
+    if str(directory) in _failed_exports:  # every case of the model: one export attempt
+        raise _failed_exports[str(directory)]
+    try:
+        cached_build(directory, build)
+    except ModelError as e:
+        _failed_exports[str(directory)] = e
+        raise
+    programs = [p for p in directory.iterdir() if p.suffix in PROGRAM_EXTENSIONS and p.name != MANIFEST]
+    if legacy and not any(p.suffix == ".pdmodel" for p in programs):
+        raise ModelError(f"the installed Paddle did not write a legacy .pdmodel for {source.name!r}")
+    prog = directory / ("inference.pdmodel" if legacy or not (directory / "inference.json").exists()
+                        else "inference.json")
+    return ModelFiles(source.name, str(prog), str(directory / "inference.pdiparams"), inputs)
+
+
+def declared_inputs(prog: Path, cache_dir: Path) -> Tuple[InputSpec, ...]:
+    """Input names, shapes and dtypes a model file declares (read once, cached by content)."""
+    stat = prog.stat()
+    key = hashlib.sha256(f"{prog.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+    path = Path(cache_dir) / "inspect" / f"{key}.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = run_child(["inspect", str(prog)], prog.suffix == ".pdmodel",
+                         f"reading the inputs of {prog}")
+        atomic_write(path, json.dumps(data))
+    return tuple(InputSpec(i["name"], tuple(i["shape"]), i["dtype"]) for i in data["inputs"])

@@ -1,0 +1,158 @@
+"""Runs in a child process: export a layer, or read a model file's declared inputs.
+
+A child process because the program format ``paddle.jit.save`` writes is fixed by
+``FLAGS_enable_pir_api`` when paddle is imported, and because building a model must not
+leave dygraph or static-mode state behind in the pytest process.
+
+    python -m pytest_paddle_infer.models.exporter export BUILDER KWARGS_JSON INPUTS_JSON OUT_PREFIX
+    python -m pytest_paddle_infer.models.exporter inspect PROG_FILE
+Prints one JSON object on its last line of stdout.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+
+
+def _paddle_dtype_name(dtype) -> str:
+    text = str(dtype).replace("paddle.", "").replace("VarType.", "").lower()
+    aliases = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64",
+               "bool": "bool", "int32": "int32", "int64": "int64", "float32": "float32"}
+    return aliases.get(text, text)
+
+
+def load_builder(path: str):
+    module_name, _, attr = path.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"builder {path!r} is not of the form 'package.module:callable'")
+    # the directories the suite's builder was found in go first (models.run_child sets them)
+    sys.path[:0] = [p for p in os.environ.get("PADDLE_INFER_BUILDER_PATH", "").split(os.pathsep) if p]
+    module = importlib.import_module(module_name)
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise ValueError(f"module {module_name!r} has no attribute {attr!r}") from None
+
+
+BUILD_SEED = 2024  # the global generators' seed before a builder runs
+
+
+def build_layer(builder: str, kwargs: dict):
+    """The builder's layer in eval mode. Paddle's, numpy's and Python's generators are seeded
+    first, so a builder that draws its initial weights from them returns the same weights in
+    the exporting process and in the dygraph baseline's."""
+    import random
+
+    import numpy as np
+    import paddle
+
+    paddle.seed(BUILD_SEED)
+    np.random.seed(BUILD_SEED)
+    random.seed(BUILD_SEED)
+    layer = load_builder(builder)(**kwargs)
+    if not isinstance(layer, paddle.nn.Layer):
+        raise TypeError(f"builder {builder} returned {type(layer).__name__}, not a paddle.nn.Layer")
+    layer.eval()
+    return layer
+
+
+def weights_digest(layer) -> str:
+    """A hash of every parameter and buffer: tells whether two builds made the same network."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name, tensor in sorted(layer.state_dict().items()):
+        h.update(name.encode())
+        h.update(tensor.numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def local_sources() -> dict:
+    """Source files this process imported from outside the Python installation and this
+    plugin (the builder's module and what it imports), with their hashes: an edit to any of
+    them makes the cached export stale. Paths under the working directory are kept relative,
+    so a project checked out elsewhere (or a test's temporary directory) still matches."""
+    import hashlib
+
+    cwd = os.path.realpath(os.getcwd())
+    skip = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    skip.add(os.path.realpath(os.path.dirname(__file__)))
+    sources = {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not path or not path.endswith(".py"):
+            continue
+        real = os.path.realpath(path)
+        if any(real.startswith(s + os.sep) for s in skip) or "site-packages" in real:
+            continue
+        with open(real, "rb") as f:
+            key = os.path.relpath(real, cwd) if real.startswith(cwd + os.sep) else real
+            sources[key] = hashlib.sha256(f.read()).hexdigest()
+    return sources
+
+
+def export(builder: str, kwargs: dict, inputs: list, out_prefix: str) -> dict:
+    """``paddle.jit.to_static`` with an InputSpec per declared input (dynamic dims None),
+    then ``paddle.jit.save``: what PaddleClas-style ``export_model.py`` scripts do."""
+    import paddle
+
+    layer = build_layer(builder, kwargs)
+    weights = weights_digest(layer)
+    spec = [
+        paddle.static.InputSpec([None if d < 0 else d for d in i["shape"]], i["dtype"], i["name"])
+        for i in inputs
+    ]
+    static_layer = paddle.jit.to_static(layer, input_spec=spec, full_graph=True)
+    paddle.jit.save(static_layer, out_prefix)
+    return {"files": sorted(os.listdir(os.path.dirname(out_prefix))),
+            "paddle": paddle.__version__, "weights": weights, "sources": local_sources()}
+
+
+def inspect(prog_file: str) -> dict:
+    import paddle
+
+    paddle.enable_static()
+    prefix, ext = os.path.splitext(prog_file)
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    params = prefix + ".pdiparams"
+    program, feed_names, fetch_targets = paddle.static.load_inference_model(
+        prefix, exe, model_filename=prog_file, params_filename=params)
+    inputs = []
+    if ext == ".json":
+        data_ops = {op.attrs()["name"]: op for op in program.global_block().ops
+                    if op.name() == "pd_op.data"}
+        for name in feed_names:
+            value = data_ops[name].result(0)
+            inputs.append({"name": name, "shape": list(value.shape),
+                           "dtype": _paddle_dtype_name(value.dtype)})
+    else:
+        block = program.global_block()
+        for name in feed_names:
+            var = block.var(name)
+            inputs.append({"name": name, "shape": list(var.shape),
+                           "dtype": _paddle_dtype_name(var.dtype)})
+    return {"inputs": inputs}
+
+
+def run_command(argv, commands) -> int:
+    """The child-process protocol: ``argv[0]`` names a command of ``commands``, which gets
+    the rest; its result goes to stdout as JSON on the last line."""
+    command = commands.get(argv[0]) if argv else None
+    if command is None:
+        raise SystemExit(f"unknown command {argv[:1]!r}; commands: {', '.join(commands)}")
+    sys.stdout.write("\n" + json.dumps(command(*argv[1:])) + "\n")
+    return 0
+
+
+def main(argv) -> int:
+    return run_command(argv, {
+        "export": lambda builder, kwargs, inputs, out: export(builder, json.loads(kwargs),
+                                                              json.loads(inputs), out),
+        "inspect": inspect,
+    })
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

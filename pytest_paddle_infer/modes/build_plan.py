@@ -1,0 +1,443 @@
+"""Recipe -> candidate predictor, as a plan: the steps that build a case's candidate.
+
+Most run modes are one step, "build a predictor from the recipe". TensorRT modes can need
+more, in this order: a per-worker optim cache dir; for tuned dynamic shape, a first pass that
+collects shape ranges from the case's inputs; for int8 from a calibration table, a
+calibration pass whose predictor writes ``trt_calib_*`` when it is destroyed; then the
+predictor that is checked. ``candidate_plan`` returns those steps as data, so tests assert the
+plan of every GPU mode exactly on a CPU-only machine; ``PlanExecutor`` runs any plan with real
+predictors, and is the code every CPU mode goes through too.
+"""
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import (TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence,
+                    Tuple, Union)
+
+from .devices import MAIN_WORKER, AUTO, DeviceChoice, current_worker, gpu_for_worker
+from ..errors import InputError, OptionError, PredictorError
+from ..models.inputs import InputSpec, fill_shape, generate_all, numpy_dtype
+from ..files import file_lock
+from .trt_marking import marking_calls
+from ..execute.predictor import PredictorCache, build_predictor, describe_recipe, run_predictor
+from .run_modes import (GPU, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec,
+                        calibration_batch_count, calibration_tables, check_shape_in_range,
+                        needs_calibration, optim_cache_call, optim_cache_subdir, recipe,
+                        shape_collect_recipe)
+
+if TYPE_CHECKING:  # numpy and the model types are only needed when a plan runs
+    import numpy as np
+
+    from ..cases.case import Case
+    from ..models.source import ModelFiles
+
+# What the report says about int8 (user property paddle_int8).
+INT8_GENERATED = "calibration table generated"
+INT8_LOADED = "calibration table loaded"
+INT8_QUANTIZED = "quantized model"
+
+# Generated calibration batch i uses seed + OFFSET + i: data like the case's inputs but not
+# the same arrays, so a calibration does not see exactly what the check then compares.
+CALIBRATION_SEED_OFFSET = 1_000_000
+SHAPE_RANGE_FILE = "shape_range.pbtxt"
+# Paddle's calibration predictor writes its table into <model dir>/_opt_cache/ even when
+# set_optim_cache_dir names another dir, while the int8 predictor reads from the optim cache
+# dir (SaveTrtCalibToDisk vs the tensorrt_subgraph_pass): the executor moves it across.
+PADDLE_MODEL_CACHE = "_opt_cache"
+
+
+# -- steps ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PrepareCacheDir:
+    """The case's TensorRT optim cache dir: emptied, unless ``keep`` (``+use_static``) reuses
+    engines, calibration tables and shape ranges from earlier runs."""
+
+    path: str
+    keep: bool
+
+    def __str__(self) -> str:
+        return f"optim cache dir {self.path} ({'kept from earlier runs' if self.keep else 'emptied'})"
+
+
+@dataclass(frozen=True)
+class CollectShapes:
+    """Tuned dynamic shape, first pass: run the case's inputs with ``recipe``, which records
+    every tensor's shape range into ``shape_file`` when the predictor is destroyed."""
+
+    recipe: Tuple[Call, ...]
+    shape_file: str
+    reuse: bool  # +use_static: a file from an earlier run is kept
+
+    def __str__(self) -> str:
+        return f"collect shape ranges from the case's inputs: {describe_recipe(self.recipe)}"
+
+
+@dataclass(frozen=True)
+class GeneratedBatches:
+    """Calibration batches drawn like the case's inputs, one per seed."""
+
+    specs: Tuple[InputSpec, ...]
+    seeds: Tuple[int, ...]
+
+    def __str__(self) -> str:
+        return (f"{len(self.seeds)} batches generated like the case's inputs "
+                f"(seeds {self.seeds[0]}..{self.seeds[-1]})")
+
+
+@dataclass(frozen=True)
+class FileBatches:
+    """Calibration batches from a directory: each ``.npz`` holds one batch by input name; an
+    ``.npy`` is one batch of a single-input model. Sorted by file name; at most ``limit``."""
+
+    directory: str
+    limit: Optional[int]
+    specs: Tuple[InputSpec, ...]  # the case's inputs: names, dtypes and shapes to match
+    dynamic: Optional[DynamicShape] = None  # explicit ranges let batch shapes vary within them
+
+    def __str__(self) -> str:
+        most = f"up to {self.limit} " if self.limit is not None else ""
+        return f"{most}.npy/.npz batches from {self.directory}"
+
+
+Batches = Union[GeneratedBatches, FileBatches]
+
+
+@dataclass(frozen=True)
+class Calibrate:
+    """int8 calibration: a predictor with the int8 ``recipe`` runs ``batches``; destroying it
+    writes ``trt_calib_*``, which must end up in ``table_dir`` for the next predictor."""
+
+    recipe: Tuple[Call, ...]
+    batches: Batches
+    table_dir: str  # the optim cache dir the int8 predictor loads the table from
+    paddle_table_dir: str  # <model dir>/_opt_cache, where Paddle writes it
+    lock_file: str  # serializes calibrations of one model across workers (shared dir above)
+    reuse: bool  # +use_static: a table from an earlier run is loaded instead
+
+    def __str__(self) -> str:
+        return f"int8 calibration on {self.batches}: {describe_recipe(self.recipe)}"
+
+
+@dataclass(frozen=True)
+class Build:
+    """The candidate: a predictor from ``recipe``, cached per worker like every predictor."""
+
+    recipe: Tuple[Call, ...]
+
+    def __str__(self) -> str:
+        return f"build: {describe_recipe(self.recipe)}"
+
+
+Step = Union[PrepareCacheDir, CollectShapes, Calibrate, Build]
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps: Tuple[Step, ...]  # the last one is the Build of the candidate
+    int8: str = ""  # known up front for quantized models; calibration says when it runs
+
+    @property
+    def final(self) -> Build:
+        return self.steps[-1]  # type: ignore[return-value]
+
+    def describe(self) -> List[str]:
+        return [f"{i}. {step}" for i, step in enumerate(self.steps, 1)]
+
+
+# -- planning: pure, no paddle, no files --------------------------------------------------
+
+
+def model_key(model: "ModelFiles") -> str:
+    """The model's name plus a hash of where its files are: two models of one name differ."""
+    where = os.path.abspath(model.prog_file)
+    return f"{model.name}-{hashlib.sha1(where.encode()).hexdigest()[:8]}"
+
+
+def max_batch_size(shapes: Mapping[str, Sequence[int]], dynamic: Optional[DynamicShape]) -> int:
+    """Static-shape TensorRT engines take batches up to this size: the largest leading dim of
+    the case's inputs, or of the declared ranges' max."""
+    dims = [int(s[0]) for s in shapes.values() if len(s)]
+    if dynamic is not None:
+        dims += [r.max[0] for _, r in dynamic.ranges if r.max]
+    return max(dims, default=1)
+
+
+def calibration_batches(spec: RunModeSpec, specs: Sequence[InputSpec], seed: int) -> Batches:
+    if spec.calib_data is not None:
+        directory = str(Path(spec.calib_data).expanduser().resolve())
+        return FileBatches(directory, spec.calib_batches, tuple(specs), spec.dynamic_shape)
+    first = seed + CALIBRATION_SEED_OFFSET
+    return GeneratedBatches(tuple(specs), tuple(range(first, first + calibration_batch_count(spec))))
+
+
+def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec], *,
+                   optim_root: Union[str, Path], threads: Optional[int] = None, seed: int = 0,
+                   device_id: int = 0, worker: str = MAIN_WORKER,
+                   mark_outputs: Sequence[str] = ()) -> Plan:
+    """The steps that build the candidate of ``spec`` for inputs ``specs`` (concrete shapes).
+    ``mark_outputs``: TensorRT modes expose these tensors as engine outputs, for
+    intermediate-tensor comparison. Raises OptionError for an input shape outside the
+    declared dynamic range."""
+    shapes = {s.name: tuple(s.shape) for s in specs}
+    check_shape_in_range(shapes, spec.dynamic_shape)
+    if not spec.run_mode.tensorrt:
+        return Plan((Build(recipe(spec, threads, device_id)),))
+    cache = Path(optim_root) / optim_cache_subdir(model_key(model), spec, worker, shapes)
+    steps: List[Step] = [PrepareCacheDir(str(cache), keep=spec.use_static)]
+    shape_file = None
+    if spec.dynamic_shape is not None and spec.dynamic_shape.tuned:
+        shape_file = str(cache / SHAPE_RANGE_FILE)
+        steps.append(CollectShapes(shape_collect_recipe(spec, shape_file, device_id), shape_file,
+                                   reuse=spec.use_static))
+    calls = recipe(spec, threads, device_id, shape_file,
+                   max_batch_size(shapes, spec.dynamic_shape)) + (optim_cache_call(str(cache)),)
+    if mark_outputs:
+        calls += marking_calls(mark_outputs)
+    if needs_calibration(spec):
+        steps.append(Calibrate(
+            calls, calibration_batches(spec, specs, seed), table_dir=str(cache),
+            paddle_table_dir=str(Path(model.prog_file).resolve().parent / PADDLE_MODEL_CACHE),
+            lock_file=str(Path(optim_root) / "locks" / f"{model_key(model)}.lock"),
+            reuse=spec.use_static))
+    steps.append(Build(calls))
+    quantized = spec.int8_source == QUANTIZED  # only TensorRT int8 takes it
+    return Plan(tuple(steps), INT8_QUANTIZED if quantized else "")
+
+
+def declared_shapes(case: "Case") -> Optional[Dict[str, Tuple[int, ...]]]:
+    """The case's concrete input shapes from the model's declared inputs, without exporting
+    the model; None when they are not known yet (a builder) or not complete."""
+    if not case.model.inputs:
+        return None
+    given = dict(case.shapes)
+    try:
+        return {s.name: fill_shape(s.shape, given.get(s.name), s.name) for s in case.model.inputs}
+    except InputError:
+        return None  # the case reports its shape problem when it builds its inputs
+
+
+# -- running a plan -----------------------------------------------------------------------
+
+
+@dataclass
+class Built:
+    predictor: object
+    recipe: Tuple[Call, ...]
+    notes: Tuple[str, ...] = ()  # what the steps before the build did, for the report
+    int8: str = ""  # INT8_GENERATED | INT8_LOADED | INT8_QUANTIZED | ""
+
+
+class PlanExecutor:
+    """Runs plans with real predictors. The final predictor is cached like every other, and
+    the steps before it only run when it is built; what they did is remembered with it."""
+
+    def __init__(self, predictors: PredictorCache, build: Callable = build_predictor):
+        self.predictors = predictors
+        self.build = build
+        self._outcomes: Dict[Tuple, Tuple[Tuple[str, ...], str]] = {}
+        self.on_phase: Callable[..., None] = lambda name, recipe="": None  # where a crash happened
+
+    def run(self, plan: Plan, model: "ModelFiles", inputs: Mapping[str, "np.ndarray"]) -> Built:
+        key = (model.prog_file, model.params_file, plan.final.recipe)
+
+        def make(files, calls):
+            notes: List[str] = []
+            int8 = plan.int8
+            for step in plan.steps[:-1]:
+                note, int8 = self._run_step(step, files, inputs, int8)
+                notes.append(note)
+            if int8 == INT8_QUANTIZED:
+                notes.append(f"int8: {INT8_QUANTIZED}: scales come from the model's quantize "
+                             f"ops, no calibration (use_calib_mode=False)")
+            if len(plan.steps) > 1:
+                self.on_phase("building the candidate", describe_recipe(calls))
+            predictor = self.build(files, calls)
+            self._outcomes[key] = (tuple(notes), int8)
+            return predictor
+
+        predictor = self.predictors.get(model, plan.final.recipe, build=make)
+        notes, int8 = self._outcomes.get(key, ((), plan.int8))
+        return Built(predictor, plan.final.recipe, notes, int8)
+
+    def _run_step(self, step: Step, model, inputs, int8: str) -> Tuple[str, str]:
+        if isinstance(step, (CollectShapes, Calibrate)):
+            self.on_phase("collecting shape ranges" if isinstance(step, CollectShapes) else "calibration",
+                          describe_recipe(step.recipe))
+        if isinstance(step, PrepareCacheDir):
+            return prepare_cache_dir(step), int8
+        if isinstance(step, CollectShapes):
+            return self._collect_shapes(step, model, inputs), int8
+        if isinstance(step, Calibrate):
+            return self._calibrate(step, model)
+        raise TypeError(f"a Build step may only come last in a plan: {step}")
+
+    def _run_and_destroy(self, model, calls, batches: Sequence[Mapping[str, "np.ndarray"]]) -> None:
+        """Paddle writes shape ranges and calibration tables in the predictor's destructor."""
+        predictor = self.build(model, calls)
+        for batch in batches:
+            run_predictor(predictor, batch)
+        del predictor
+        gc.collect()
+
+    def _collect_shapes(self, step: CollectShapes, model, inputs) -> str:
+        path = Path(step.shape_file)
+        if step.reuse and path.is_file() and path.stat().st_size:
+            return f"tuned dynamic shape: shape ranges reused from {path} (+use_static)"
+        path.unlink(missing_ok=True)
+        self._run_and_destroy(model, step.recipe, [inputs])
+        if not (path.is_file() and path.stat().st_size):
+            raise PredictorError(f"collecting shape ranges wrote nothing to {path}; "
+                                 f"recipe: {describe_recipe(step.recipe)}")
+        return f"tuned dynamic shape: shape ranges collected from the case's inputs into {path}"
+
+    def _calibrate(self, step: Calibrate, model) -> Tuple[str, str]:
+        table_dir = Path(step.table_dir)
+        found = calibration_tables(table_dir)
+        if step.reuse and found:
+            return (f"int8: {INT8_LOADED}: {_names(found)} in {table_dir}, kept from an earlier "
+                    f"run (+use_static)", INT8_LOADED)
+        batches = load_batches(step.batches)  # every batch checked before an engine is built
+        paddle_dir = Path(step.paddle_table_dir)
+        writable = paddle_dir if paddle_dir.is_dir() else paddle_dir.parent
+        if not os.access(writable, os.W_OK):
+            raise PredictorError(
+                f"trt_int8 calibration: Paddle writes the table into {paddle_dir} (next to the "
+                f"model, whatever the optim cache dir), and {writable} is not writable; copy the "
+                f"model to a writable directory, or use int8_source=quantized")
+        with file_lock(Path(step.lock_file)):
+            before = _stamps(paddle_dir)
+            self._run_and_destroy(model, step.recipe, batches)
+            tables = calibration_tables(table_dir) or _move_new_tables(paddle_dir, before, table_dir)
+        if not tables:
+            raise PredictorError(
+                f"trt_int8 calibration ran {len(batches)} batches but no trt_calib_* table "
+                f"appeared in {table_dir} or {paddle_dir}: no part of the model ran in TensorRT "
+                f"(subgraphs need {TRT_MIN_SUBGRAPH_SIZE}+ supported ops), so there is nothing int8 to check; "
+                f"recipe: {describe_recipe(step.recipe)}")
+        return (f"int8: {INT8_GENERATED}: {_names(tables)} in {table_dir} from {step.batches}",
+                INT8_GENERATED)
+
+
+def prepare_cache_dir(step: PrepareCacheDir) -> str:
+    path = Path(step.path)
+    if not step.keep and path.exists():
+        shutil.rmtree(path)  # this worker's own dir: no other process uses it
+    path.mkdir(parents=True, exist_ok=True)
+    return f"TensorRT optim cache dir: {path}" + (" (kept from earlier runs: +use_static)"
+                                                 if step.keep else "")
+
+
+def _stamps(directory: Path) -> Dict[str, Tuple[int, int]]:
+    return {p.name: (p.stat().st_mtime_ns, p.stat().st_size) for p in calibration_tables(directory)}
+
+
+def _move_new_tables(source: Path, before: Mapping[str, Tuple[int, int]], target: Path) -> List[Path]:
+    """Tables Paddle wrote into ``source`` during this calibration, moved into ``target``."""
+    moved = []
+    for table in calibration_tables(source):
+        if before.get(table.name) != (table.stat().st_mtime_ns, table.stat().st_size):
+            destination = target / table.name
+            shutil.move(str(table), str(destination))
+            moved.append(destination)
+    return moved
+
+
+def _names(paths: Sequence[Path]) -> str:
+    return ", ".join(p.name for p in paths)
+
+
+# -- calibration data ---------------------------------------------------------------------
+
+
+def load_batches(batches: Batches) -> List[Dict[str, "np.ndarray"]]:
+    if isinstance(batches, GeneratedBatches):
+        return [generate_all(batches.specs, seed) for seed in batches.seeds]
+    return _file_batches(batches)
+
+
+def _file_batches(source: FileBatches) -> List[Dict[str, "np.ndarray"]]:
+    from ..files import ArrayFileError, WantedArray, load_arrays
+
+    directory = Path(source.directory)
+    if not directory.is_dir():
+        raise InputError(f"calib_data: no such directory {directory}")
+    files = sorted(p for p in directory.iterdir() if p.suffix in (".npy", ".npz"))
+    if not files:
+        raise InputError(f"calib_data: {directory} holds no .npy or .npz calibration batches")
+    files = files[:source.limit] if source.limit is not None else files
+    explicit = source.dynamic is not None and not source.dynamic.tuned
+    ranged = {n for n, _ in source.dynamic.ranges} if explicit else set()
+    wanted = [WantedArray(s.name, str(numpy_dtype(s.dtype)), None if s.name in ranged else s.shape)
+              for s in source.specs]
+    out = []
+    for path in files:
+        try:
+            batch = load_arrays(path, wanted, exact=True,
+                                shape_fix="the engine is built for the case's shapes; declare a "
+                                          "dynamic shape range to vary them")
+        except ArrayFileError as e:
+            raise InputError(f"calib_data: {e}") from None
+        if explicit:
+            check_shape_in_range({n: tuple(a.shape) for n, a in batch.items()}, source.dynamic)
+        out.append(batch)
+    return out
+
+
+# -- the runner's entry point -------------------------------------------------------------
+
+
+class CandidateBuilder:
+    """What a worker needs to turn cases into candidates: its GPU, its optim cache root, and
+    one executor (with the worker's predictor cache)."""
+
+    def __init__(self, predictors: PredictorCache, optim_root: Union[str, Path],
+                 device: Optional[DeviceChoice] = None, worker: Optional[str] = None,
+                 gpu_count: Optional[Callable[[], int]] = None):
+        self.optim_root = Path(optim_root)
+        self.device = device or AUTO
+        self.worker = worker or current_worker()
+        self.executor = PlanExecutor(predictors)
+        self._gpu_count = gpu_count or _visible_gpus
+
+    def gpu_id(self) -> int:
+        return gpu_for_worker(self.device, self.worker, self._gpu_count())
+
+    def device_id(self, spec: RunModeSpec) -> int:
+        """GPU modes: this worker's GPU; CPU modes take no device id (0, unused)."""
+        return self.gpu_id() if spec.run_mode.device == GPU else 0
+
+    def check_ranges(self, case: "Case") -> None:
+        """A case shape outside its declared dynamic range is a configuration error: raise
+        it before anything is built, and before a missing GPU skips the case."""
+        shapes = declared_shapes(case)
+        if shapes is None:
+            return
+        try:
+            check_shape_in_range(shapes, case.run_mode.dynamic_shape)
+        except OptionError as e:  # name the suite line (or marker) that declared the case
+            raise OptionError(f"{case.origin}: {e}" if case.origin else str(e)) from None
+
+    def plan(self, spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
+             threads: Optional[int] = None, seed: int = 0, mark_outputs: Sequence[str] = ()) -> Plan:
+        return candidate_plan(spec, model, specs, optim_root=self.optim_root, threads=threads,
+                              seed=seed, device_id=self.device_id(spec), worker=self.worker,
+                              mark_outputs=mark_outputs)
+
+    def build(self, spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
+              inputs: Mapping[str, "np.ndarray"], threads: Optional[int] = None,
+              seed: int = 0, mark_outputs: Sequence[str] = ()) -> Built:
+        return self.executor.run(self.plan(spec, model, specs, threads, seed, mark_outputs),
+                                 model, inputs)
+
+
+def _visible_gpus() -> int:
+    from .capabilities import detect
+
+    return detect().gpu_count

@@ -1,0 +1,579 @@
+"""Run modes and toggles as data.
+
+A run mode is a row of ``RUN_MODES``: its traits (device, engine, precision), its default
+tolerance and its recipe, the ``paddle.inference.Config`` calls that turn a plain config into
+that mode. Code asks the traits (``mode.tensorrt``, ``mode.device``), never the name.
+Arguments a case decides (the worker's GPU, the batch, a toggle's value) are ``Slot``s that
+``recipe`` fills in.
+
+A toggle modifies a mode; it is a row of ``TOGGLES`` (``toggles.py`` derives the spec type
+``RunModeSpec``, its checks and id, the ``--run-mode`` grammar and the suite keys from the
+rows). Toggles every mode takes add their calls from the row; those of GPU and TensorRT modes
+are placed by ``recipe`` among the engine's calls.
+
+Recipes are plain data so they can be printed in a failure, compared against the table in the
+docs and checked against the installed ``Config`` signatures without building a predictor.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ..errors import OptionError
+from .toggles import (Choice, Directory, Flag, Kind, Names, NotThisKind, Number, Switch, Toggle,
+                      ToggleTable)
+
+
+# -- Config calls ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Precision:
+    """A ``paddle.inference.PrecisionType`` member, named so recipes stay importable
+    without paddle."""
+
+    name: str  # Float32 | Half | Int8 | Bfloat16
+
+    def __repr__(self) -> str:
+        return f"PrecisionType.{self.name}"
+
+
+@dataclass(frozen=True)
+class Slot:
+    """An argument of a mode's Config call that each case fills in (``recipe``): the
+    worker's GPU, the batch, a toggle's value. ``default`` is what the docs table shows."""
+
+    name: str
+    default: Any
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One method call on a ``paddle.inference.Config``. ``optional`` calls are skipped
+    when the installed Config lacks the method (it came in a later Paddle)."""
+
+    method: str
+    args: Tuple[Any, ...] = ()
+    kwargs: Tuple[Tuple[str, Any], ...] = ()
+    optional: bool = False
+
+    def __str__(self) -> str:
+        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
+        text = f"{self.method}({', '.join(parts)})"
+        return text + " [if available]" if self.optional else text
+
+    def filled(self, values: Mapping[str, Any]) -> "Call":
+        """This call with each Slot argument replaced by ``values[slot name]``, else its default."""
+        def fill(a: Any) -> Any:
+            return values.get(a.name, a.default) if isinstance(a, Slot) else a
+
+        if not any(isinstance(a, Slot) for a in self.args + tuple(v for _, v in self.kwargs)):
+            return self
+        return replace(self, args=tuple(fill(a) for a in self.args),
+                       kwargs=tuple((k, fill(v)) for k, v in self.kwargs))
+
+
+def call(method: str, *args: Any, **kwargs: Any) -> Call:
+    return Call(method, tuple(args), tuple(kwargs.items()))
+
+
+def optional_call(method: str, *args: Any, **kwargs: Any) -> Call:
+    return Call(method, tuple(args), tuple(kwargs.items()), optional=True)
+
+
+class ShapeMap(dict):
+    """``{input name: shape}`` that hashes, so a Call holding it stays hashable. A dict
+    subclass because pybind's ``dict[str, list[int]]`` accepts no other mapping."""
+
+    def __init__(self, shapes: Union[Mapping[str, Sequence[int]], Sequence] = ()):
+        super().__init__((str(k), tuple(int(d) for d in v)) for k, v in dict(shapes).items())
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items())))
+
+    def __reduce__(self):
+        return (ShapeMap, (dict(self),))
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("ShapeMap is read-only: it may be shared by hashed recipes")
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _read_only
+    __ior__ = _read_only
+
+
+class NameSet(frozenset):
+    """Op names for pybind's ``set[str]``, printed sorted: set order follows per-process
+    string hashing, and recipe text must read the same in every worker and run."""
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(map(repr, sorted(self))) + "}"
+
+
+# -- run modes ---------------------------------------------------------------------------------
+
+# Traits. device: where the predictor runs. engine: whose kernels run the graph. precision:
+# the PrecisionType name the mode computes in.
+CPU, GPU = "cpu", "gpu"
+PADDLE, ONEDNN, TENSORRT = "paddle", "onednn", "tensorrt"
+FP32, FP16, BF16, INT8 = "Float32", "Half", "Bfloat16", "Int8"
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+
+
+DEFAULT_TOLERANCE = Tolerance(1e-4, 1e-4)
+
+
+@dataclass(frozen=True)
+class RunMode:
+    name: str
+    device: str  # CPU | GPU
+    engine: str  # PADDLE | ONEDNN | TENSORRT
+    precision: str  # FP32 | FP16 | BF16 | INT8
+    tolerance: Tolerance  # default for this mode; every configured tolerance wins over it
+    template: Tuple[Call, ...]  # the recipe; Slot arguments are filled per case
+
+    @property
+    def tensorrt(self) -> bool:
+        return self.engine == TENSORRT
+
+    @property
+    def needs(self) -> Tuple[str, ...]:
+        """What the installed Paddle must have: "cuda", "tensorrt", "onednn"."""
+        needs = ("cuda",) if self.device == GPU else ()
+        return needs + ((self.engine,) if self.engine in (TENSORRT, ONEDNN) else ())
+
+    @property
+    def calls(self) -> Tuple[Call, ...]:
+        """The recipe with every toggle at its default, on GPU 0: the docs table."""
+        return tuple(c.filled({}) for c in self.template)
+
+
+# Settings the GPU recipes share; documented in the README's run-mode table.
+GPU_MEMORY_POOL_MB = 256
+TRT_WORKSPACE_SIZE = 1 << 30
+TRT_MIN_SUBGRAPH_SIZE = 3  # the Paddle-TRT guide's value; the debug demo's 5 hides small subgraphs
+CALIBRATION, QUANTIZED = "calibration", "quantized"
+INT8_SOURCES = (CALIBRATION, QUANTIZED)
+TRT_OPTIMIZATION_LEVELS = range(6)  # TensorRT builder levels; 3 is its default
+# Generated calibration batches when the run mode names no count; each is one batch of the
+# case's shape, so 8 batches of ResNet50 at batch 1 calibrate in seconds.
+DEFAULT_CALIBRATION_BATCHES = 8
+
+DEVICE_ID = Slot("device_id", 0)  # the worker's GPU (--paddle-device)
+MAX_BATCH_SIZE = Slot("max_batch_size", 1)  # static-shape TensorRT: the case's batch
+IR_ON = call("switch_ir_optim", True)
+
+
+def gpu_enable(precision: str = FP32, device_id: Any = DEVICE_ID) -> Call:
+    return call("enable_use_gpu", GPU_MEMORY_POOL_MB, device_id, Precision(precision))
+
+
+def tensorrt_engine(precision: str) -> Call:
+    # Every argument explicit: the binding defaults use_calib_mode to True, the guide to False.
+    return call("enable_tensorrt_engine", workspace_size=TRT_WORKSPACE_SIZE,
+                max_batch_size=MAX_BATCH_SIZE, min_subgraph_size=TRT_MIN_SUBGRAPH_SIZE,
+                precision_mode=Precision(precision), use_static=Slot("use_static", False),
+                use_calib_mode=Slot("use_calib_mode", precision == INT8), use_cuda_graph=False)
+
+
+RUN_MODES: Mapping[str, RunMode] = {m.name: m for m in (
+    RunMode("cpu_fp32", CPU, PADDLE, FP32, DEFAULT_TOLERANCE,
+            (call("disable_mkldnn"), IR_ON)),
+    RunMode("onednn_fp32", CPU, ONEDNN, FP32, DEFAULT_TOLERANCE,
+            (call("enable_mkldnn"), IR_ON)),
+    RunMode("onednn_bf16", CPU, ONEDNN, BF16, Tolerance(5e-2, 5e-2),
+            (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_bfloat16"))),
+    RunMode("onednn_int8", CPU, ONEDNN, INT8, Tolerance(1e-1, 1e-1),  # for quantized models
+            (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_int8"))),
+    RunMode("gpu_fp32", GPU, PADDLE, FP32, DEFAULT_TOLERANCE, (gpu_enable(FP32), IR_ON)),
+    RunMode("gpu_fp16", GPU, PADDLE, FP16, Tolerance(1e-2, 1e-2), (gpu_enable(FP16), IR_ON)),
+    # TensorRT subgraphs in the engine's precision, the rest in Paddle's fp32 GPU kernels
+    RunMode("trt_fp32", GPU, TENSORRT, FP32, DEFAULT_TOLERANCE,
+            (gpu_enable(FP32), IR_ON, tensorrt_engine(FP32))),
+    RunMode("trt_fp16", GPU, TENSORRT, FP16, Tolerance(1e-2, 1e-2),
+            (gpu_enable(FP32), IR_ON, tensorrt_engine(FP16))),
+    RunMode("trt_int8", GPU, TENSORRT, INT8, Tolerance(1e-1, 1e-1),  # calibration or quantized
+            (gpu_enable(FP32), IR_ON, tensorrt_engine(INT8))),
+)}
+
+ALIASES: Mapping[str, str] = {
+    "mkldnn_fp32": "onednn_fp32",
+    "mkldnn_bf16": "onednn_bf16",
+    "mkldnn_int8": "onednn_int8",
+}
+
+
+def canonical_mode(name: str) -> str:
+    key = name.strip().lower()
+    key = ALIASES.get(key, key)
+    if key not in RUN_MODES:
+        raise OptionError(
+            f"unknown run mode {name!r}; valid run modes: {', '.join(RUN_MODES)} "
+            f"(aliases: {', '.join(ALIASES)})"
+        )
+    return key
+
+
+# -- dynamic shape: the value of the dynamic_shape toggle ----------------------------------------
+
+
+@dataclass(frozen=True)
+class ShapeRange:
+    min: Tuple[int, ...]
+    opt: Tuple[int, ...]
+    max: Tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class DynamicShape:
+    """TensorRT dynamic-shape ranges: explicit per input (``DynamicShape.explicit``), or
+    ``tuned``: a first pass collects every tensor's shape range from the case's own inputs
+    (``shape_collect_recipe``) and the TensorRT predictor is built from that file."""
+
+    ranges: Tuple[Tuple[str, ShapeRange], ...] = ()
+    tuned: bool = False
+    disable_trt_plugin_fp16: bool = False
+
+    def __post_init__(self) -> None:
+        if self.tuned == bool(self.ranges):
+            raise OptionError("a TensorRT dynamic shape is either tuned or has explicit "
+                              "min/opt/max ranges per input, not both and not neither")
+        if self.tuned and self.disable_trt_plugin_fp16:
+            raise OptionError("disable_trt_plugin_fp16 is an argument of "
+                              "set_trt_dynamic_shape_info: it needs explicit ranges, not tuned")
+        names = [n for n, _ in self.ranges]
+        if len(set(names)) != len(names):
+            raise OptionError(f"dynamic shape: input(s) {sorted({n for n in names if names.count(n) > 1})} "
+                              f"have more than one range")
+        for name, r in self.ranges:
+            if not len(r.min) == len(r.opt) == len(r.max):
+                raise OptionError(f"dynamic shape of input {name!r}: min {list(r.min)}, opt "
+                                  f"{list(r.opt)} and max {list(r.max)} differ in rank")
+            bad = [i for i in range(len(r.min))
+                   if not 0 < r.min[i] <= r.opt[i] <= r.max[i]]
+            if bad:
+                raise OptionError(f"dynamic shape of input {name!r}: need 0 < min <= opt <= max "
+                                  f"in every dim; dims {bad} break it (min {list(r.min)}, "
+                                  f"opt {list(r.opt)}, max {list(r.max)})")
+
+    @classmethod
+    def explicit(cls, ranges: Mapping[str, Tuple[Sequence[int], Sequence[int], Sequence[int]]],
+                 disable_trt_plugin_fp16: bool = False) -> "DynamicShape":
+        """``{input name: (min, opt, max)}``; note TensorRT's min/opt/max order, not Paddle's
+        min/max/opt argument order."""
+        return cls(tuple((str(n), ShapeRange(*(tuple(int(d) for d in s) for s in mom)))
+                         for n, mom in ranges.items()), False, disable_trt_plugin_fp16)
+
+    def shape_maps(self) -> Tuple[ShapeMap, ShapeMap, ShapeMap]:
+        """(min, max, opt) in ``set_trt_dynamic_shape_info``'s argument order."""
+        return tuple(ShapeMap({n: getattr(r, k) for n, r in self.ranges})  # type: ignore
+                     for k in ("min", "max", "opt"))
+
+
+def _dims(shape: Sequence[int]) -> str:
+    return "x".join(str(d) for d in shape)
+
+
+@dataclass(frozen=True)
+class DynamicShapeValue(Kind):
+    """``+dynamic_shape=tuned``, or ``+dynamic_shape=NAME:MIN:OPT:MAX`` once per input with
+    an optional ``+disable_trt_plugin_fp16``: one DynamicShape. In a suite:
+    ``dynamic_shape: tuned | {NAME: {min, opt, max}}`` and ``disable_trt_plugin_fp16: true``."""
+
+    plugin_flag: str = "disable_trt_plugin_fp16"
+    default = None
+    type = Optional[DynamicShape]
+    probe = DynamicShape(tuned=True)
+
+    @property
+    def extra_keys(self) -> Tuple[str, ...]:  # type: ignore[override]
+        return (self.plugin_flag,)
+
+    def tokens(self, name: str) -> Tuple[str, ...]:
+        return (name, self.plugin_flag)
+
+    def syntax(self, name: str) -> Tuple[str, ...]:
+        return (f"{name}=tuned", f"{name}=NAME:MIN:OPT:MAX", self.plugin_flag)
+
+    def take(self, key: str, eq: bool, value: str, state: Any) -> Any:
+        ranges, tuned, plugin = state or ((), False, False)
+        if key == self.plugin_flag:
+            if eq:
+                raise NotThisKind
+            return ranges, tuned, True
+        if value == "tuned":
+            return ranges, True, plugin
+        if not value:
+            raise NotThisKind
+        return ranges + (shape_range(key, value),), tuned, plugin
+
+    def finish(self, state: Any) -> Any:
+        ranges, tuned, plugin = state
+        if tuned and ranges:
+            raise OptionError("dynamic_shape=tuned and explicit dynamic_shape ranges exclude "
+                              "each other")
+        if plugin and not ranges:
+            raise OptionError(f"{self.plugin_flag} needs explicit dynamic_shape ranges")
+        return DynamicShape(tuple(ranges), tuned, plugin)
+
+    def label(self, name: str, value: Any) -> List[str]:
+        if value.tuned:
+            return [f"{name}=tuned"]
+        # NAME:MIN:OPT:MAX per input, so distinct ranges get distinct ids
+        parts = [f"{name}={n}:{_dims(r.min)}:{_dims(r.opt)}:{_dims(r.max)}" for n, r in value.ranges]
+        return parts + ([self.plugin_flag] if value.disable_trt_plugin_fp16 else [])
+
+
+def shape_range(key: str, value: str) -> Tuple[str, ShapeRange]:
+    """``x:1x3x32x32:1x3x224x224:8x3x224x224`` -> ("x", min, opt, max)."""
+    parts = value.rsplit(":", 3)
+    try:
+        if len(parts) != 4 or not parts[0]:
+            raise ValueError
+        dims = [tuple(int(d) for d in p.split("x")) for p in parts[1:]]
+    except ValueError:
+        raise OptionError(f"{key}={value!r} is not NAME:MIN:OPT:MAX with dims joined by x, "
+                          f"e.g. {key}=x:1x3x32x32:1x3x224x224:8x3x224x224") from None
+    return parts[0], ShapeRange(*dims)
+
+
+# -- toggles -----------------------------------------------------------------------------------
+
+
+def _gpu_mixed_precision(spec) -> bool:
+    mode = spec.run_mode
+    return mode.device == GPU and mode.engine == PADDLE and mode.precision != FP32
+
+
+def _tensorrt(spec) -> bool:
+    return spec.run_mode.tensorrt
+
+
+def _tensorrt_int8(spec) -> bool:
+    return spec.run_mode.tensorrt and spec.run_mode.precision == INT8
+
+
+def needs_calibration(spec) -> bool:
+    """TensorRT int8 from a calibration table: the first predictor writes the table while it
+    runs the calibration inputs, and only a predictor built after that runs in int8."""
+    return _tensorrt_int8(spec) and spec.int8_source == CALIBRATION
+
+
+def _ir_optim_problem(on: bool, spec) -> Optional[str]:
+    if spec.run_mode.tensorrt and not on:
+        return (f"{spec.mode} with IR optimization off would run no TensorRT subgraph at all "
+                f"(the TensorRT pass is an IR pass)")
+    return None
+
+
+def _threads(n: int, mode: RunMode) -> Tuple[Call, ...]:
+    return (call("set_cpu_math_library_num_threads", n),) if mode.device == CPU else ()
+
+
+CALIBRATING = "trt_int8 with int8_source calibration"
+
+# The toggles, in id order. Which modes take a toggle is ``applies`` (on the spec's traits),
+# in words ``scope``; ``calls`` adds a toggle's Config calls after the mode's own, replacing
+# the mode's calls of the same method. GPU and TensorRT toggles are placed in the recipe by
+# ``_gpu_toggle_calls`` instead, among the engine's calls.
+TOGGLES = ToggleTable((
+    Toggle("ir_optim", Switch(off="no_ir_optim"), ("IR optimization on", "IR optimization off"),
+           check=_ir_optim_problem, calls=lambda on, mode: (call("switch_ir_optim", on),)),
+    Toggle("memory_optim", Flag(), "enable_memory_optim()",
+           calls=lambda on, mode: (call("enable_memory_optim"),)),
+    Toggle("delete_passes", Names("delete_pass", "NAME", "fc_fuse_pass"),
+           "delete_pass(NAME); repeatable",
+           calls=lambda passes, mode: tuple(call("delete_pass", p) for p in passes)),
+    Toggle("threads", Number(1, below="a predictor needs at least one thread"),
+           "CPU math library threads", calls=_threads),
+    Toggle("fp32_ops", Names("fp32_op", "OP", "softmax"), "keep op type OP in fp32; repeatable",
+           scope="gpu_fp16", applies=_gpu_mixed_precision),
+    Toggle("low_precision_io", Flag(), "fp16 inputs and outputs",
+           scope="gpu_fp16", applies=_gpu_mixed_precision),
+    Toggle("disable_trt_ops", Names("disable_trt_op", "OP", "softmax"),
+           "leave op type OP to Paddle; repeatable", scope="trt_*", applies=_tensorrt),
+    Toggle("int8_source", Choice(((CALIBRATION, "calibrate on batches (the default)"),
+                                  (QUANTIZED, "a model with quantize ops"))),
+           "a calibration table (default) or a quantized model's own scales",
+           scope="trt_int8", applies=_tensorrt_int8),
+    Toggle("dynamic_shape", DynamicShapeValue(),
+           ("collect shape ranges from the case's inputs first",
+            "one input's range, dims joined by x; one per input",
+            "with explicit ranges, no fp16 in TensorRT plugins"),
+           scope="trt_*", applies=_tensorrt),
+    Toggle("trt_optimization_level",
+           Number(TRT_OPTIMIZATION_LEVELS[0], TRT_OPTIMIZATION_LEVELS[-1],
+                  what="TensorRT builder level", note="3 is its default"),
+           "TensorRT builder level 0..5", scope="trt_*", applies=_tensorrt),
+    Toggle("use_static", Flag(), "keep engines, calibration tables and shape ranges across runs",
+           scope="trt_*", applies=_tensorrt),  # fills the engine call's use_static
+    Toggle("calib_batches", Number(1, below="calibration needs at least one batch"),
+           f"calibration batches (default {DEFAULT_CALIBRATION_BATCHES})",
+           scope=CALIBRATING, applies=needs_calibration, key="calibration.batches"),
+    Toggle("calib_data", Directory("calibration data", "a directory of .npy/.npz calibration "
+                                   "batches", example="calib/"),
+           "calibrate on the .npy/.npz batches in DIR",
+           scope=CALIBRATING, applies=needs_calibration, key="calibration.data"),
+), RUN_MODES, canonical_mode, module=__name__,
+    examples=("cpu_fp32+no_ir_optim", "trt_fp16+dynamic_shape=x:1x3x32x32:1x3x224x224:8x3x224x224",
+              "trt_int8+calib_batches=16"),
+    doc="A run mode with the toggles that modify it: ``mode``, then one field per row of "
+        "``TOGGLES``, each at its default unless set.")
+
+RunModeSpec = TOGGLES.spec_type
+RUN_MODE_TOGGLES = TOGGLES.syntax  # (how a toggle is written, what it does), in id order
+TOGGLE_HELP = TOGGLES.help
+
+
+def parse_run_mode(text: str) -> RunModeSpec:
+    """``trt_fp16+dynamic_shape=x:1x3x32x32:1x3x224x224:8x3x224x224+use_static`` -> a run mode
+    with toggles; the inverse of ``RunModeSpec.label``."""
+    return TOGGLES.parse(text)
+
+
+def parse_run_modes(values: Sequence[str]) -> Tuple[RunModeSpec, ...]:
+    """``--run-mode a,b --run-mode c`` -> specs in order, without repeats."""
+    return TOGGLES.parse_list(values)
+
+
+def calibration_batch_count(spec: RunModeSpec) -> int:
+    """Batches a calibration run feeds: the count asked for, else the default (a data
+    directory with fewer files feeds all it has)."""
+    return spec.calib_batches if spec.calib_batches is not None else DEFAULT_CALIBRATION_BATCHES
+
+
+# -- recipes -----------------------------------------------------------------------------------
+
+
+def _gpu_toggle_calls(spec: RunModeSpec, shape_range_file: Optional[Union[str, Path]]) -> List[Call]:
+    """What the GPU and TensorRT toggles add after the engine's calls."""
+    mode = spec.run_mode
+    calls: List[Call] = []
+    if mode.tensorrt:
+        if spec.int8_source == QUANTIZED:
+            # Q/DQ models: explicit quantization where Paddle has it, else the implicit path.
+            calls.append(optional_call("enable_tensorrt_explicit_quantization"))
+        dyn = spec.dynamic_shape
+        if dyn is not None and dyn.tuned:
+            if shape_range_file is None:
+                raise OptionError(f"{spec.label} needs the shape-range file that "
+                                  f"shape_collect_recipe() makes the first pass write")
+            calls.append(call("enable_tuned_tensorrt_dynamic_shape", str(shape_range_file), True))
+        elif dyn is not None:
+            calls.append(call("set_trt_dynamic_shape_info", *dyn.shape_maps(),
+                              dyn.disable_trt_plugin_fp16))
+        if spec.disable_trt_ops:
+            calls.append(call("exp_disable_tensorrt_ops", spec.disable_trt_ops))
+        if spec.trt_optimization_level is not None:
+            calls.append(optional_call("set_tensorrt_optimization_level",
+                                       spec.trt_optimization_level))
+    if spec.fp32_ops:
+        calls.append(call("exp_disable_mixed_precision_ops", NameSet(spec.fp32_ops)))
+    if spec.low_precision_io:
+        # Not optional: without it inputs stay fp32 and the case tests something else.
+        calls.append(call("enable_low_precision_io", True))
+    return calls
+
+
+def recipe(spec: RunModeSpec, threads: Optional[int] = None, device_id: int = 0,
+           shape_range_file: Optional[Union[str, Path]] = None,
+           max_batch_size: int = 1) -> Tuple[Call, ...]:
+    """The full list of Config calls for a run mode and its toggles. ``threads`` is the
+    session's value for a spec without ``threads``; ``max_batch_size`` matters to
+    static-shape TensorRT only: a larger batch fails there."""
+    mode = spec.run_mode
+    table = spec.TABLE  # TOGGLES, or the table of a spec type made from other rows
+    values = {row.name: getattr(spec, row.name) for row in table}
+    if values["threads"] is None:
+        values["threads"] = threads
+    slots = dict(values, device_id=device_id, max_batch_size=max_batch_size,
+                 use_calib_mode=needs_calibration(spec))
+    calls = [c.filled(slots) for c in mode.template] + _gpu_toggle_calls(spec, shape_range_file)
+    for row in table:
+        value = values[row.name]
+        if row.calls is None or value == row.kind.default:
+            continue
+        added = tuple(row.calls(value, mode))
+        replaced = {c.method for c in added}
+        calls = [c for c in calls if c.method not in replaced] + list(added)
+    return tuple(calls)
+
+
+def baseline_recipe(device: str, threads: Optional[int] = None,
+                    device_id: int = 0) -> Tuple[Call, ...]:
+    """The seeds' baseline: same device, fp32, IR optimization off, oneDNN off."""
+    if device == GPU:
+        return (gpu_enable(FP32, device_id), call("switch_ir_optim", False))
+    calls = [call("disable_mkldnn"), call("switch_ir_optim", False)]
+    if threads is not None:
+        calls.append(call("set_cpu_math_library_num_threads", threads))
+    return tuple(calls)
+
+
+def shape_collect_recipe(spec: RunModeSpec, shape_range_file: Union[str, Path],
+                         device_id: int = 0) -> Tuple[Call, ...]:
+    """First pass of tuned dynamic shape: plain GPU fp32 that records every tensor's shape
+    range (Paddle turns its optimizations off in this mode)."""
+    if spec.dynamic_shape is None or not spec.dynamic_shape.tuned:
+        raise OptionError(f"{spec.label} has no tuned dynamic shape to collect")
+    return (gpu_enable(FP32, device_id), call("collect_shape_range_info", str(shape_range_file)))
+
+
+def optim_cache_call(cache_dir: Union[str, Path]) -> Call:
+    """Where TensorRT engines and int8 calibration tables (``trt_calib_*``) go; the predictor
+    builder appends it to TensorRT recipes, one dir per ``optim_cache_subdir``."""
+    return call("set_optim_cache_dir", str(cache_dir))
+
+
+def optim_cache_subdir(model_key: str, spec: RunModeSpec, worker: str = "main",
+                       shapes: Optional[Mapping[str, Sequence[int]]] = None) -> str:
+    """A relative dir per (model, run mode with toggles, shapes and ranges, worker), so
+    workers never share an engine or a half-written calibration table."""
+    shape_text = sorted((k, tuple(v)) for k, v in (shapes or {}).items())
+    digest = hashlib.sha1(repr((spec, shape_text)).encode()).hexdigest()[:10]
+    from ..files import safe_file_stem
+
+    safe = lambda s: safe_file_stem(s, limit=80)  # noqa: E731
+    return f"{safe(model_key)}/{safe(spec.mode)}-{digest}/{safe(worker)}"
+
+
+def calibration_tables(cache_dir: Union[str, Path]) -> List[Path]:
+    return sorted(Path(cache_dir).glob("trt_calib_*"))
+
+
+def check_shape_in_range(shapes: Mapping[str, Sequence[int]],
+                         dynamic: Optional[DynamicShape]) -> None:
+    """Raise OptionError when a case's input shape lies outside the declared TensorRT range
+    (Paddle would fail deep in engine building, or rebuild silently). Inputs without a range
+    are left to Paddle: they may feed no TensorRT subgraph."""
+    if dynamic is None or dynamic.tuned:
+        return
+    problems = []
+    unknown = [n for n, _ in dynamic.ranges if n not in shapes]
+    if unknown:
+        problems.append(f"ranges name inputs {unknown} but the case's inputs are {list(shapes)}")
+    for name, r in dynamic.ranges:
+        if name not in shapes:
+            continue
+        shape = [int(d) for d in shapes[name]]
+        if len(shape) != len(r.min):
+            problems.append(f"input {name!r} has shape {shape}, rank {len(shape)}; its range "
+                            f"has rank {len(r.min)} (min {list(r.min)}, max {list(r.max)})")
+            continue
+        dims = [f"dim {i}: {d} not in [{lo}, {hi}]"
+                for i, (d, lo, hi) in enumerate(zip(shape, r.min, r.max)) if not lo <= d <= hi]
+        if dims:
+            problems.append(f"input {name!r} shape {shape} is outside its range min "
+                            f"{list(r.min)} .. max {list(r.max)} ({'; '.join(dims)})")
+    if problems:
+        raise OptionError("TensorRT dynamic shape: " + "; ".join(problems)
+                          + "; widen the range or drop the shape")

@@ -1,0 +1,1 @@
+"""Reports: the failure text, the terminal summary and properties, the report files."""

@@ -1,0 +1,221 @@
+"""Report files: per case ``<stem>.xlsx/.json/.csv/.png``, where the stem is the test id
+made shell-safe (``files.safe_file_stem``), and over all cases ``summary.json`` and
+``index.html``.
+
+Workers write their own cases' files (each atomically: a temporary file renamed into
+place); the controller writes the summary and index at the end from the per-case JSON files
+and the outcomes it saw, so under xdist nothing is lost or half-written.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+from pathlib import Path
+from typing import Dict, Iterable, List, Mapping, Sequence
+
+from ..verdict.result import CaseResult
+from ..verdict.compare import TensorComparison
+from ..files import atomic_write, safe_file_stem
+from .text import first_divergence
+
+SEED_COLUMNS = ("Operator Type", "Tensor Name", "Shape", "Mismatched Elements", "Max Atol",
+                "Max Rtol", "Min Val(base)", "Max Val(base)")
+EXTRA_COLUMNS = ("Cosine", "Worst Index", "NaN", "Inf", "Baseline Tensor", "Matched By", "Atol",
+                 "Rtol", "Result")
+COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS
+SUMMARY = "summary.json"
+
+
+def _pair(actual: float, expected: float) -> str:
+    return f"{actual:.6f}({expected:.6f})"
+
+
+def table(result: CaseResult) -> List[List[object]]:
+    """The per-tensor table in execution order (intermediates, then outputs), the seed's
+    columns first; Max Atol and Max Rtol stay numbers so a spreadsheet can sort them."""
+    rows = []
+    for r in result.intermediates:
+        rows.append(_row(r.comparison, r.comparison.op_type, r.baseline_name, r.matched_by))
+    for c in result.rows:
+        rows.append(_row(c, "(output)", c.name, "output name"))
+    return rows
+
+
+def _row(c: TensorComparison, op_type: str, baseline_name: str, matched_by: str) -> List[object]:
+    unmatched = not baseline_name
+    return [
+        op_type, c.name,
+        "-" if unmatched else c.shape_text,
+        "-" if unmatched else c.mismatched_text,
+        None if unmatched else c.max_abs,
+        None if unmatched else c.max_rel,
+        "-" if unmatched else _pair(c.min_actual, c.min_expected),
+        "-" if unmatched else _pair(c.max_actual, c.max_expected),
+        None if unmatched else c.cosine,
+        "" if c.worst_index is None else str(list(c.worst_index)),
+        c.nan_actual, c.inf_actual, baseline_name, matched_by, c.atol, c.rtol,
+        "ok" if c.passed else "; ".join(c.problems),
+    ]
+
+
+def case_summary(result: CaseResult) -> Dict[str, object]:
+    return {
+        "case": result.case_id,
+        "passed": result.passed,
+        "max_abs": result.max_abs,
+        "max_rel": result.max_rel,
+        "mismatched": result.mismatched,
+        "total": result.total,
+        "first_divergence": first_divergence(result) or None,
+        "divergent_tensors": len(result.divergent),
+        "intermediates": len(result.intermediates),
+        "unmatched": sum(1 for r in result.intermediates if not r.matched),
+        "baseline": result.baseline,
+        "recipe": result.recipe,
+        "inputs_digest": result.inputs_digest,
+        "notes": result.notes,
+        "localization": result.localization,
+    }
+
+
+def write_case(directory: Path, nodeid: str, result: CaseResult) -> List[str]:
+    """Write the case's files, named after its test id; returns their names."""
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = safe_file_stem(nodeid)
+    rows = table(result)
+    written = []
+    doc = {"summary": case_summary(result), "columns": list(COLUMNS), "rows": rows}
+    atomic_write(directory / f"{stem}.json", json.dumps(doc, indent=1))
+    written.append(f"{stem}.json")
+    atomic_write(directory / f"{stem}.csv", _csv(rows))
+    written.append(f"{stem}.csv")
+    if _write_xlsx(directory / f"{stem}.xlsx", rows):
+        written.append(f"{stem}.xlsx")
+    if _write_png(directory / f"{stem}.png", result):
+        written.append(f"{stem}.png")
+    return written
+
+
+def _csv(rows: Sequence[Sequence[object]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(COLUMNS)
+    writer.writerows(["" if v is None else v for v in row] for row in rows)
+    return out.getvalue()
+
+
+def _write_xlsx(path: Path, rows: Sequence[Sequence[object]]) -> bool:
+    try:
+        from openpyxl import Workbook
+        from openpyxl.styles import Font, PatternFill
+    except ImportError:  # the report extra is not installed: json and csv still carry it all
+        return False
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "tensors"
+    ws.append(list(COLUMNS))
+    for cell in ws[1]:
+        cell.font = Font(bold=True)
+    ws.freeze_panes = "A2"
+    fail = PatternFill("solid", fgColor="FFC7CE")
+    result_col = COLUMNS.index("Result")
+    for row in rows:
+        ws.append(list(row))
+        if row[result_col] != "ok":
+            for cell in ws[ws.max_row]:
+                cell.fill = fail
+    for i, name in enumerate(COLUMNS, start=1):
+        ws.column_dimensions[ws.cell(1, i).column_letter].width = max(12, min(40, len(name) + 4))
+    atomic_write(path, wb.save)
+    return True
+
+
+def _write_png(path: Path, result: CaseResult) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    rows = [r for r in result.intermediates if r.matched] or None
+    comparisons = [r.comparison for r in rows] if rows else result.rows
+    if not comparisons:
+        return False
+    floor = 1e-12  # zeros on a log scale
+    x = list(range(len(comparisons)))
+    fig, ax = plt.subplots(figsize=(max(6, min(20, len(x) / 6)), 4))
+    ax.semilogy(x, [max(c.max_rel, floor) for c in comparisons], ".-", label="Max Rtol")
+    ax.semilogy(x, [max(c.max_abs, floor) for c in comparisons], ".-", label="Max Atol")
+    tol = comparisons[0]
+    ax.axhline(max(tol.atol, floor), color="tab:orange", ls="--", lw=1, label=f"atol {tol.atol:g}")
+    ax.axhline(max(tol.rtol, floor), color="tab:blue", ls=":", lw=1, label=f"rtol {tol.rtol:g}")
+    first = next((i for i, c in enumerate(comparisons) if not c.passed), None)
+    if first is not None:
+        ax.axvline(first, color="red", lw=1)
+        ax.annotate(f"first divergence: {comparisons[first].name}", (first, ax.get_ylim()[1]),
+                    color="red", fontsize=8, va="top", ha="left", rotation=0)
+    ax.set_xlabel("tensor, in execution order")
+    ax.set_ylabel("error")
+    ax.set_title(result.case_id, fontsize=9)
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100))
+    plt.close(fig)
+    return True
+
+
+def write_index(directory: Path, outcomes: Mapping[str, Mapping[str, str]]) -> None:
+    """``summary.json`` and ``index.html`` over every case: figures from the per-case JSON
+    files the workers wrote, outcomes (passed/failed/error/skipped) from the reports."""
+    directory.mkdir(parents=True, exist_ok=True)
+    cases = []
+    for nodeid in sorted(outcomes):
+        stem = safe_file_stem(nodeid)
+        outcome = outcomes[nodeid]
+        entry: Dict[str, object] = {"test": nodeid, "case": outcome.get("paddle_case", nodeid)}
+        case_json = directory / f"{stem}.json"
+        if outcome.get("status") in ("passed", "failed") and case_json.exists():
+            entry.update(json.loads(case_json.read_text())["summary"])
+            entry["files"] = [f"{stem}.{ext}" for ext in ("xlsx", "json", "csv", "png")
+                              if (directory / f"{stem}.{ext}").exists()]
+        else:
+            entry["files"] = []
+            entry["reason"] = outcome.get("reason", "")
+        entry["status"] = outcome.get("status", "")
+        cases.append(entry)
+    atomic_write(directory / SUMMARY, json.dumps({"cases": cases}, indent=1))
+    atomic_write(directory / "index.html", _html(cases))
+
+
+def _html(cases: Iterable[Mapping[str, object]]) -> str:
+    esc = lambda v: html.escape(str(v))
+    fmt = lambda v: f"{v:.4g}" if isinstance(v, float) else esc("" if v is None else v)
+    rows = []
+    for c in cases:
+        links = " ".join(f'<a href="{esc(f)}">{esc(f.rsplit(".", 1)[1])}</a>' for f in c.get("files", []))
+        png = next((f for f in c.get("files", []) if f.endswith(".png")), None)
+        image = f'<br><a href="{esc(png)}"><img src="{esc(png)}" width="360"></a>' if png else ""
+        rows.append(
+            f'<tr class="{esc(c["status"])}"><td>{esc(c["case"])}</td><td>{esc(c["status"])}</td>'
+            f'<td>{fmt(c.get("max_abs"))}</td><td>{fmt(c.get("max_rel"))}</td>'
+            f'<td>{esc(c.get("mismatched", ""))}/{esc(c.get("total", ""))}</td>'
+            f'<td>{esc(c.get("first_divergence") or c.get("reason") or "")}</td><td>{links}{image}</td></tr>')
+    return ("<!doctype html><meta charset='utf-8'><title>paddle-infer report</title>"
+            "<style>body{font-family:sans-serif}td,th{border:1px solid #ccc;padding:4px;vertical-align:top}"
+            "table{border-collapse:collapse}.failed,.error{background:#fdd}.skipped{color:#777}</style>"
+            "<h1>paddle-infer report</h1><table><tr><th>case</th><th>status</th><th>max abs</th>"
+            "<th>max rel</th><th>mismatched</th><th>first divergence</th><th>files</th></tr>"
+            + "".join(rows) + "</table>")
+
+
+def previous_files(directory: Path) -> List[Path]:
+    """Files an earlier run wrote into ``directory``, from its summary: safe to replace."""
+    try:
+        cases = json.loads((directory / SUMMARY).read_text())["cases"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    names = [f for c in cases for f in c.get("files", [])] + [SUMMARY, "index.html"]
+    return [directory / n for n in names if (directory / n).exists()]

@@ -1,0 +1,1 @@
+"""Verdicts: pure numpy metrics, tolerances and the comparison of outputs and tensors."""

@@ -1,0 +1,66 @@
+"""A case's result: the rows of its outputs and intermediate tensors, the recipes compared,
+notes and the localization; what the executor sends back and the reports read."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List
+
+from .compare import TensorComparison
+
+
+@dataclass
+class IntermediateRow:
+    index: int
+    comparison: TensorComparison
+    baseline_name: str  # the paired baseline tensor, "" when unmatched
+    matched_by: str  # "name", "structure", or why there is no pair
+    judged: bool  # a tensor tolerance names it: a failure fails the case
+
+    @property
+    def matched(self) -> bool:
+        return bool(self.baseline_name)
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    rows: List[TensorComparison]
+    baseline: str
+    recipe: str
+    inputs_digest: str
+    duration: float = 0.0
+    notes: List[str] = field(default_factory=list)
+    intermediates: List[IntermediateRow] = field(default_factory=list)
+    localization: List[str] = field(default_factory=list)  # the ladder's verdict and rungs
+    culprit: str = ""  # what the ladder blames: a pass, op types, kernels
+
+    @property
+    def divergent(self) -> List[IntermediateRow]:
+        """Intermediate tensors outside their tolerance, in execution order."""
+        return [r for r in self.intermediates if r.matched and not r.comparison.passed]
+
+    @property
+    def failures(self) -> List[TensorComparison]:
+        """Failing outputs, then failing intermediates that a tensor tolerance names."""
+        return ([r for r in self.rows if not r.passed]
+                + [r.comparison for r in self.divergent if r.judged])
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @property
+    def max_abs(self) -> float:
+        return max((r.max_abs for r in self.rows), default=0.0)
+
+    @property
+    def max_rel(self) -> float:
+        return max((r.max_rel for r in self.rows), default=0.0)
+
+    @property
+    def mismatched(self) -> int:
+        return sum(r.mismatched for r in self.rows)
+
+    @property
+    def total(self) -> int:
+        return sum(r.total for r in self.rows)
