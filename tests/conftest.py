@@ -1,11 +1,11 @@
-"""Shared test helpers: one model export cache for the whole test session (and every xdist
-worker), and a runner for end-to-end pytest sessions that can add ``-n 2``."""
+"""Fixtures for tests/unit and tests/integration: one model export cache for the whole test
+session (and every xdist worker), and a runner for end-to-end pytest sessions that can add
+``-n 2``. Helper functions live in helpers.py (``import helpers``)."""
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
-from typing import Dict, List
+from typing import List
 
 import pytest
 
@@ -34,26 +34,6 @@ def run_pytest(pytester, paddle_cache):
             "-p", "no:cacheprovider", f"--paddle-cache-dir={paddle_cache}", *args)
 
     return run
-
-
-SUMMARY_ROW = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)\s+(passed|failed|error|skipped|crashed|timeout)\s+(\S+)\s+(\S+)\s+(\S+)\s+\S+$")
-
-
-def summary_rows(result) -> Dict[str, tuple]:
-    """(model, shape, mode) -> (status, max abs, max rel, mismatched) from the summary."""
-    rows = {}
-    in_summary = False
-    for line in result.outlines:
-        if "paddle-infer summary" in line:
-            in_summary = True
-            continue
-        if in_summary:
-            m = SUMMARY_ROW.match(line.strip())
-            if m:
-                rows[m.group(1, 2, 3)] = m.group(4, 5, 6, 7)
-            elif line.startswith("="):
-                break
-    return rows
 
 
 def pytest_configure(config):

@@ -1,0 +1,142 @@
+"""Helpers for the tests (imported as ``helpers``; pyproject puts tests/ on sys.path).
+
+- End to end: write a suite into the pytester directory, run it (through conftest's
+  ``run_pytest``, which shares one export cache), and read back each case's outcome and
+  figures from the JUnit XML, which is the same with and without xdist; read the terminal's
+  paddle-infer summary table (``summary_table``, ``summary_rows``, ``summary_figures``).
+- In process: ``exported_tiny_cnn`` (a model directory on disk) and ``hooked_run`` (Paddle
+  directly, no plugin code)."""
+from __future__ import annotations
+
+import re
+import textwrap
+import uuid
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "example_suites"
+
+
+@dataclass
+class CaseReport:
+    outcome: str  # passed | failed | error | skipped | xfailed
+    message: str = ""
+    properties: Dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SuiteRun:
+    result: object  # pytester.RunResult
+    cases: Dict[str, CaseReport]  # "file::id" (or a Python test's id) -> report
+
+    @property
+    def text(self) -> str:
+        return self.result.stdout.str() + "\n" + self.result.stderr.str()
+
+    def outcomes(self) -> Dict[str, str]:
+        return {k: c.outcome for k, c in self.cases.items()}
+
+    def ids(self, outcome: str) -> List[str]:
+        return sorted(k for k, c in self.cases.items() if c.outcome == outcome)
+
+
+def write_suite(pytester, text: str, name: str = "paddle_suite.yaml") -> Path:
+    path = pytester.path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+def run_suite(run_pytest, pytester, *args: str) -> SuiteRun:
+    xml = pytester.path / f"junit-{uuid.uuid4().hex[:8]}.xml"
+    result = run_pytest(f"--junitxml={xml}", *args)
+    return SuiteRun(result, read_junit(xml) if xml.exists() else {})
+
+
+def read_junit(path: Path) -> Dict[str, CaseReport]:
+    cases = {}
+    for tc in ET.parse(path).getroot().iter("testcase"):
+        # --dist loadgroup appends "@group" to node ids; the case is the same
+        name = re.sub(r"@[^\]\[]*$", "", tc.get("name", ""))
+        key = f"{tc.get('classname')}::{name}"
+        props = {p.get("name"): p.get("value") for p in tc.iter("property")}
+        outcome, message = "passed", ""
+        for tag in ("failure", "error", "skipped"):
+            el = tc.find(tag)
+            if el is not None:
+                message = (el.get("message") or "") + "\n" + (el.text or "")
+                outcome = {"failure": "failed", "error": "error"}.get(tag, "skipped")
+                if tag == "skipped" and el.get("type") == "pytest.xfail":
+                    outcome = "xfailed"
+                break
+        cases[key] = CaseReport(outcome, message, props)
+    return cases
+
+
+def summary_table(output) -> List[Tuple[str, ...]]:
+    """The paddle-infer summary table's rows, every column split on whitespace: from a
+    ``RunResult`` (its stdout) or from text."""
+    lines = output.outlines if hasattr(output, "outlines") else output.splitlines()
+    start = next(i for i, line in enumerate(lines) if "paddle-infer summary" in line)
+    rows = []
+    for line in lines[start + 3:]:  # title, header, dashes
+        if line.startswith("="):
+            break
+        rows.append(tuple(line.split()))
+    return rows
+
+
+SUMMARY_STATUSES = ("passed", "failed", "error", "skipped", "crashed", "timeout")
+
+
+def summary_rows(result) -> Dict[Tuple[str, str, str], Tuple[str, ...]]:
+    """(model, shape, mode) -> (status, max abs, max rel, mismatched) from the summary."""
+    return {row[:3]: row[3:7] for row in summary_table(result)
+            if len(row) == 8 and row[3] in SUMMARY_STATUSES}
+
+
+def summary_figures(output) -> List[Tuple[str, ...]]:
+    """The summary table's rows without the time column (which varies)."""
+    return [row[:-1] for row in summary_table(output)]
+
+
+def exported_tiny_cnn(cache_dir: Path) -> Path:
+    """A model directory on disk (inference.json + .pdiparams), exported once per cache."""
+    import json
+
+    from pytest_paddle_infer.models.cache import cached_build, run_child
+
+    entry = Path(cache_dir) / "suite-tests" / "tiny_cnn_on_disk"
+    entry.parent.mkdir(parents=True, exist_ok=True)
+
+    def build(tmp: Path) -> dict:
+        spec = [{"name": "x", "shape": [-1, 3, 32, 32], "dtype": "float32"}]
+        run_child(["export", "pytest_paddle_infer.models.zoo:build_tiny_cnn", "{}", json.dumps(spec),
+                   str(tmp / "inference")], False, "exporting tiny_cnn for the path-model tests")
+        return {}
+
+    cached_build(entry, build)
+    return entry
+
+
+def hooked_run(files, x, onednn, hook):
+    """Paddle directly, no plugin code: the baseline (native, IR off) or a oneDNN candidate,
+    with ``hook(op_type, name, tensor)`` on every op."""
+    from paddle import inference
+
+    config = inference.Config(files.prog_file, files.params_file)
+    if onednn:
+        config.enable_mkldnn()
+        config.switch_ir_optim(True)
+    else:
+        config.disable_mkldnn()
+        config.switch_ir_optim(False)
+    config.disable_glog_info()
+    predictor = inference.create_predictor(config)
+    predictor.register_output_hook(hook)
+    handle = predictor.get_input_handle("x")
+    handle.reshape(list(x.shape))
+    handle.copy_from_cpu(x)
+    predictor.run()

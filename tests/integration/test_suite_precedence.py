@@ -1,0 +1,64 @@
+"""End to end: which tolerance a case uses. Precedence, highest first: command line >
+paddle_tolerance marker > per-tensor glob > per-output > per-run-mode > per-model > suite
+defaults > the run mode's built-in default. Each test adds one layer on top of all the lower
+ones, each with its own atol, and the failure names the atol that won."""
+import pytest
+
+from helpers import run_suite, write_suite
+
+CASE = "paddle_suite.yaml::tiny_cnn[1x3x32x32-onednn_bf16]"
+MARKER_CONFTEST = """
+import pytest
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.add_marker(pytest.mark.paddle_tolerance(atol=1.6e-7))
+"""
+
+# layer -> (what it adds, the atol the case must report); each includes every lower layer
+LAYERS = ["suite_defaults", "model", "run_mode", "output", "tensor_glob", "marker", "command_line"]
+WINNING_ATOL = dict(zip(LAYERS, ["1.1e-07", "1.2e-07", "1.3e-07", "1.4e-07", "1.5e-07", "1.6e-07", "1.7e-07"]))
+
+
+def suite_up_to(layer: str) -> str:
+    level = LAYERS.index(layer)
+    on = lambda name: LAYERS.index(name) <= level
+    tensors = "\n    tensors: {'*': {atol: 1.5e-7}}" if on("tensor_glob") else ""
+    model = ["atol: 1.2e-7"] if on("model") else []
+    if on("output"):  # written at the model level: an output rule still beats the run mode's
+        model.append("outputs: {'#0': {atol: 1.4e-7}}")
+    mode = "{mode: onednn_bf16, tolerances: {atol: 1.3e-7}}" if on("run_mode") else "onednn_bf16"
+    return f"""
+defaults:
+  tolerances:
+    atol: 1.1e-7
+    rtol: 0{tensors}
+models:
+  tiny_cnn:
+    tolerances: {{{', '.join(model)}}}
+    run_modes: [{mode}]
+"""
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_layer_wins_over_every_lower_one(pytester, run_pytest, xdist_mode, layer):
+    write_suite(pytester, suite_up_to(layer))
+    args = list(xdist_mode)
+    if LAYERS.index(layer) >= LAYERS.index("marker"):
+        pytester.makeconftest(MARKER_CONFTEST)
+    if layer == "command_line":
+        args.append("--paddle-atol=1.7e-7")
+    run = run_suite(run_pytest, pytester, *args)
+    assert run.outcomes() == {CASE: "failed"}
+    assert f"elements outside atol={WINNING_ATOL[layer]} rtol=0" in run.cases[CASE].message
+
+
+def test_run_mode_default_applies_when_nothing_is_configured(pytester, run_pytest, xdist_mode):
+    write_suite(pytester, """
+        models:
+          tiny_cnn: {run_modes: [onednn_bf16]}
+    """)
+    run = run_suite(run_pytest, pytester, *xdist_mode)
+    # bf16 differs by more than 1e-4, so only the mode's own default (5e-2) lets it pass
+    assert run.outcomes() == {CASE: "passed"}
+    assert float(run.cases[CASE].properties["paddle_max_abs"]) > 1e-4
