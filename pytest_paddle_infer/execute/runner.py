@@ -28,6 +28,8 @@ from ..verdict.result import CaseResult
 from .baselines import BaselineOutputs, Baselines
 from .capture import BaselineStore, CandidateComparer, HookRouters, Selection, run_with_sink
 from .goldens import GoldenPolicy
+from .int8_evidence import (DtypeTally, int8_note, no_int8_problem, not_quantized_reason,
+                            program_op_types, quantize_ops, wants_int8_kernels)
 from .predictor import PredictorCache, describe_recipe, run_predictor
 
 @dataclass
@@ -107,6 +109,10 @@ class Runner:
         self.on_phase("exporting the model")
         # zoo models and builders: the legacy program keeps intermediate names meaningful
         model = self.model_files(case.model, legacy=selection.active and case.model.kind != "path")
+        if wants_int8_kernels(case.run_mode.run_mode):  # a float model: nothing int8 to check
+            reason = not_quantized_reason(model.name, model.prog_file, case.run_mode.mode)
+            if reason:
+                raise CaseSkipped(reason)
         self.on_phase("generating inputs")
         inputs = self.inputs(model, dict(case.shapes), case.seed)
         digest = inputs_digest(inputs)
@@ -161,7 +167,11 @@ class Runner:
         if prepared.baseline_store is not None:
             comparer = CandidateComparer(prepared.baseline_store, Selection(case.intermediates),
                                          case.tolerances.for_tensor, case.tolerances.names_tensor)
-            outputs = run_with_sink(self.hooks.for_predictor(prepared.candidate), comparer, run)
+        # oneDNN int8: which dtypes the candidate shows (int8_evidence.py)
+        tally = DtypeTally(comparer) if wants_int8_kernels(case.run_mode.run_mode) else None
+        sink = tally if tally is not None else comparer
+        if sink is not None:
+            outputs = run_with_sink(self.hooks.for_predictor(prepared.candidate), sink, run)
         else:
             outputs = run()
         check_output_names(case, outputs)
@@ -171,6 +181,13 @@ class Runner:
                             notes=list(prepared.notes))
         if comparer is not None:
             result.intermediates = comparer.rows
+        if tally is not None:
+            quantized = quantize_ops(program_op_types(prepared.model.prog_file))
+            problem = no_int8_problem(case.run_mode.mode, tally, quantized)
+            if problem:
+                result.problems.append(problem)
+            else:
+                result.notes.append(int8_note(tally))
         return result
 
     def localize(self, prepared: Prepared):

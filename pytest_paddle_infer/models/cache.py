@@ -151,6 +151,8 @@ def resolve(source: ModelSource, cache_dir: Path, legacy: bool = False) -> Model
             raise ModelError(f"model {prog} is a PIR program; no legacy .pdmodel was given")
         return ModelFiles(source.name, str(prog), str(params),
                           source.inputs or declared_inputs(prog, cache_dir))
+    quantized = source.kind == "zoo" and ZOO[source.ref].quantized
+    legacy = legacy or quantized  # Paddle 3.3.1 cannot load their PIR export (quantized.py)
     directory = export_dir(source, cache_dir, legacy)
     inputs = source.inputs
     if inputs is None:
@@ -160,7 +162,7 @@ def resolve(source: ModelSource, cache_dir: Path, legacy: bool = False) -> Model
         spec = [{"name": i.name, "shape": list(i.shape), "dtype": i.dtype} for i in inputs]
         builder = ZOO[source.ref].builder if source.kind == "zoo" else source.ref
         result = run_child(["export", builder, json.dumps(dict(source.kwargs)), json.dumps(spec),
-                            str(tmp / "inference")], legacy,
+                            str(tmp / "inference"), *(["int8-weights"] if quantized else [])], legacy,
                            f"exporting model {source.name!r} (paddle.jit.to_static, paddle.jit.save)",
                            source.search_path)
         return {"source": source.ref, "paddle": result["paddle"],

@@ -4,7 +4,7 @@ A child process because the program format ``paddle.jit.save`` writes is fixed b
 ``FLAGS_enable_pir_api`` when paddle is imported, and because building a model must not
 leave dygraph or static-mode state behind in the pytest process.
 
-    python -m pytest_paddle_infer.models.exporter export BUILDER KWARGS_JSON INPUTS_JSON OUT_PREFIX
+    python -m pytest_paddle_infer.models.exporter export BUILDER KWARGS_JSON INPUTS_JSON OUT_PREFIX [int8-weights]
     python -m pytest_paddle_infer.models.exporter inspect PROG_FILE
 Prints one JSON object on its last line of stdout.
 """
@@ -93,9 +93,12 @@ def local_sources() -> dict:
     return sources
 
 
-def export(builder: str, kwargs: dict, inputs: list, out_prefix: str) -> dict:
+def export(builder: str, kwargs: dict, inputs: list, out_prefix: str,
+           int8_weights: bool = False) -> dict:
     """``paddle.jit.to_static`` with an InputSpec per declared input (dynamic dims None),
-    then ``paddle.jit.save``: what PaddleClas-style ``export_model.py`` scripts do."""
+    then ``paddle.jit.save``: what PaddleClas-style ``export_model.py`` scripts do.
+    ``int8_weights``: a quantized legacy program's weights are then stored as int8
+    (``quantized.store_int8_weights``)."""
     import paddle
 
     layer = build_layer(builder, kwargs)
@@ -106,7 +109,12 @@ def export(builder: str, kwargs: dict, inputs: list, out_prefix: str) -> dict:
     ]
     static_layer = paddle.jit.to_static(layer, input_spec=spec, full_graph=True)
     paddle.jit.save(static_layer, out_prefix)
-    return {"files": sorted(os.listdir(os.path.dirname(out_prefix))),
+    extra = {}
+    if int8_weights:
+        from .quantized import store_int8_weights
+
+        extra["int8_weights"] = store_int8_weights(out_prefix)
+    return {**extra, "files": sorted(os.listdir(os.path.dirname(out_prefix))),
             "paddle": paddle.__version__, "weights": weights, "sources": local_sources()}
 
 
@@ -148,8 +156,8 @@ def run_command(argv, commands) -> int:
 
 def main(argv) -> int:
     return run_command(argv, {
-        "export": lambda builder, kwargs, inputs, out: export(builder, json.loads(kwargs),
-                                                              json.loads(inputs), out),
+        "export": lambda builder, kwargs, inputs, out, *flags: export(
+            builder, json.loads(kwargs), json.loads(inputs), out, "int8-weights" in flags),
         "inspect": inspect,
     })
 

@@ -22,10 +22,16 @@ class ZooEntry:
     inputs: Tuple[InputSpec, ...]  # in the model's declared order
     builder: str  # "module:function" returning an eval-mode paddle.nn.Layer
     summary: str
+    # quantize/dequantize ops (quantized.py): exported as a legacy program only, with the
+    # quantized weights stored as int8
+    quantized: bool = False
 
 
 def _image(name: str, size: int) -> InputSpec:
     return InputSpec(name, (-1, 3, size, size), "float32", low=-1.0, high=1.0)
+
+
+_QUANTIZED = __name__.rsplit(".", 1)[0] + ".quantized"
 
 
 ZOO: Mapping[str, ZooEntry] = {
@@ -47,6 +53,15 @@ ZOO: Mapping[str, ZooEntry] = {
             f"{__name__}:build_tiny_detector",
             "detection-style inputs (im_shape int32, image, scale_factor) and two heads",
         ),
+        # quantized: legacy program only (their PIR export does not load; a dynamic batch
+        # fails in PIR to_static), see quantized.py
+        ZooEntry("tiny_cnn_int8", (_image("x", 32),),
+                 f"{_QUANTIZED}:build_tiny_cnn_int8",
+                 "tiny_cnn post-training quantized (paddle.quantization, int8)", quantized=True),
+        ZooEntry("resnet18_int8", (_image("x", 224),),
+                 f"{_QUANTIZED}:build_resnet18_int8",
+                 "paddle.vision ResNet18 post-training quantized (paddle.quantization, int8)",
+                 quantized=True),
     )
 }
 

@@ -192,7 +192,8 @@ RUN_MODES: Mapping[str, RunMode] = {m.name: m for m in (
             (call("enable_mkldnn"), IR_ON)),
     RunMode("onednn_bf16", CPU, ONEDNN, BF16, Tolerance(5e-2, 5e-2),
             (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_bfloat16"))),
-    RunMode("onednn_int8", CPU, ONEDNN, INT8, Tolerance(1e-1, 1e-1),  # for quantized models
+    # quantized models only; atol measured on the zoo's (README "int8 on the CPU")
+    RunMode("onednn_int8", CPU, ONEDNN, INT8, Tolerance(2e-1, 1e-1),
             (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_int8"))),
     RunMode("gpu_fp32", GPU, PADDLE, FP32, DEFAULT_TOLERANCE, (gpu_enable(FP32), IR_ON)),
     RunMode("gpu_fp16", GPU, PADDLE, FP16, Tolerance(1e-2, 1e-2), (gpu_enable(FP16), IR_ON)),

@@ -20,6 +20,9 @@ def failure_message(result: CaseResult) -> str:
         judged = [r for r in result.divergent if r.judged]
         headline = (f"{result.case_id}: {len(judged)} intermediate tensors outside the tolerance "
                     f"a tensor rule sets for them; outputs within tolerance")
+    if result.problems:  # the run mode did not do what it names: first, with the tensors' verdict
+        headline = "\n".join([f"{result.case_id}: {p}" for p in result.problems]
+                             + ([headline] if failing_outputs else []))
     lines = [headline] + divergence_lines(result) + result.localization + [
         f"baseline:  {result.baseline}",
         f"candidate: {result.recipe}",

@@ -33,6 +33,9 @@ class CaseResult:
     intermediates: List[IntermediateRow] = field(default_factory=list)
     localization: List[str] = field(default_factory=list)  # the ladder's verdict and rungs
     culprit: str = ""  # what the ladder blames: a pass, op types, kernels
+    # why the case fails beyond its tensors: the run mode did not do what it names
+    # (onednn_int8 without an int8 kernel: execute/int8_evidence.py)
+    problems: List[str] = field(default_factory=list)
 
     @property
     def divergent(self) -> List[IntermediateRow]:
@@ -47,7 +50,7 @@ class CaseResult:
 
     @property
     def passed(self) -> bool:
-        return not self.failures
+        return not self.failures and not self.problems
 
     @property
     def max_abs(self) -> float:

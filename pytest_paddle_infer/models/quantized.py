@@ -1,0 +1,118 @@
+"""Quantized zoo entries, made offline with Paddle's own quantization API.
+
+``paddle.quantization.PTQ`` with absmax observers (8 bits, activations and weights) on the
+inputs of every ``Conv2D`` and ``Linear`` (where PaddleSlim puts them), a few forward passes
+on seeded data, ``convert``; the exporter then saves the legacy program, which carries
+``quantize_linear``/``dequantize_linear`` ops.
+
+Two facts of Paddle 3.3.1 shape this (measured):
+
+- The PIR export of such a model cannot be loaded: ``create_predictor`` fails with "Tensor
+  holds no memory" under every config tried (native, oneDNN fp32, oneDNN int8), and PIR
+  ``to_static`` fails on a dynamic batch dim. The legacy export loads, takes a dynamic
+  batch and runs int8 kernels: quantized entries export the legacy ``.pdmodel`` only.
+- ``convert`` leaves each quantized weight as float32 holding integers in [-127, 127];
+  ``jit.save`` writes it so. oneDNN's ``quant_dequant_onednn_pass`` reads such a weight as
+  int8 memory (``mutable_data<int8_t>`` on the float buffer), so ``onednn_int8`` computes with
+  garbage (tiny_cnn: cosine 0.30 against the fake-quant baseline). ``store_int8_weights``
+  stores those weights as int8 in the saved program, which leaves the native predictor's
+  results unchanged (``dequantize_linear`` takes either dtype).
+
+Builders import paddle; this module's import does not.
+"""
+from __future__ import annotations
+
+from typing import Tuple
+
+from .inputs import InputSpec
+
+QUANT_BITS = 8
+CALIBRATION_BATCHES = 4  # forward passes that set the observers' scales
+CALIBRATION_BATCH = 4
+CALIBRATION_SEED = 11
+
+
+def post_training_quantize(layer, inputs: Tuple[InputSpec, ...]):
+    """``layer`` (eval mode, float) quantized by ``paddle.quantization.PTQ``: observers on
+    the inputs and weights of its Conv2D and Linear layers, calibrated on seeded batches
+    drawn like the case inputs, then converted to quantize/dequantize form."""
+    import paddle
+    from paddle.quantization import PTQ, QuantConfig
+    from paddle.quantization.observers import AbsmaxObserver
+
+    from .inputs import generate
+
+    config = QuantConfig(activation=None, weight=None)
+    config.add_type_config([paddle.nn.Conv2D, paddle.nn.Linear],
+                           activation=AbsmaxObserver(quant_bits=QUANT_BITS),
+                           weight=AbsmaxObserver(quant_bits=QUANT_BITS))
+    ptq = PTQ(config)
+    observed = ptq.quantize(layer, inplace=False)
+    with paddle.no_grad():
+        for i in range(CALIBRATION_BATCHES):
+            feed = [paddle.to_tensor(generate(s.concrete((CALIBRATION_BATCH,) + tuple(s.shape[1:])),
+                                              CALIBRATION_SEED + i)) for s in inputs]
+            observed(*feed)
+    converted = ptq.convert(observed, inplace=False)
+    converted.eval()
+    return converted
+
+
+def store_int8_weights(prefix: str) -> int:
+    """Rewrite the legacy program ``prefix``.pdmodel/.pdiparams so that every weight a
+    ``dequantize_linear`` op reads is stored as int8, as oneDNN's int8 passes read it.
+    Returns how many weights were converted. Runs in the exporter child (legacy mode)."""
+    import numpy as np
+    import paddle
+
+    paddle.enable_static()
+    try:
+        place = paddle.CPUPlace()
+        exe = paddle.static.Executor(place)
+        scope = paddle.static.Scope()
+        with paddle.static.scope_guard(scope):
+            program, feeds, fetches = paddle.static.load_inference_model(prefix, exe)
+            block = program.global_block()
+            converted = 0
+            for op in block.ops:
+                if op.type != "dequantize_linear":
+                    continue
+                name = op.input("X")[0]
+                var = block.var(name)
+                if not var.persistable:
+                    continue
+                tensor = scope.find_var(name).get_tensor()
+                values = np.array(tensor)
+                if values.dtype == np.int8:
+                    continue
+                if not (np.array_equal(values, np.round(values)) and np.abs(values).max() <= 127):
+                    raise ValueError(f"weight {name} of a dequantize_linear op does not hold int8 values")
+                var.desc.set_dtype(paddle.base.core.VarDesc.VarType.INT8)
+                tensor.set(values.astype(np.int8), place)
+                converted += 1
+            paddle.static.save_inference_model(prefix, [block.var(f) for f in feeds], fetches,
+                                               exe, program=program)
+    finally:
+        paddle.disable_static()
+    return converted
+
+
+def build_tiny_cnn_int8():
+    """tiny_cnn (same weights), post-training quantized."""
+    from .zoo import ZOO, build_tiny_cnn
+
+    return post_training_quantize(build_tiny_cnn(), ZOO["tiny_cnn_int8"].inputs)
+
+
+def build_resnet18_int8():
+    """paddle.vision ResNet18 (seeded weights, BatchNorm statistics re-estimated),
+    post-training quantized."""
+    import paddle
+    from paddle.vision.models import resnet18
+
+    from .zoo import WEIGHT_SEED, ZOO, calibrate_batchnorm
+
+    inputs = ZOO["resnet18_int8"].inputs
+    paddle.seed(WEIGHT_SEED)
+    layer = calibrate_batchnorm(resnet18(pretrained=False), inputs)
+    return post_training_quantize(layer, inputs)
