@@ -65,7 +65,7 @@ def display_name(prog: Path) -> str:
 
 def find_model_files(ref: str) -> Tuple[Path, Path]:
     """The (program, params) pair a path names, or a ModelError naming the path."""
-    path = Path(ref).expanduser()
+    path = Path(ref).expanduser().absolute()  # Paddle joins a relative program path onto its prefix
     if not path.exists():
         raise ModelError(f"model path {path} does not exist")
     if path.is_dir():

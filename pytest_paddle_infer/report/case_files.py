@@ -26,6 +26,7 @@ EXTRA_COLUMNS = ("Cosine", "Worst Index", "NaN", "Inf", "Baseline Tensor", "Matc
                  "Rtol", "Result")
 COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS
 SUMMARY = "summary.json"
+REPORT_SUFFIXES = (".xlsx", ".json", ".csv", ".png", ".html")  # what a run writes here
 
 
 def _pair(actual: float, expected: float) -> str:
@@ -217,5 +218,15 @@ def previous_files(directory: Path) -> List[Path]:
         cases = json.loads((directory / SUMMARY).read_text())["cases"]
     except (OSError, ValueError, KeyError, TypeError):
         return []
-    names = [f for c in cases for f in c.get("files", [])] + [SUMMARY, "index.html"]
-    return [directory / n for n in names if (directory / n).exists()]
+    names = [f for c in cases if isinstance(c, dict) for f in c.get("files", [])]
+    found = []
+    for name in names + [SUMMARY, "index.html"]:
+        # only plain file names of the report's own kinds, directly in the directory: a summary
+        # that lists "../x" or "/etc/x" (edited or planted) must not delete anything else
+        if (not isinstance(name, str) or Path(name).name != name or name in ("", ".", "..")
+                or not name.endswith(REPORT_SUFFIXES)):
+            continue
+        path = directory / name
+        if path.is_file() and not path.is_symlink():
+            found.append(path)
+    return found
