@@ -100,7 +100,8 @@ def predictor_factory(runner, settings, baseline: bool):
         files = runner.model_files(as_source(model))
         n = threads if threads is not None else settings.threads
         if baseline:
-            calls = baseline_recipe(device, n, runner.candidates.gpu_id() if device == "gpu" else 0)
+            calls = baseline_recipe(device, n, runner.candidates.gpu_id() if device == "gpu" else 0,
+                                   files.format)
             return PredictorHandle(files, runner.predictors.get(files, calls), describe_recipe(calls))
         # the cases' own path: TensorRT modes get their cache dir, shape pass and calibration
         spec = RunModeSpec(canonical_mode(run_mode), **toggles)

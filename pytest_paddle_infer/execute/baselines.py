@@ -104,6 +104,7 @@ class BaselineOutputs:
     outputs: Mapping[str, "np.ndarray"]
     text: str  # what the failure message prints as "baseline:"
     store: object = None  # a predictor baseline's spilled intermediate tensors
+    evidence: object = None  # a predictor baseline's run: Evidence.to_dict() (evidence.py)
 
 
 PredictorBaseline = Callable[[str], BaselineOutputs]  # kind (auto|cpu|gpu) -> outputs

@@ -189,9 +189,13 @@ class HookRouter:
 
     def __init__(self, predictor):
         self.sink: Optional[Callable] = None
+        # sees every call whatever the sink: what the run executed (recording.py)
+        self.recorder: Optional[Callable] = None
         predictor.register_output_hook(self._dispatch)
 
     def _dispatch(self, op_type, name, tensor) -> None:
+        if self.recorder is not None:
+            self.recorder(op_type, name, tensor)
         if self.sink is not None:
             self.sink(op_type, name, tensor)
 

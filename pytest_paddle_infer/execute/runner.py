@@ -21,16 +21,18 @@ from ..models.inputs import InputSpec, fill_shape, generate_all, inputs_digest
 from ..models.source import ModelFiles, ModelSource
 from ..modes import capabilities
 from ..modes.build_plan import CandidateBuilder
-from ..modes.run_modes import RUN_MODES, baseline_recipe
+from ..modes.run_modes import RUN_MODES, baseline_recipe, passes_off, recipe_shows
 from ..modes.trt_marking import FUSION_WARNING
 from ..verdict.outputs import check_output_names, compare_outputs
 from ..verdict.result import CaseResult
+from ..verdict.evidence import Evidence, Tally, broken_rules
 from .baselines import BaselineOutputs, Baselines
 from .capture import BaselineStore, CandidateComparer, HookRouters, Selection, run_with_sink
 from .goldens import GoldenPolicy
 from .int8_evidence import (DtypeTally, int8_note, no_int8_problem, not_quantized_reason,
                             program_op_types, quantize_ops, wants_int8_kernels)
 from .predictor import PredictorCache, describe_recipe, run_predictor
+from .recording import recorded
 
 @dataclass
 class Prepared:
@@ -46,6 +48,7 @@ class Prepared:
     baseline_store: Optional[BaselineStore] = None  # the baseline's spilled intermediates
     notes: Tuple[str, ...] = ()  # what building the candidate took (cache dir, calibration)
     int8: str = ""  # which int8 path the candidate took: build_plan.INT8_*
+    baseline_evidence: Optional[dict] = None  # what the baseline run executed (evidence.py)
 
 
 class Runner:
@@ -61,6 +64,7 @@ class Runner:
         self._models: Dict[Tuple[ModelSource, bool], ModelFiles] = {}
         self._baselines: Dict[Tuple, Mapping[str, np.ndarray]] = {}
         self._stores: Dict[Tuple, BaselineStore] = {}
+        self._evidence: Dict[Tuple, Optional[dict]] = {}  # baseline key -> Evidence.to_dict()
         self.hooks = HookRouters()
         self.predictors.on_evict.append(self.hooks.forget)  # hooked predictors go with the cache's
         self.spill_dir = self.cache_dir / "spill" / f"pid{os.getpid()}"
@@ -86,10 +90,12 @@ class Runner:
     def inputs(self, model: ModelFiles, shapes: Mapping[str, Tuple[int, ...]], seed: int) -> Dict[str, np.ndarray]:
         return generate_all(self.input_specs(model, shapes), seed)
 
-    def baseline_calls(self, case: Case):
+    def baseline_calls(self, case: Case, model: Optional[ModelFiles] = None):
+        """The plain predictor's recipe; a PIR program's turns its passes off for real."""
         mode = RUN_MODES[case.run_mode.mode]
         device = mode.device if case.baseline == "auto" else case.baseline
-        return baseline_recipe(device, case.threads, self.candidates.gpu_id() if device == "gpu" else 0)
+        return baseline_recipe(device, case.threads, self.candidates.gpu_id() if device == "gpu" else 0,
+                               model.format if model is not None else "legacy")
 
     # -- the case ------------------------------------------------------------------------
 
@@ -116,7 +122,7 @@ class Runner:
         self.on_phase("generating inputs")
         inputs = self.inputs(model, dict(case.shapes), case.seed)
         digest = inputs_digest(inputs)
-        self.on_phase("running the baseline", f"{case.baseline}: {describe_recipe(self.baseline_calls(case))}"
+        self.on_phase("running the baseline", f"{case.baseline}: {describe_recipe(self.baseline_calls(case, model))}"
                       if case.baseline in ("auto", "cpu", "gpu") else case.baseline)
         baseline = self.baselines.get(
             case, model, inputs, digest, lambda kind: self.baseline_device(case, kind),
@@ -128,7 +134,8 @@ class Runner:
         built = self.candidates.executor.run(plan, model, inputs)
         notes = built.notes + ((FUSION_WARNING,) if marks else ())
         return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
-                        describe_recipe(built.recipe), baseline.store, notes, built.int8)
+                        describe_recipe(built.recipe), baseline.store, notes, built.int8,
+                        baseline_evidence=baseline.evidence)
 
     def predictor_baseline(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                            digest: str) -> BaselineOutputs:
@@ -137,21 +144,31 @@ class Runner:
         if case.baseline == "gpu":
             self.check_capabilities(case)  # a golden being rewritten may name the gpu baseline
         selection = Selection(case.intermediates)
-        base_calls = self.baseline_calls(case)
+        base_calls = self.baseline_calls(case, model)
         key = (model.prog_file, base_calls, digest)
         store_key = key + (selection.spec,)
         if key not in self._baselines or (selection.active and store_key not in self._stores):
-            run = lambda: run_predictor(self.predictors.get(model, base_calls), inputs)  # noqa: E731
+            # the baseline's own run records what it executed (evidence.py)
+            tally = Tally("baseline", model.prog_file, model.format, recipe_shows(base_calls))
+            meta: Dict[str, object] = {}
+
+            def run(sink=None):
+                predictor = self.predictors.get(model, base_calls)
+                router = self.hooks.for_predictor(predictor)
+                outputs = run_with_sink(router, sink, recorded(
+                    router, tally, lambda: run_predictor(predictor, inputs)))
+                meta["evidence"] = tally.evidence.to_dict()
+                return outputs
+
             if selection.active:
                 store = BaselineStore(self.spill_dir / f"store{len(self._stores)}", selection)
-                predictor = self.predictors.get(model, base_calls)
-                self._baselines[key] = run_with_sink(self.hooks.for_predictor(predictor), store,
-                                                     lambda: run_predictor(predictor, inputs))
+                self._baselines[key] = run(store)
                 self._stores[store_key] = store
-            else:
-                self._baselines[key] = shared_outputs(self.shared_dir, key, run)
+            else:  # under xdist the evidence travels with the shared outputs
+                self._baselines[key] = shared_outputs(self.shared_dir, key, run, meta)
+            self._evidence[key] = meta.get("evidence")
         return BaselineOutputs(self._baselines[key], f"{case.baseline}: {describe_recipe(base_calls)}",
-                               self._stores.get(store_key))
+                               self._stores.get(store_key), self._evidence.get(key))
 
     def baseline_device(self, case: Case, kind: str) -> str:
         """Where a baseline of ``kind`` runs for this case: cpu or gpu:N."""
@@ -163,6 +180,10 @@ class Runner:
         case = prepared.case
         self.on_phase("running the candidate", prepared.candidate_recipe)
         run = lambda: run_predictor(prepared.candidate, prepared.inputs)
+        # the candidate's own run records what it executed: no extra run (evidence.py)
+        shown = Tally(case.run_mode.label, prepared.model.prog_file, prepared.model.format,
+                      RUN_MODES[case.run_mode.mode].shows)
+        run = recorded(self.hooks.for_predictor(prepared.candidate), shown, run)
         comparer = None
         if prepared.baseline_store is not None:
             comparer = CandidateComparer(prepared.baseline_store, Selection(case.intermediates),
@@ -181,6 +202,7 @@ class Runner:
                             notes=list(prepared.notes))
         if comparer is not None:
             result.intermediates = comparer.rows
+        judge_evidence(result, shown.evidence, prepared.baseline_evidence)
         if tally is not None:
             quantized = quantize_ops(program_op_types(prepared.model.prog_file))
             problem = no_int8_problem(case.run_mode.mode, tally, quantized)
@@ -197,13 +219,14 @@ class Runner:
         case = prepared.case
         return localize(case.run_mode, make_trial(self, prepared),
                         lambda: applied_passes(case.run_mode, prepared.model, case.threads),
-                        lambda: self.op_types(prepared))
+                        lambda: self.op_types(prepared),
+                        passes_off(prepared.model.format, case.run_mode.run_mode.engine))
 
     def op_types(self, prepared: Prepared) -> List[str]:
         """The op types the baseline program runs, in first-use order."""
         seen: List[str] = []
         predictor = self.predictors.get(prepared.model, self.baseline_calls(
-            replace(prepared.case, baseline="auto")))
+            replace(prepared.case, baseline="auto"), prepared.model))
         record = lambda op_type, name, tensor: seen.append(op_type.rsplit(":", 1)[0])
         run_with_sink(self.hooks.for_predictor(predictor), record,
                       lambda: run_predictor(predictor, prepared.inputs))
@@ -218,15 +241,18 @@ class Runner:
 SHARED_DIR = "shared-baselines"
 
 
-def shared_outputs(shared_dir: Optional[Path], key: Tuple, run) -> Mapping[str, np.ndarray]:
+def shared_outputs(shared_dir: Optional[Path], key: Tuple, run,
+                   meta: Optional[Dict[str, object]] = None) -> Mapping[str, np.ndarray]:
     """Under xdist, the workers of one session compute a baseline's outputs once: the first
     to need them runs the predictor and leaves them in ``shared_dir`` (the session's, in the
     cache dir) for the others: same program, recipe, inputs and Paddle. The controller
-    removes the directory at the end."""
+    removes the directory at the end. ``meta``: JSON facts about the run (its evidence)
+    that ``run`` fills in; they travel with the outputs and are read back into it."""
     if shared_dir is None:
         return run()
     from collections import OrderedDict
     import hashlib
+    import json
 
     from ..files import atomic_write, file_lock
 
@@ -237,11 +263,29 @@ def shared_outputs(shared_dir: Optional[Path], key: Tuple, run) -> Mapping[str, 
         if path.is_file():
             with np.load(path, allow_pickle=False) as data:  # written by a sibling just now
                 names = [str(n) for n in data["__names__"]]
+                if meta is not None and "__meta__" in data.files:
+                    meta.update(json.loads(str(data["__meta__"])))
                 return OrderedDict((n, data[f"o{i}"]) for i, n in enumerate(names))
         outputs = run()
-        atomic_write(path, lambda f: np.savez(f, __names__=np.array(list(outputs)),
+        extra = {"__meta__": np.array(json.dumps(meta))} if meta else {}
+        atomic_write(path, lambda f: np.savez(f, __names__=np.array(list(outputs)), **extra,
                                               **{f"o{i}": a for i, a in enumerate(outputs.values())}))
         return outputs
+
+
+def judge_evidence(result: CaseResult, candidate: Evidence, baseline: Optional[dict]) -> None:
+    """What the candidate and the baseline really ran, into the result; a rule either broke
+    (its run mode's, its recipe's) fails the case, as one of its problems."""
+    result.evidence["candidate"] = candidate.to_dict()
+    broken = broken_rules(candidate.role, candidate)
+    if baseline is not None:  # a predictor baseline (not dygraph, static or a golden)
+        result.evidence["baseline"] = baseline
+        broken += broken_rules("baseline", Evidence.from_dict(baseline))
+    said = {p.split(":")[1].strip() for p in result.problems if p.count(":") > 1}
+    result.problems += [b for b in broken if b.split(":")[1].strip() not in said]
+    if candidate.format == "pir" and "switch_ir_optim(False)" in result.recipe and candidate.fused:
+        result.notes.append(f"switch_ir_optim(False) does not turn a PIR program's passes off: "
+                            f"fused ops ran ({candidate.ops_text(candidate.fused, 6)})")
 
 
 def marked_tensors(case: Case, store: Optional[BaselineStore]) -> Tuple[str, ...]:

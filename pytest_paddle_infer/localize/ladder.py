@@ -40,7 +40,8 @@ class Localization:
         return out
 
 
-Trial = Callable[[RunModeSpec], Tuple[Optional[bool], float, str]]
+# (varied spec, Config calls added after its recipe) -> (passed, max abs, detail)
+Trial = Callable[..., Tuple[Optional[bool], float, str]]
 
 
 def make_trial(runner, prepared) -> Trial:
@@ -50,11 +51,16 @@ def make_trial(runner, prepared) -> Trial:
 
     case = prepared.case
 
-    def trial(spec: RunModeSpec):
+    def trial(spec: RunModeSpec, extra: Sequence = ()):
+        from ..modes.build_plan import Build, Plan
+
         try:
-            built = runner.candidates.build(spec, prepared.model,
-                                            runner.input_specs(prepared.model, dict(case.shapes)),
-                                            prepared.inputs, case.threads, case.seed)
+            plan = runner.candidates.plan(spec, prepared.model,
+                                          runner.input_specs(prepared.model, dict(case.shapes)),
+                                          case.threads, case.seed)
+            if extra:  # e.g. the passes a PIR program runs whatever switch_ir_optim says
+                plan = Plan(plan.steps[:-1] + (Build(plan.final.recipe + tuple(extra)),), plan.int8)
+            built = runner.candidates.executor.run(plan, prepared.model, prepared.inputs)
             outputs = run_predictor(built.predictor, prepared.inputs)
         except PaddleInferError as e:
             return None, float("nan"), str(e).splitlines()[0][:160]
@@ -99,23 +105,26 @@ def bisect(items: Sequence[str], fixes: Callable[[Sequence[str]], Optional[bool]
 
 
 def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
-             op_types: Callable[[], List[str]]) -> Localization:
+             op_types: Callable[[], List[str]], off_calls: Sequence = ()) -> Localization:
+    """``off_calls``: what turns optimizations off beyond ``switch_ir_optim(False)`` for this
+    program (run_modes.passes_off: a PIR program's custom passes); the first two rungs take it."""
     loc = Localization()
 
-    def rung(name: str, varied: RunModeSpec, change: str = "") -> Optional[bool]:
-        passed, max_abs, detail = trial(varied)
+    def rung(name: str, varied: RunModeSpec, change: str = "", extra: Sequence = ()) -> Optional[bool]:
+        passed, max_abs, detail = trial(varied, extra) if extra else trial(varied)
+        change = change or varied.label + "".join(f" + {c}" for c in extra)
         loc.rungs.append(Rung(name, change or varied.label, passed, max_abs, detail))
         return passed
 
     trt = spec.run_mode.tensorrt
     if not trt:  # TensorRT needs IR optimization: its ladder starts at the engine
         plain = replace(spec, ir_optim=False, memory_optim=False, delete_passes=())
-        if rung("all optimizations off", plain) is False:
+        if rung("all optimizations off", plain, extra=off_calls) is False:
             loc.verdict = (f"{spec.mode} diverges with every graph optimization off: the "
                            f"backend's kernels, not a pass, make the difference")
             loc.culprit = "kernels"
             return loc
-        if rung("memory optimization on", replace(plain, memory_optim=True)) is False:
+        if rung("memory optimization on", replace(plain, memory_optim=True), extra=off_calls) is False:
             loc.verdict = "enable_memory_optim() makes the difference: buffer reuse is to blame"
             loc.culprit = "memory_optim"
             return loc

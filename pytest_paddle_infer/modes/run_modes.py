@@ -122,6 +122,14 @@ CPU, GPU = "cpu", "gpu"
 PADDLE, ONEDNN, TENSORRT = "paddle", "onednn", "tensorrt"
 FP32, FP16, BF16, INT8 = "Float32", "Half", "Bfloat16", "Int8"
 
+# What a run must show it really did (verdict/evidence.py holds the rule of each): the
+# ``shows`` column of the mode table, and ``recipe_shows`` for baseline recipes.
+TRT_ENGINE_OP = "a tensorrt_engine op"
+FP16_TENSORS = "float16 tensors"
+BF16_TENSORS = "bfloat16 tensors"
+INT8_KERNELS = "int8 kernels"
+NO_FUSED_OPS = "no fused ops"
+
 
 @dataclass(frozen=True)
 class Tolerance:
@@ -140,6 +148,9 @@ class RunMode:
     precision: str  # FP32 | FP16 | BF16 | INT8
     tolerance: Tolerance  # default for this mode; every configured tolerance wins over it
     template: Tuple[Call, ...]  # the recipe; Slot arguments are filled per case
+    # what the candidate's own run must show (verdict/evidence.py RULES); a case whose
+    # candidate shows less fails with the evidence
+    shows: Tuple[str, ...] = ()
 
     @property
     def tensorrt(self) -> bool:
@@ -191,19 +202,20 @@ RUN_MODES: Mapping[str, RunMode] = {m.name: m for m in (
     RunMode("onednn_fp32", CPU, ONEDNN, FP32, DEFAULT_TOLERANCE,
             (call("enable_mkldnn"), IR_ON)),
     RunMode("onednn_bf16", CPU, ONEDNN, BF16, Tolerance(5e-2, 5e-2),
-            (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_bfloat16"))),
+            (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_bfloat16")), shows=(BF16_TENSORS,)),
     # quantized models only; atol measured on the zoo's (README "int8 on the CPU")
     RunMode("onednn_int8", CPU, ONEDNN, INT8, Tolerance(2e-1, 1e-1),
-            (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_int8"))),
+            (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_int8")), shows=(INT8_KERNELS,)),
     RunMode("gpu_fp32", GPU, PADDLE, FP32, DEFAULT_TOLERANCE, (gpu_enable(FP32), IR_ON)),
-    RunMode("gpu_fp16", GPU, PADDLE, FP16, Tolerance(1e-2, 1e-2), (gpu_enable(FP16), IR_ON)),
+    RunMode("gpu_fp16", GPU, PADDLE, FP16, Tolerance(1e-2, 1e-2), (gpu_enable(FP16), IR_ON),
+            shows=(FP16_TENSORS,)),
     # TensorRT subgraphs in the engine's precision, the rest in Paddle's fp32 GPU kernels
     RunMode("trt_fp32", GPU, TENSORRT, FP32, DEFAULT_TOLERANCE,
-            (gpu_enable(FP32), IR_ON, tensorrt_engine(FP32))),
+            (gpu_enable(FP32), IR_ON, tensorrt_engine(FP32)), shows=(TRT_ENGINE_OP,)),
     RunMode("trt_fp16", GPU, TENSORRT, FP16, Tolerance(1e-2, 1e-2),
-            (gpu_enable(FP32), IR_ON, tensorrt_engine(FP16))),
+            (gpu_enable(FP32), IR_ON, tensorrt_engine(FP16)), shows=(TRT_ENGINE_OP,)),
     RunMode("trt_int8", GPU, TENSORRT, INT8, Tolerance(1e-1, 1e-1),  # calibration or quantized
-            (gpu_enable(FP32), IR_ON, tensorrt_engine(INT8))),
+            (gpu_enable(FP32), IR_ON, tensorrt_engine(INT8)), shows=(TRT_ENGINE_OP,)),
 )}
 
 ALIASES: Mapping[str, str] = {
@@ -509,12 +521,43 @@ def recipe(spec: RunModeSpec, threads: Optional[int] = None, device_id: int = 0,
     return tuple(calls)
 
 
+class PassNames(tuple):
+    """Pass names for pybind's ``list[str]``, printed as a list."""
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+PIR_FORMAT = "pir"  # models/source.py FORMATS: a .json program
+ONEDNN_PLACEMENT_PASS = "onednn_placement_pass"
+
+
+def passes_off(program_format: str, engine: str = PADDLE) -> Tuple[Call, ...]:
+    """What turns optimizations off beyond ``switch_ir_optim(False)``: nothing on a legacy
+    program; on a PIR (.json) program, which ignores ``switch_ir_optim``, only Paddle's basic
+    passes (``enable_custom_passes([], True)``; measured on 3.3.1 CPU: 7 passes and plain ops
+    instead of 43 passes and fused oneDNN convolutions). oneDNN keeps the pass that places
+    its kernels, so an engine's run with optimizations off still runs that engine's kernels
+    (the localization ladder's first rung)."""
+    if program_format != PIR_FORMAT:
+        return ()
+    keep = (ONEDNN_PLACEMENT_PASS,) if engine == ONEDNN else ()
+    return (call("enable_custom_passes", PassNames(keep), True),)
+
+
+def recipe_shows(calls: Sequence[Call]) -> Tuple[str, ...]:
+    """What a baseline recipe's run must show: with optimizations off, no fused op."""
+    off = any(c.method == "switch_ir_optim" and c.args[:1] == (False,) for c in calls)
+    return (NO_FUSED_OPS,) if off else ()
+
+
 def baseline_recipe(device: str, threads: Optional[int] = None,
-                    device_id: int = 0) -> Tuple[Call, ...]:
-    """The seeds' baseline: same device, fp32, IR optimization off, oneDNN off."""
+                    device_id: int = 0, program_format: str = "legacy") -> Tuple[Call, ...]:
+    """The seeds' baseline: same device, fp32, optimizations off (really off on a PIR
+    program: ``passes_off``), oneDNN off."""
     if device == GPU:
-        return (gpu_enable(FP32, device_id), call("switch_ir_optim", False))
-    calls = [call("disable_mkldnn"), call("switch_ir_optim", False)]
+        return (gpu_enable(FP32, device_id), call("switch_ir_optim", False)) + passes_off(program_format)
+    calls = [call("disable_mkldnn"), call("switch_ir_optim", False), *passes_off(program_format)]
     if threads is not None:
         calls.append(call("set_cpu_math_library_num_threads", threads))
     return tuple(calls)

@@ -78,6 +78,9 @@ def case_summary(result: CaseResult) -> Dict[str, object]:
         "inputs_digest": result.inputs_digest,
         "notes": result.notes,
         "localization": result.localization,
+        # what the candidate and baseline really ran, and the rules they broke (evidence.py)
+        "evidence": result.evidence,
+        "problems": result.problems,
     }
 
 

@@ -6,6 +6,7 @@ from typing import Dict, List, Mapping, Sequence, Tuple
 
 from ..verdict.result import CaseResult
 from ..verdict.compare import comparison_table, format_table
+from ..verdict.evidence import evidence_property
 
 PROPERTY_PREFIX = "paddle_"
 
@@ -27,10 +28,19 @@ def failure_message(result: CaseResult) -> str:
         f"baseline:  {result.baseline}",
         f"candidate: {result.recipe}",
         f"inputs digest: {result.inputs_digest}",
+        *evidence_lines(result),
         "",
         comparison_table(result.rows),
     ]
     return "\n".join(lines + [f"note: {n}" for n in result.notes])
+
+
+def evidence_lines(result: CaseResult) -> List[str]:
+    """What the candidate and the baseline really ran (verdict/evidence.py)."""
+    from ..verdict.evidence import Evidence
+
+    order = sorted(result.evidence, key=lambda role: role != "candidate")
+    return [f"ran: {Evidence.from_dict(result.evidence[role]).text()}" for role in order]
 
 
 def divergence_lines(result: CaseResult) -> List[str]:
@@ -69,6 +79,8 @@ def properties(result: CaseResult) -> List[Tuple[str, object]]:
         ("paddle_mismatched", f"{result.mismatched}/{result.total}"),
         ("paddle_first_divergent", first),
         ("paddle_duration", f"{result.duration:.3f}"),
+        # what really ran, candidate then baseline (verdict/evidence.py)
+        ("paddle_evidence", evidence_property(result.evidence)),
     ]
 
 

@@ -3,7 +3,7 @@ notes and the localization; what the executor sends back and the reports read.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List
+from typing import Dict, List
 
 from .compare import TensorComparison
 
@@ -36,6 +36,8 @@ class CaseResult:
     # why the case fails beyond its tensors: the run mode did not do what it names
     # (onednn_int8 without an int8 kernel: execute/int8_evidence.py)
     problems: List[str] = field(default_factory=list)
+    # what the candidate and the baseline really ran, by role: Evidence.to_dict() (evidence.py)
+    evidence: Dict[str, Dict[str, object]] = field(default_factory=dict)
 
     @property
     def divergent(self) -> List[IntermediateRow]:

@@ -24,8 +24,10 @@ def test_ladder_names_the_pass_on_a_legacy_program(run_pytest, pytester, paddle_
     assert f'name="paddle_culprit" value="{culprit}"' in (pytester.path / "out.xml").read_text()
 
 
-def test_ladder_blames_kernels_when_nothing_is_optimized(run_pytest, paddle_cache, xdist_mode):
-    """On a PIR program oneDNN bf16 runs bf16 kernels even with IR optimization off."""
+def test_pir_ladder_turns_the_passes_off_for_real(run_pytest, paddle_cache, xdist_mode):
+    """A PIR program ignores switch_ir_optim(False): oneDNN's passes, bf16 among them, would
+    still run. The ladder's first rung turns them off for real (enable_custom_passes, keeping
+    only oneDNN's kernel placement), passes, and the bisection names the bf16 pass."""
     import pytest
 
     from pytest_paddle_infer.models.source import parse_source
@@ -37,5 +39,8 @@ def test_ladder_blames_kernels_when_nothing_is_optimized(run_pytest, paddle_cach
                         "--paddle-rtol=1e-3", "--paddle-localize", *xdist_mode)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "*localization: onednn_bf16 diverges with every graph optimization off: the backend's kernels*",
+        "*localization: deleting pass cpu_bfloat16_placement_pass brings onednn_bf16 within tolerance",
+        "*all optimizations off*passes*onednn_bf16+no_ir_optim + "
+        "enable_custom_passes([[]'onednn_placement_pass'[]], True)",
+        "*as configured*fails*onednn_bf16",
     ])

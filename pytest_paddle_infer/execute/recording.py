@@ -1,0 +1,45 @@
+"""Recording what a predictor run really executed, through its output hooks.
+
+The evidence rides on the run the case makes anyway (the candidate's own run, the
+baseline's): the hook router's ``recorder`` reads each tensor's op type, dtype and layout,
+never its values, so it costs a Python call per hooked tensor and no copy, whatever sink
+(intermediate tensors, others) the run has too. ``verdict/evidence.py`` turns the stream
+into Evidence and judges it.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..verdict.evidence import Tally
+from .capture import HookRouter
+
+
+class EvidenceSink:
+    """A hook sink feeding a Tally: op type, tensor name, dtype and layout of each tensor."""
+
+    def __init__(self, tally: Tally):
+        self.tally = tally
+
+    def __call__(self, op_type: str, name: str, tensor) -> None:
+        self.tally.add(str(op_type), str(name), str(getattr(tensor, "dtype", "")),
+                       str(getattr(tensor, "layout", "")))
+
+
+def recorded(router: HookRouter, tally: Tally, run: Callable) -> Callable:
+    """``run`` with ``tally`` recording what its hooks see; returns run's result. When the
+    hooks saw no op, ``run`` goes once more, its result unused: on Paddle 3.x GPU the first
+    run of a predictor executes with the new executor and calls no hook, and an empty stream
+    would show nothing. A sink the router has during the call sees both runs."""
+    def go():
+        router.recorder = EvidenceSink(tally)
+        try:
+            tally.start_run()
+            result = run()
+            if not tally.evidence.seen:
+                tally.start_run()
+                run()
+            return result
+        finally:
+            router.recorder = None
+
+    return go

@@ -1,0 +1,214 @@
+"""Evidence that a run mode really ran: what the output hooks saw, and the rules over it.
+
+A predictor's output hook is called after every op with ``(op_type, tensor_name, tensor)``.
+``Tally`` turns that stream (op type, tensor name, dtype text, layout text) into
+``Evidence``: the program, op types and how many ops of each ran, the dtypes and layouts of
+the hooked tensors. A run mode states what its candidate must show (``RunMode.shows``, a
+column of the mode table) and a baseline recipe what it must show (``recipe_shows``); each
+such requirement is a row of ``RULES`` here. Pure: no paddle, so recorded streams test the
+GPU rules on any machine.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from ..modes.run_modes import (BF16_TENSORS, FP16_TENSORS, INT8_KERNELS, NO_FUSED_OPS,
+                               TRT_ENGINE_OP)
+
+TENSORRT_ENGINE = "tensorrt_engine"
+# Op types that exist only as the product of a fusion pass (namespace stripped), beyond the
+# ``fused_*``/``fusion_*``/``*_fusion`` names: ``fc`` (fc_fuse_pass, oneDNN's fc), multi-head
+# attention and layer-norm fusions, and TensorRT's subgraph op.
+FUSED_NAMES = frozenset({"fc", "multihead_matmul", "skip_layernorm", "preln_skip_layernorm",
+                         "fused_embedding_eltwise_layernorm", "self_dp_attention",
+                         "conv2d_xpu", "fc_xpu", TENSORRT_ENGINE})
+LOW_PRECISION = {"bfloat16": "bfloat16", "float16": "float16", "int8": "int8", "uint8": "uint8"}
+
+
+def base_name(op_type: str) -> str:
+    """``onednn_op.fused_conv2d:3`` -> ``fused_conv2d``."""
+    return op_type.split(":", 1)[0].rsplit(".", 1)[-1]
+
+
+def is_fused(op_type: str) -> bool:
+    name = base_name(op_type)
+    return (name in FUSED_NAMES or name.startswith(("fused_", "fusion_"))
+            or name.endswith(("_fusion", "_fuse")))
+
+
+def dtype_name(text: str) -> str:
+    """``paddle.bfloat16`` / ``DataType.BFLOAT16`` / ``bfloat16`` -> ``bfloat16``."""
+    return str(text).rsplit(".", 1)[-1].lower()
+
+
+@dataclass
+class Evidence:
+    """What one predictor run really executed."""
+
+    role: str  # "candidate" | "baseline"
+    program: str  # the program file
+    format: str  # "pir" | "legacy"
+    ops: Dict[str, int] = field(default_factory=dict)  # op type (no ":N") -> ops run, first-run order
+    dtypes: Dict[str, int] = field(default_factory=dict)  # dtype of hooked tensors -> count
+    tensors: int = 0  # hooked tensors
+    onednn_tensors: int = 0  # of which in oneDNN's layout
+    runs: int = 1  # hooked runs it took (3.x GPU: the first run of a predictor calls no hooks)
+    requires: Tuple[str, ...] = ()  # what its run mode or recipe says it must show (RULES keys)
+
+    @property
+    def seen(self) -> bool:
+        return self.tensors > 0
+
+    @property
+    def fused(self) -> Dict[str, int]:
+        return {t: n for t, n in self.ops.items() if is_fused(t)}
+
+    @property
+    def engines(self) -> int:
+        return sum(n for t, n in self.ops.items() if base_name(t) == TENSORRT_ENGINE)
+
+    def has_dtype(self, *names: str) -> bool:
+        return any(self.dtypes.get(n, 0) for n in names)
+
+    def dtype_text(self) -> str:
+        return ", ".join(f"{d} x{n}" for d, n in self.dtypes.items()) or "none"
+
+    def ops_text(self, ops: Optional[Mapping[str, int]] = None, limit: int = 12) -> str:
+        ops = self.ops if ops is None else ops
+        parts = [t if n == 1 else f"{t} x{n}" for t, n in ops.items()]
+        more = f", +{len(parts) - limit} more types" if len(parts) > limit else ""
+        return ", ".join(parts[:limit]) + more if parts else "none"
+
+    def text(self) -> str:
+        """One line: the program, what ran, the dtypes, fused and TensorRT ops."""
+        where = f"{self.format} {self.program.replace(chr(92), '/').rsplit('/', 1)[-1]}"
+        if not self.seen:
+            return f"{self.role}: {where}: the output hooks saw no op in {self.runs} run(s)"
+        onednn = f" ({self.onednn_tensors} in oneDNN layout)" if self.onednn_tensors else ""
+        return (f"{self.role}: {where}: {sum(self.ops.values())} ops of {len(self.ops)} types "
+                f"({self.ops_text()}); tensors {self.dtype_text()}{onednn}; fused: "
+                f"{self.ops_text(self.fused, 6)}; tensorrt_engine ops: {self.engines}")
+
+    def to_dict(self) -> Dict[str, object]:
+        return {"role": self.role, "program": self.program, "format": self.format,
+                "ops": dict(self.ops), "dtypes": dict(self.dtypes), "tensors": self.tensors,
+                "onednn_tensors": self.onednn_tensors, "runs": self.runs,
+                "requires": list(self.requires),
+                "fused": self.fused, "tensorrt_engine_ops": self.engines}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> "Evidence":
+        return cls(str(data["role"]), str(data["program"]), str(data["format"]),
+                   dict(data.get("ops", {})), dict(data.get("dtypes", {})),  # type: ignore[arg-type]
+                   int(data.get("tensors", 0)), int(data.get("onednn_tensors", 0)),  # type: ignore[arg-type]
+                   int(data.get("runs", 1)), tuple(data.get("requires", ())))  # type: ignore
+
+
+class Tally:
+    """Counts a hook stream into Evidence. PIR op types carry ``:N``, one per op, so ops are
+    counted exactly; legacy op types carry none, and an op's outputs arrive one after
+    another, so there a run of calls of one op type counts as one op (two adjacent ops of one
+    type count once: presence is exact, counts are a lower bound)."""
+
+    def __init__(self, role: str, program: str, program_format: str,
+                 requires: Sequence[str] = ()):
+        self.evidence = Evidence(role, program, program_format, runs=0, requires=tuple(requires))
+        self._seen_ids: set = set()
+        self._last: Optional[str] = None
+
+    def start_run(self) -> None:
+        self.evidence.runs += 1
+        self._last = None
+
+    def add(self, op_type: str, name: str, dtype: str, layout: str = "") -> None:
+        ev = self.evidence
+        kind, sep, _ = op_type.partition(":")
+        if sep:
+            new_op = op_type not in self._seen_ids
+            self._seen_ids.add(op_type)
+        else:
+            new_op = op_type != self._last
+        self._last = op_type
+        if new_op:
+            ev.ops[kind] = ev.ops.get(kind, 0) + 1
+        d = dtype_name(dtype)
+        ev.dtypes[d] = ev.dtypes.get(d, 0) + 1
+        ev.tensors += 1
+        if "ONEDNN" in str(layout).upper() or "MKLDNN" in str(layout).upper():
+            ev.onednn_tensors += 1
+
+    def feed(self, stream: Iterable[Sequence[str]]) -> "Tally":
+        """A recorded run: (op_type, name, dtype[, layout]) per hook call."""
+        self.start_run()
+        for event in stream:
+            self.add(*event)
+        return self
+
+
+def tally(role: str, program: str, program_format: str, *runs: Iterable[Sequence[str]],
+          requires: Sequence[str] = ()) -> Evidence:
+    """Evidence from recorded runs (the tests' GPU streams)."""
+    t = Tally(role, program, program_format, requires)
+    for run in runs:
+        t.feed(run)
+    return t.evidence
+
+
+# -- rules ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    holds: Callable[[Evidence], bool]
+    # (who: the run mode, or "baseline"; evidence) -> why the requirement is not met
+    broken: Callable[[str, Evidence], str]
+
+
+def _dtypes_only(ev: Evidence) -> str:
+    return f"tensors {ev.dtype_text()} only"
+
+
+RULES: Mapping[str, Rule] = {
+    TRT_ENGINE_OP: Rule(
+        lambda ev: ev.engines > 0,
+        lambda who, ev: f"{who}: no tensorrt_engine op ran: TensorRT took no part in this model "
+                        f"(ops: {ev.ops_text(limit=8)})"),
+    FP16_TENSORS: Rule(
+        lambda ev: ev.has_dtype("float16"),
+        lambda who, ev: f"{who}: no float16 tensor ran: the model computed in full precision "
+                        f"({_dtypes_only(ev)})"),
+    BF16_TENSORS: Rule(
+        lambda ev: ev.has_dtype("bfloat16"),
+        lambda who, ev: f"{who}: no bfloat16 tensor ran: oneDNN did not compute this model in "
+                        f"bfloat16 ({_dtypes_only(ev)})"),
+    INT8_KERNELS: Rule(
+        lambda ev: ev.has_dtype("int8", "uint8"),
+        lambda who, ev: f"{who}: no int8 kernel ran: no int8/uint8 tensor ({_dtypes_only(ev)})"),
+    NO_FUSED_OPS: Rule(
+        lambda ev: not ev.fused,
+        lambda who, ev: f"{who}: its recipe turns optimizations off, yet fused ops ran: "
+                        f"{ev.ops_text(ev.fused, 6)} ({ev.format} program)"),
+}
+
+
+def broken_rules(who: str, evidence: Optional[Evidence],
+                 requirements: Optional[Sequence[str]] = None) -> List[str]:
+    """Why ``evidence`` fails ``requirements`` (rows of RULES; by default what it
+    ``requires``), one sentence each; [] when it shows them all or nothing is required. No
+    hooked op at all shows nothing."""
+    if evidence is None:
+        return []
+    requirements = evidence.requires if requirements is None else requirements
+    if not requirements:
+        return []
+    if not evidence.seen:
+        return [f"{who}: the output hooks saw no op in {evidence.runs} run(s): nothing shows "
+                f"{', '.join(requirements)}"]
+    return [RULES[r].broken(who, evidence) for r in requirements if not RULES[r].holds(evidence)]
+
+
+def evidence_property(evidence: Mapping[str, Mapping[str, object]]) -> str:
+    """The ``paddle_evidence`` property: one line per recorded run, candidate first."""
+    order = sorted(evidence, key=lambda role: role != "candidate")
+    return " | ".join(Evidence.from_dict(evidence[role]).text() for role in order)
