@@ -16,9 +16,10 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Set, Tuple
 from ..errors import PaddleInferError
 from ..models.inputs import InputSpec
 from ..models.source import ModelSource, find_model_files
-from ..models.cache import declared_inputs
+from ..models.binding import BindingError, Signature, bind
+from ..models.cache import builder_signature, declared_inputs
 from .suite_inputs import InputEntry, build_input, merge_entries
-from .suite_nodes import AnyName, Context, Node, did_you_mean, join_names
+from .suite_nodes import AnyName, Context, Node, did_you_mean, error, join_names
 from ..models.zoo import ZOO
 
 BUILDER_PATTERN = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -144,16 +145,23 @@ def resolve_source(name: str, fields: Mapping[str, Node], model_node: Node, inpu
         raise fields["kwargs"].fail("kwargs is only for builder sources",
                                     "no kwargs for a zoo or path model", fix="remove 'kwargs'")
     if kind == "builder":
-        merged = {n: merge_entries(default_inputs.get(n), inputs.get(n))
-                  for n in list(default_inputs) + [n for n in inputs if n not in default_inputs]}
-        used_defaults.update(n for n in default_inputs)
+        kwargs = parse_kwargs(fields["kwargs"]) if "kwargs" in fields else ()
+        source = builder_source(name, node, ref, kwargs, (), ctx)
+        signature = builder_signature(source, ctx.cache_dir)
+        names = builder_input_names(signature, inputs, default_inputs)
+        used_defaults.update(n for n in names if n in default_inputs)
+        merged = {n: merge_entries(default_inputs.get(n), inputs.get(n)) for n in names}
         if not merged:
+            takes = f" (forward takes {', '.join(signature.names()) or 'nothing'})" if signature else ""
             raise model_node.fail(f"builder model {name!r} declares no inputs",
                                   "inputs: {x: {shape: [-1, 3, 224, 224], dtype: float32}}",
-                                  found="no 'inputs'", fix="declare each input the layer's forward takes")
+                                  found="no 'inputs'" + (f"; defaults.inputs has {join_names(default_inputs)}"
+                                                         if default_inputs else "") + takes,
+                                  fix="declare each input the layer's forward takes, by its parameter name")
+        if signature is not None:  # inputs bind to forward's parameters by name: its order
+            merged = {n: merged[n] for n in bound_order(name, signature, merged, fields, model_node)}
         specs = tuple(build_input(n, e, None, ctx, name) for n, e in merged.items())
-        kwargs = parse_kwargs(fields["kwargs"]) if "kwargs" in fields else ()
-        return builder_source(name, node, ref, kwargs, specs, ctx)
+        return replace(source, inputs=specs)
     if kind == "zoo":
         declared = ZOO[ref].inputs
         source = ModelSource(name, "zoo", ref)
@@ -171,6 +179,32 @@ def resolve_source(name: str, fields: Mapping[str, Node], model_node: Node, inpu
             used_defaults.add(spec.name)
         specs.append(build_input(spec.name, entry, spec, ctx, name))
     return replace(source, inputs=tuple(specs))
+
+
+def builder_input_names(signature: Optional[Signature], own: Mapping[str, InputEntry],
+                        defaults: Mapping[str, InputEntry]) -> list:
+    """The inputs a builder takes: its own, and each defaults input its forward has a parameter
+    of that name for (all of them when forward's parameters are unknown). A forward with a
+    single parameter to give takes a single defaults input whatever its name, as it would
+    take a single input of its own."""
+    if signature is None:
+        return list(defaults) + [n for n in own if n not in defaults]
+    takes = set(signature.names())
+    names = [n for n in defaults if n in takes or n in own] + [n for n in own if n not in defaults]
+    if not names and len(defaults) == 1 and sum(p.required for p in signature.named()) == 1:
+        names = list(defaults)
+    return names
+
+
+def bound_order(name: str, signature: Signature, merged: Mapping[str, InputEntry],
+                fields: Mapping[str, Node], model_node: Node) -> list:
+    """The inputs in forward's order, or the suite error of an input forward cannot take."""
+    try:
+        return bind(signature, list(merged)).input_order()
+    except BindingError as e:
+        entry = merged.get(e.input_name) if e.input_name else None
+        at = entry.node if entry is not None else fields.get("inputs", model_node)
+        raise error(at.where, at.path, f"model {name!r}: {e.problem}", e.expected, e.found, e.fix) from None
 
 
 def path_source(name: str, node: Node, ref: str, ctx: Context) -> Tuple[ModelSource, Tuple[InputSpec, ...]]:

@@ -7,7 +7,8 @@ paddle's global generator and leaves dygraph state behind.
 
     python -m pytest_paddle_infer.execute.baseline_child dygraph BUILDER KWARGS_JSON INPUTS_NPZ OUT_NPZ DEVICE [WEIGHTS]
     python -m pytest_paddle_infer.execute.baseline_child static PROG_FILE INPUTS_NPZ OUT_NPZ DEVICE
-``INPUTS_NPZ`` holds the inputs by name plus ``__order__`` (the forward's argument order);
+``INPUTS_NPZ`` holds the inputs by name plus ``__order__`` (their names); a dygraph layer's
+``forward`` gets them as keyword arguments, bound by name as the exporter binds them;
 ``OUT_NPZ`` gets the outputs as ``o0, o1, ...``. The last stdout line is JSON:
 ``{"names": [...], "paddle": version}``.
 """
@@ -39,6 +40,7 @@ def dygraph(builder: str, kwargs: dict, inputs_npz: str, out_npz: str, device: s
     import paddle
 
     from .baselines import flatten_named
+    from ..models.binding import BindingError, bind, forward_signature
     from ..models.exporter import build_layer, weights_digest
 
     paddle.set_device(device)
@@ -51,8 +53,12 @@ def dygraph(builder: str, kwargs: dict, inputs_npz: str, out_npz: str, device: s
             f"exported (weights digest {found}, exported {weights}): the dygraph baseline would "
             f"compare two different networks. Make the builder deterministic (seed it, or load "
             f"trained weights) so every call returns the same layer.")
+    try:  # by name, as the exporter binds them: forward's parameter -> the input it takes
+        by_parameter = bind(forward_signature(layer), order).by_parameter()
+    except BindingError as e:
+        raise SystemExit(f"the suite's inputs do not fit forward: {e}") from None
     with paddle.no_grad():
-        result = layer(*[paddle.to_tensor(inputs[name]) for name in order])
+        result = layer(**{p: paddle.to_tensor(inputs[name]) for p, name in by_parameter.items()})
     named = [(name, tensor.numpy()) for name, tensor in flatten_named(result, is_tensor=paddle.is_tensor)]
     if not named:
         raise SystemExit(f"the layer built by {builder} returned no tensor: {type(result).__name__}")

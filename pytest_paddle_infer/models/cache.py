@@ -195,3 +195,38 @@ def declared_inputs(prog: Path, cache_dir: Path) -> Tuple[InputSpec, ...]:
                          f"reading the inputs of {prog}")
         atomic_write(path, json.dumps(data))
     return tuple(InputSpec(i["name"], tuple(i["shape"]), i["dtype"]) for i in data["inputs"])
+
+_signatures: Dict[str, object] = {}  # per process: each builder is asked once
+
+
+def builder_signature(source: ModelSource, cache_dir: Path):
+    """The ``binding.Signature`` of the layer a builder source returns, or None when the
+    builder cannot be built here (its cases then error when it is exported, with the reason).
+    Asked of a child process that builds the layer, and kept in the cache dir with the
+    sources it read, so an edit to any of them asks again."""
+    from .binding import Signature
+
+    text = json.dumps([source.ref, source.kwargs, source.fingerprint, installed_paddle()[1],
+                       list(source.search_path)], sort_keys=True, default=str)
+    key = hashlib.sha256(text.encode()).hexdigest()[:16]
+    if key in _signatures:
+        return _signatures[key]
+    path = Path(cache_dir) / "signatures" / f"{key}.json"
+    data = None
+    try:
+        data = json.loads(path.read_text())
+        if any(_sha256(Path(p)) != digest for p, digest in data.get("sources", {}).items()):
+            data = None
+    except (OSError, ValueError, TypeError, AttributeError):
+        data = None
+    if data is None:
+        try:
+            data = run_child(["signature", source.ref, json.dumps(dict(source.kwargs))], False,
+                             f"building {source.name!r} to read its forward's parameters",
+                             source.search_path)
+        except (ModelError, ValueError, IndexError):
+            _signatures[key] = None
+            return None
+        atomic_write(path, json.dumps(data))
+    _signatures[key] = Signature.from_json(data["signature"])
+    return _signatures[key]

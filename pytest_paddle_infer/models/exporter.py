@@ -6,6 +6,7 @@ leave dygraph or static-mode state behind in the pytest process.
 
     python -m pytest_paddle_infer.models.exporter export BUILDER KWARGS_JSON INPUTS_JSON OUT_PREFIX [int8-weights]
     python -m pytest_paddle_infer.models.exporter inspect PROG_FILE
+    python -m pytest_paddle_infer.models.exporter signature BUILDER KWARGS_JSON
 Prints one JSON object on its last line of stdout.
 """
 from __future__ import annotations
@@ -103,12 +104,9 @@ def export(builder: str, kwargs: dict, inputs: list, out_prefix: str,
 
     layer = build_layer(builder, kwargs)
     weights = weights_digest(layer)
-    spec = [
-        paddle.static.InputSpec([None if d < 0 else d for d in i["shape"]], i["dtype"], i["name"])
-        for i in inputs
-    ]
+    spec = input_spec(layer, inputs)  # in forward's order, bound by name
     static_layer = paddle.jit.to_static(layer, input_spec=spec, full_graph=True)
-    paddle.jit.save(static_layer, out_prefix)
+    save_naming_unused_inputs(static_layer, out_prefix, layer, [i["name"] for i in inputs])
     extra = {}
     if int8_weights:
         from .quantized import store_int8_weights
@@ -144,6 +142,87 @@ def inspect(prog_file: str) -> dict:
     return {"inputs": inputs}
 
 
+def input_spec(layer, inputs: list) -> list:
+    """The ``InputSpec`` list ``to_static`` binds to ``forward``'s parameters by position,
+    made from the inputs by name (``binding.bind``): forward's order, each spec named after
+    its input, and a parameter's own default where forward takes an input later on."""
+    import inspect as pyinspect
+
+    import paddle
+
+    from .binding import BindingError, bind, forward_signature
+
+    try:
+        binding = bind(forward_signature(layer), [i["name"] for i in inputs])
+    except BindingError as e:
+        raise SystemExit(f"the suite's inputs do not fit forward: {e}") from None
+    by_name = {i["name"]: i for i in inputs}
+    parameters = pyinspect.signature(layer.forward).parameters
+    spec = []
+    for parameter, name in binding.slots:
+        if name is None:
+            spec.append(parameters[parameter].default)
+        else:
+            i = by_name[name]
+            spec.append(paddle.static.InputSpec([None if d < 0 else d for d in i["shape"]], i["dtype"], name))
+    return spec
+
+
+def unused_inputs(static_layer, names: list) -> list:
+    """The inputs no output of the converted program depends on (what ``paddle.jit.save``
+    refuses to keep): a walk from the outputs back through the PIR program, as Paddle's own
+    pruning walks it. Empty when the program cannot be walked so."""
+    try:
+        from paddle.autograd.backward_utils import ValueSet, some_in_set
+        from paddle.static.pir_io import get_real_op_inputs, get_real_op_outputs
+
+        program = static_layer.forward.concrete_program
+        outputs = program.outputs if isinstance(program.outputs, (list, tuple)) else [program.outputs]
+        needed = ValueSet(outputs)
+        data = {}
+        for op in reversed(list(program.main_program.global_block().ops)):
+            if op.name() == "pd_op.data":
+                data[op.attrs()["name"]] = op.result(0)
+            if some_in_set(get_real_op_outputs(op), needed):
+                for value in get_real_op_inputs(op):
+                    needed.add(value)
+        return [n for n in names if n in data and data[n] not in needed]
+    except Exception:  # a legacy program, or Paddle's internals moved: the message says less
+        return []
+
+
+def save_naming_unused_inputs(static_layer, out_prefix: str, layer, names: list) -> None:
+    """``paddle.jit.save``; an input ``forward`` takes but no output depends on cannot be
+    exported, and Paddle's error does not say which: this one names it."""
+    import re
+
+    import paddle
+
+    try:
+        paddle.jit.save(static_layer, out_prefix)
+    except ValueError as e:
+        text = str(e)
+        if "not involved in the target_vars" not in text:
+            raise
+        legacy = re.search(r"'([^']+)' doesn't exist in pruned", text)
+        unused = [legacy.group(1)] if legacy else unused_inputs(static_layer, names)
+        which = ", ".join(repr(n) for n in unused) or "one of the inputs"
+        owner = f"{type(layer).__name__}.forward"
+        raise SystemExit(
+            f"input {which} is not used by {owner}: no output depends on it, so paddle.jit.save "
+            f"cannot keep it in the exported program (the inputs: {', '.join(names)}). Remove it "
+            f"from the model's inputs (a defaults input goes to every builder whose forward takes "
+            f"that name) and give forward's parameter a default, or use it in forward.") from None
+
+
+def signature(builder: str, kwargs: dict) -> dict:
+    """The built layer's ``forward`` parameters, for the suite's check of its inputs."""
+    from .binding import forward_signature
+
+    layer = build_layer(builder, kwargs)
+    return {"signature": forward_signature(layer).to_json(), "sources": local_sources()}
+
+
 def run_command(argv, commands) -> int:
     """The child-process protocol: ``argv[0]`` names a command of ``commands``, which gets
     the rest; its result goes to stdout as JSON on the last line."""
@@ -159,6 +238,7 @@ def main(argv) -> int:
         "export": lambda builder, kwargs, inputs, out, *flags: export(
             builder, json.loads(kwargs), json.loads(inputs), out, "int8-weights" in flags),
         "inspect": inspect,
+        "signature": lambda builder, kwargs: signature(builder, json.loads(kwargs)),
     })
 
 
