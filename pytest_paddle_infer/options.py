@@ -65,6 +65,12 @@ OPTIONS: Tuple[Option, ...] = (
     Option("--paddle-suite", "paddle_suite",
            "a YAML suite file to collect whatever its name (paddle_*.yaml and *.paddle.yaml are "
            "collected anyway); repeatable. Default: none", repeat=True, paths=True),
+    Option("--paddle-program", "paddle_program",
+           "the program checked: default (each model's own format: zoo entries and builders in "
+           "the installed Paddle's export format, PIR .json on Paddle 3.x, and their legacy "
+           ".pdmodel export for trt_* modes there; model files as given) or legacy (zoo entries "
+           "and builders re-exported as .pdmodel; model files are never re-exported). "
+           "Default: default"),
     Option("--paddle-intermediates", "paddle_intermediates",
            "intermediate tensors to compare: none, all, or globs over tensor names and op types "
            "(conv2d_*,relu_*). Default: none"),
@@ -137,6 +143,7 @@ class Settings:
     update_goldens: bool = False  # --paddle-update-goldens
     timeout: float = DEFAULT_TIMEOUT  # --paddle-timeout: seconds per executor request
     executor: str = "child"  # --paddle-executor: child | inline
+    program: str = "default"  # --paddle-program: default | legacy (models/program.py)
 
     @property
     def active(self) -> bool:
@@ -220,7 +227,20 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
         update_goldens=update_goldens,
         timeout=_timeout(opts["paddle_timeout"], get("paddle_timeout")),
         executor=_choice(opts["paddle_executor"], get("paddle_executor") or "child", EXECUTORS),
+        program=_program(opts["paddle_program"], get("paddle_program"), models),
     )
+
+
+def _program(opt: Option, text, models) -> str:
+    """default or legacy; legacy re-exports zoo entries and builders, never a model file."""
+    from .models.program import DEFAULT, LEGACY, PROGRAMS, never_re_exported
+
+    program = _choice(opt, text or DEFAULT, PROGRAMS)
+    on_disk = [m for m in models if m.kind == "path"]
+    if program == LEGACY and on_disk:
+        raise OptionError(f"{opt.flag}=legacy: {never_re_exported(on_disk[0])}; drop "
+                          f"{opt.flag}=legacy: a model file is checked in the format it is written in")
+    return program
 
 
 def _timeout(opt: Option, text) -> float:

@@ -122,7 +122,7 @@ def installation(config):
 def pytest_report_header(config) -> Optional[List[str]]:
     settings = settings_of(config)
     if not settings.active:
-        return golden_header(config, settings) or None
+        return (program_header(settings) + golden_header(config, settings)) or None
     caps, _ = installation(config)
     tol = ("atol={} rtol={}".format(settings.atol if settings.atol is not None else "mode default",
                                     settings.rtol if settings.rtol is not None else "mode default"))
@@ -130,7 +130,7 @@ def pytest_report_header(config) -> Optional[List[str]]:
         f"paddle-infer: {caps.describe}",
         f"paddle-infer: baseline {settings.baseline}, {tol}, seed {settings.seed}, "
         f"cache {settings.cache_dir}",
-    ]
+    ] + program_header(settings)
     gpu_modes = [s.label for s in settings.run_modes if s.run_mode.device == "gpu"]
     if settings.baseline == "gpu" and not gpu_modes:
         gpu_modes = ["baseline gpu"]
@@ -141,6 +141,16 @@ def pytest_report_header(config) -> Optional[List[str]]:
         lines.append(mapping_line(settings.device, workers if isinstance(workers, int) else None,
                                   caps.gpu_count, gpu_modes))
     return lines + golden_header(config, settings)
+
+
+def program_header(settings) -> List[str]:
+    """The program the session checks (its --paddle-program), when it adds cases or sets it."""
+    if not settings.active and "paddle_program" not in settings.given:
+        return []
+    from .models.program import header_line
+    from .modes.capabilities import installed_paddle
+
+    return [header_line(settings.program, installed_paddle()[1])]
 
 
 def golden_header(config, settings) -> List[str]:
@@ -283,7 +293,7 @@ def build_cases(settings) -> list:
             default = RUN_MODES[spec.mode].tolerance
             cases.append(Case(
                 model=source, run_mode=spec, baseline=settings.baseline, seed=settings.seed,
-                threads=settings.threads,
+                threads=settings.threads, program=settings.program,
                 tolerances=CaseTolerances(base=Rule(default.atol, default.rtol),
                                           override=Rule(settings.atol, settings.rtol)),
             ))
@@ -582,6 +592,8 @@ def effective_case(item, case):
     case = replace(case, tolerances=case.tolerances.with_override(override))
     if settings.intermediates != "none":  # the command line wins over a suite's choice
         case = replace(case, intermediates=settings.intermediates)
+    if "paddle_program" in settings.given:  # so does --paddle-program (or the ini key)
+        case = replace(case, program=settings.program)
     return case
 
 

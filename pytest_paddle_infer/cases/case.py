@@ -22,6 +22,7 @@ class Case:
     seed: int = 0
     threads: Optional[int] = None
     intermediates: str = "none"  # none | all | globs over tensor names and op types
+    program: str = "default"  # default | legacy: which export of a zoo entry or builder (program.py)
     origin: str = ""  # "suite.yaml:12" when a suite or marker declared the case, for messages
 
     @property

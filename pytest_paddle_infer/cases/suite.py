@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from .case import Case
 from .tensor_selection import Selection
 from ..errors import OptionError, PaddleInferError, SuiteError
+from ..models.program import DEFAULT as DEFAULT_PROGRAM, LEGACY, PROGRAM_HELP, PROGRAMS, never_re_exported
 from ..models.source import display_name, find_model_files
 from .baseline_forms import BASELINE_FORMS as BASELINES, parse_baseline
 from ..modes.run_modes import RUN_MODES, TOGGLE_HELP, RunModeSpec, canonical_mode, parse_run_mode
@@ -36,14 +37,14 @@ __all__ = ["SuiteError", "Context", "Where", "SuiteCase", "load_suite", "marker_
 
 TOP_KEYS = ("defaults", "models")
 SHARED_KEYS = ("inputs", "shapes", "run_modes", "tolerances", "skip", "xfail")  # defaults and models
-DEFAULTS_KEYS = ("baseline", "seed", "threads", "intermediates") + SHARED_KEYS
-MODEL_KEYS = ("source", "kwargs") + SHARED_KEYS
+DEFAULTS_KEYS = ("baseline", "seed", "threads", "intermediates") + SHARED_KEYS + ("program",)
+MODEL_KEYS = ("source", "kwargs") + SHARED_KEYS + ("program",)
 RUN_MODE_KEYS = ("mode",) + TOGGLE_KEYS + ("tolerances", "skip", "xfail")
 RULE_KEYS = ("atol", "rtol", "cosine_min")
 TOLERANCE_KEYS = RULE_KEYS + ("outputs", "tensors")
 XFAIL_KEYS = ("reason", "strict")
 MARKER_KEYS = ("model", "name", "kwargs", "inputs", "shapes", "run_modes", "seed", "baseline",
-               "threads", "tolerances") + RULE_KEYS
+               "threads", "tolerances", "program") + RULE_KEYS
 MODE_EXAMPLE = "[cpu_fp32, onednn_bf16] or [{mode: onednn_fp32, ir_optim: false}]"
 
 # keys written at the wrong level get a fix that says where they belong
@@ -107,6 +108,7 @@ class Defaults:
     mode_node: Optional[Node] = None
     inputs: Dict[str, InputEntry] = field(default_factory=dict)
     intermediates: str = "none"  # none | all | globs: which intermediate tensors to compare
+    program: Optional[Node] = None  # default | legacy for every model (read per model)
     used: set = field(default_factory=set)  # "shapes", "run_modes", and input names models took
 
     def check_all_used(self) -> None:
@@ -234,6 +236,7 @@ def model_cases(name: str, model_node: Node, fields: Mapping[str, Node], default
         raise model_node.fail(f"model {name!r} has no run modes", f"run_modes under the model or under "
                               f"defaults, e.g. run_modes: {MODE_EXAMPLE}", found="no 'run_modes'",
                               fix="add run_modes")
+    program = read_program(name, source, fields.get("program", defaults.program))
     for mode in modes:  # ranges are checked per model: only its inputs give them meaning
         check_model_ranges(mode.spec.dynamic_shape, mode.ranges_at or model_node, source.inputs, name)
     suite_layer = defaults.layer
@@ -251,11 +254,27 @@ def model_cases(name: str, model_node: Node, fields: Mapping[str, Node], default
                                         tensors=sum((l.tensors for l in layers), ()))
             case = Case(model=source, run_mode=mode.spec, tolerances=tolerances, shapes=shapes,
                         baseline=defaults.baseline, seed=defaults.seed, threads=defaults.threads,
-                        intermediates=defaults.intermediates,
+                        intermediates=defaults.intermediates, program=program,
                         origin=str(model_node.where))
             reasons = model_reasons.under(mode.reasons)
             cases.append(SuiteCase(case, model_node.where, reasons.skip, reasons.xfail, reasons.strict))
     return cases
+
+
+def read_program(name: str, source, node: Optional[Node]) -> str:
+    """The ``program`` a model's cases check (models/program.py); legacy re-exports zoo
+    entries and builders, never a model file."""
+    if node is None:
+        return DEFAULT_PROGRAM
+    text = node.text("program", "legacy")
+    if text not in PROGRAMS:
+        raise node.fail("unknown program", PROGRAM_HELP, did_you_mean(text.lower(), PROGRAMS) or
+                        f"write one of {join_names(PROGRAMS)}", found=repr(text))
+    if text == LEGACY and source.kind == "path":
+        raise node.fail(never_re_exported(source), "program: default for a model file",
+                        f"set 'program: default' under model {name!r}, or remove the key",
+                        found="program: legacy")
+    return text
 
 
 def read_defaults(node: Optional[Node], ctx: Context) -> Defaults:
@@ -281,7 +300,7 @@ def read_defaults(node: Optional[Node], ctx: Context) -> Defaults:
                                                "'relu_*,conv2d'", "") from None
     return Defaults(
         forced.get("seed", seed), forced.get("baseline", baseline), forced.get("threads", threads),
-        intermediates=intermediates,
+        intermediates=intermediates, program=fields.get("program"),
         layer=parse_tolerances(fields.get("tolerances")), reasons=parse_reasons(fields),
         modes=parse_run_modes(fields["run_modes"], ctx) if "run_modes" in fields else None,
         shapes=fields.get("shapes"), mode_node=fields.get("run_modes"),

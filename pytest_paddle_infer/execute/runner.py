@@ -15,9 +15,10 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from ..cases.case import Case
-from ..errors import CaseSkipped, InputError
+from ..errors import CaseSkipped, InputError, ModelError
 from ..models import cache as models
 from ..models.inputs import InputSpec, fill_shape, generate_all, inputs_digest
+from ..models.program import choice_text, describe_program, exports_legacy
 from ..models.source import ModelFiles, ModelSource
 from ..modes import capabilities
 from ..modes.build_plan import CandidateBuilder
@@ -108,13 +109,25 @@ class Runner:
         if reason:
             raise CaseSkipped(reason)
 
+    def case_model(self, case: Case) -> ModelFiles:
+        """The program a case checks, baseline and candidate alike (models/program.py): the
+        model's own format; the legacy export of a zoo entry or builder when the case asks for
+        it, or for TensorRT on Paddle 3.x."""
+        version = capabilities.installed_paddle()[1]
+        legacy = exports_legacy(case.model, case.program, case.run_mode.run_mode, version)
+        try:
+            return self.model_files(case.model, legacy=legacy)
+        except ModelError as e:
+            if not legacy:
+                raise
+            why = choice_text(case.model, case.program, case.run_mode.run_mode, version)
+            raise ModelError(f"{e}\nthe legacy export was wanted: program {why}") from None
+
     def prepare(self, case: Case) -> Prepared:
         self.candidates.check_ranges(case)  # a bad dynamic range errors even where GPUs are missing
         self.check_capabilities(case)
-        selection = Selection(case.intermediates)
         self.on_phase("exporting the model")
-        # zoo models and builders: the legacy program keeps intermediate names meaningful
-        model = self.model_files(case.model, legacy=selection.active and case.model.kind != "path")
+        model = self.case_model(case)  # the same program with or without intermediates
         if wants_int8_kernels(case.run_mode.run_mode):  # a float model: nothing int8 to check
             reason = not_quantized_reason(model.name, model.prog_file, case.run_mode.mode)
             if reason:
@@ -202,6 +215,9 @@ class Runner:
                             notes=list(prepared.notes))
         if comparer is not None:
             result.intermediates = comparer.rows
+        result.program, result.program_file = describe_program(prepared.model), prepared.model.prog_file
+        result.program_choice = choice_text(case.model, case.program, case.run_mode.run_mode,
+                                            capabilities.installed_paddle()[1])
         judge_evidence(result, shown.evidence, prepared.baseline_evidence)
         if tally is not None:
             quantized = quantize_ops(program_op_types(prepared.model.prog_file))

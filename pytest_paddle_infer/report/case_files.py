@@ -76,6 +76,9 @@ def case_summary(result: CaseResult) -> Dict[str, object]:
         "baseline": result.baseline,
         "recipe": result.recipe,
         "inputs_digest": result.inputs_digest,
+        "program": result.program,  # the format and file checked, and why that one
+        "program_file": result.program_file,
+        "program_choice": result.program_choice,
         "notes": result.notes,
         "localization": result.localization,
         # what the candidate and baseline really ran, and the rules they broke (evidence.py)

@@ -28,6 +28,7 @@ def failure_message(result: CaseResult) -> str:
         f"baseline:  {result.baseline}",
         f"candidate: {result.recipe}",
         f"inputs digest: {result.inputs_digest}",
+        f"program:   {result.program_file} ({result.program_choice})",
         *evidence_lines(result),
         "",
         comparison_table(result.rows),
@@ -77,6 +78,7 @@ def properties(result: CaseResult) -> List[Tuple[str, object]]:
         ("paddle_max_abs", f"{result.max_abs:.6g}"),
         ("paddle_max_rel", f"{result.max_rel:.6g}"),
         ("paddle_mismatched", f"{result.mismatched}/{result.total}"),
+        ("paddle_program", result.program),  # the format and file checked: "pir inference.json"
         ("paddle_first_divergent", first),
         ("paddle_duration", f"{result.duration:.3f}"),
         # what really ran, candidate then baseline (verdict/evidence.py)

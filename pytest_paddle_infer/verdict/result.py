@@ -33,6 +33,9 @@ class CaseResult:
     intermediates: List[IntermediateRow] = field(default_factory=list)
     localization: List[str] = field(default_factory=list)  # the ladder's verdict and rungs
     culprit: str = ""  # what the ladder blames: a pass, op types, kernels
+    program: str = ""  # the format and file checked: "pir inference.json" (models/program.py)
+    program_file: str = ""  # its path
+    program_choice: str = ""  # why that program: the session's or suite's choice, TensorRT
     # why the case fails beyond its tensors: the run mode did not do what it names
     # (onednn_int8 without an int8 kernel: execute/int8_evidence.py)
     problems: List[str] = field(default_factory=list)

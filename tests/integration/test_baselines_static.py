@@ -16,10 +16,11 @@ def test_static_executor_baseline_agrees_with_the_predictor(run_pytest, xdist_mo
 
 
 def test_legacy_program_runs_under_the_static_executor(run_pytest, xdist_mode):
-    """Intermediates ask for the legacy .pdmodel export: the executor child must read it with
-    PIR off. Tolerance 0 makes the oneDNN case fail so its message shows the baseline."""
+    """--paddle-program=legacy asks for the legacy .pdmodel export: the executor child must read
+    it with PIR off. Tolerance 0 makes the oneDNN case fail so its message shows the baseline."""
     result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_fp32", "--paddle-baseline=static",
-                        "--paddle-intermediates=relu_*", "--paddle-atol=0", "--paddle-rtol=0", *xdist_mode)
+                        "--paddle-program=legacy", "--paddle-intermediates=relu_*", "--paddle-atol=0",
+                        "--paddle-rtol=0", *xdist_mode)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*tiny_cnn[[]1x3x32x32-onednn_fp32[]]: 1 of 1 outputs outside tolerance*",

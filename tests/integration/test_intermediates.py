@@ -38,7 +38,7 @@ def _independent_rows(files):
 
 def test_xlsx_cells_match_an_independent_computation(run_pytest, pytester, paddle_cache, xdist_mode):
     openpyxl = pytest.importorskip("openpyxl")
-    result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_fp32",
+    result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_fp32", "--paddle-program=legacy",
                         "--paddle-intermediates=all", "--paddle-report=out", *xdist_mode)
     result.assert_outcomes(passed=1)
     xlsx = pytester.path / "out" / f"{safe_file_stem('tiny_cnn[1x3x32x32-onednn_fp32]')}.xlsx"
@@ -63,7 +63,8 @@ def test_xlsx_cells_match_an_independent_computation(run_pytest, pytester, paddl
 
 def test_zero_tolerance_names_the_first_divergent_tensor(run_pytest, pytester, xdist_mode):
     result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_bf16", "--paddle-atol=0",
-                        "--paddle-rtol=0", "--paddle-intermediates=all", "--junitxml=out.xml", *xdist_mode)
+                        "--paddle-rtol=0", "--paddle-intermediates=all", "--paddle-program=legacy",
+                        "--junitxml=out.xml", *xdist_mode)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*first divergent tensor: #0 fused_conv2d dequantize/in/0 (*elements outside atol=0 rtol=0); "

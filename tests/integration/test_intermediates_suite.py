@@ -3,6 +3,7 @@ divergence the failure names."""
 SUITE = """
 defaults:
   intermediates: all
+  program: legacy
 models:
   tiny_cnn:
     run_modes:

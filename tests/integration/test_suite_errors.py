@@ -15,7 +15,7 @@ COLLECTION_ERRORS = {
             run_mode: [cpu_fp32]
         """, [
         "paddle_suite.yaml:4: models.tiny_cnn: unknown key 'run_mode' in model 'tiny_cnn'",
-        "  expected: one of source, kwargs, inputs, shapes, run_modes, tolerances, skip, xfail",
+        "  expected: one of source, kwargs, inputs, shapes, run_modes, tolerances, skip, xfail, program",
         "  found:    'run_mode'",
         "  fix:      did you mean 'run_modes'?",
     ]),

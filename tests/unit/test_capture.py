@@ -17,8 +17,10 @@ from pytest_paddle_infer.verdict.tolerances import CaseTolerances, Rule
 
 
 def run_case(runner, source, mode="onednn_fp32", intermediates="all", atol=1e-4):
+    """Zoo entries in their legacy export (names pair), model files as they are."""
     case = Case(model=source, run_mode=RunModeSpec(mode), intermediates=intermediates,
-                tolerances=CaseTolerances(Rule(atol, atol)))
+                tolerances=CaseTolerances(Rule(atol, atol)),
+                program="default" if source.kind == "path" else "legacy")
     return runner.run(runner.prepare(case))
 
 
