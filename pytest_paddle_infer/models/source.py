@@ -65,9 +65,10 @@ def display_name(prog: Path) -> str:
 
 def find_model_files(ref: str) -> Tuple[Path, Path]:
     """The (program, params) pair a path names, or a ModelError naming the path."""
-    path = Path(ref).expanduser().absolute()  # Paddle joins a relative program path onto its prefix
+    given = Path(ref).expanduser()
+    path = given.absolute()  # Paddle joins a relative program path onto its prefix
     if not path.exists():
-        raise ModelError(f"model path {path} does not exist")
+        raise ModelError(f"model path {given} does not exist")
     if path.is_dir():
         programs = sorted(p for p in path.iterdir() if p.suffix in PROGRAM_EXTENSIONS
                           and p.is_file() and p.name != MANIFEST)
