@@ -55,10 +55,10 @@ def test_a_child_that_dies_while_running_errors_its_case(run_pytest, monkeypatch
 def test_a_hung_child_is_killed_at_the_timeout(run_pytest, monkeypatch, xdist_mode):
     monkeypatch.setenv(FAULT_ENV, "running the baseline:hang:tiny_detector")
     result = run_pytest("--paddle-model=tiny_detector", "--paddle-model=tiny_cnn",
-                        "--run-mode=cpu_fp32", "--paddle-timeout=5", *xdist_mode)
+                        "--run-mode=cpu_fp32", "--paddle-timeout=20", *xdist_mode)
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines([
-        "*tiny_detector[[]*-cpu_fp32[]]: the executor process timed out after 5 s (--paddle-timeout) "
+        "*tiny_detector[[]*-cpu_fp32[]]: the executor process timed out after 20 s (--paddle-timeout) "
         "and was killed while running the baseline",
     ])
     statuses = {key[0]: value[0] for key, value in summary_rows(result).items()}
