@@ -97,6 +97,10 @@ OPTIONS: Tuple[Option, ...] = (
            "where cases run: child (a supervised executor process per pytest process: a crash "
            "or hang costs one case) or inline (this process: for --pdb; a crash ends the "
            "session). Default: child"),
+    Option("--paddle-strict", "paddle_strict",
+           "fail a case with an output that cannot fail under its tolerance (empty, one-hot or "
+           "flat, spread within the tolerance, the same for two input seeds) instead of passing "
+           "it with a PaddleInferWarning. Default: off", switch=True),
 )
 EXECUTORS = ("child", "inline")
 DEFAULT_TIMEOUT = 900.0
@@ -144,6 +148,7 @@ class Settings:
     timeout: float = DEFAULT_TIMEOUT  # --paddle-timeout: seconds per executor request
     executor: str = "child"  # --paddle-executor: child | inline
     program: str = "default"  # --paddle-program: default | legacy (models/program.py)
+    strict: bool = False  # --paddle-strict: an output that cannot fail fails its case
 
     @property
     def active(self) -> bool:
@@ -228,6 +233,7 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
         timeout=_timeout(opts["paddle_timeout"], get("paddle_timeout")),
         executor=_choice(opts["paddle_executor"], get("paddle_executor") or "child", EXECUTORS),
         program=_program(opts["paddle_program"], get("paddle_program"), models),
+        strict=bool(get("paddle_strict")),
     )
 
 

@@ -379,10 +379,14 @@ class SessionSummary:
     def pytest_terminal_summary(self, terminalreporter):
         if hasattr(self.config, "workerinput") or not self.rows:
             return
-        from .report.text import summary_table
+        from .report.text import outputs_table, summary_table
 
         terminalreporter.write_sep("=", "paddle-infer summary")
         terminalreporter.write_line(summary_table(list(self.rows.values())))
+        outputs = outputs_table(list(self.rows.values()))
+        if outputs:  # a section of its own: the summary table ends at the next rule
+            terminalreporter.write_sep("=", "paddle-infer outputs (baseline value ranges)")
+            terminalreporter.write_line("\n".join(outputs))
 
 
 def _short_reason(report) -> str:

@@ -119,6 +119,11 @@ class CasePath:
         and the failure."""
         from ..report.text import failure_message, properties
 
+        vacuous = result.vacuous if result.passed else []
+        if vacuous and self.settings.strict:
+            from ..verdict.vacuity import mark_strict
+
+            mark_strict(vacuous)  # the case fails, in its reports too
         if getattr(result, "culprit", ""):
             record.append(("paddle_culprit", result.culprit))
         record.extend(properties(result))
@@ -130,6 +135,8 @@ class CasePath:
             failed = CaseFailed(failure_message(result))
             failed.result = result
             raise failed
+        if vacuous:
+            warn_vacuous(result)
 
     def check(self, key: str, nodeid: str, record: List):
         """Run a prepared case to its verdict: the one path items and marker tests share."""
@@ -139,6 +146,20 @@ class CasePath:
 
     def close(self) -> None:
         self.executor.close()
+
+
+def warn_vacuous(result) -> None:
+    """A pass that checked nothing: a PaddleInferWarning naming each output and why, in
+    pytest's warnings summary (relayed from xdist workers like any warning)."""
+    import warnings
+
+    from ..plugin import PaddleInferWarning
+    from ..report.text import vacuous_text
+
+    message = (f"{result.case_id}: passed, but an output cannot fail under its tolerance "
+               f"(--paddle-strict fails it): {vacuous_text(result)}")
+    # located at the case, not at this line of the plugin
+    warnings.warn_explicit(PaddleInferWarning(message), None, result.case_id, 0)
 
 
 def crash_message(died, repro: str) -> str:

@@ -27,6 +27,7 @@ from ..modes.trt_marking import FUSION_WARNING
 from ..verdict.outputs import check_output_names, compare_outputs
 from ..verdict.result import CaseResult
 from ..verdict.evidence import Evidence, Tally, broken_rules
+from ..verdict.vacuity import OTHER_SEED_OFFSET, SeedPair, judge_outputs
 from .baselines import BaselineOutputs, Baselines
 from .capture import BaselineStore, CandidateComparer, HookRouters, Selection, run_with_sink
 from .goldens import GoldenPolicy
@@ -49,6 +50,7 @@ class Prepared:
     baseline_store: Optional[BaselineStore] = None  # the baseline's spilled intermediates
     notes: Tuple[str, ...] = ()  # what building the candidate took (cache dir, calibration)
     int8: str = ""  # which int8 path the candidate took: build_plan.INT8_*
+    seeds: Optional[SeedPair] = None  # the plain baseline's outputs for two input seeds
     baseline_evidence: Optional[dict] = None  # what the baseline run executed (evidence.py)
 
 
@@ -140,6 +142,7 @@ class Runner:
         baseline = self.baselines.get(
             case, model, inputs, digest, lambda kind: self.baseline_device(case, kind),
             lambda kind: self.predictor_baseline(replace(case, baseline=kind), model, inputs, digest))
+        seeds = self.seed_outputs(case, model, inputs, digest)
         marks = marked_tensors(case, baseline.store)
         specs = self.input_specs(model, dict(case.shapes))
         plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, marks)
@@ -147,8 +150,26 @@ class Runner:
         built = self.candidates.executor.run(plan, model, inputs)
         notes = built.notes + ((FUSION_WARNING,) if marks else ())
         return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
-                        describe_recipe(built.recipe), baseline.store, notes, built.int8,
+                        describe_recipe(built.recipe), baseline.store, notes, built.int8, seeds,
                         baseline_evidence=baseline.evidence)
+
+    def seed_outputs(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
+                     digest: str) -> Optional[SeedPair]:
+        """The plain baseline's outputs for the case's inputs and for inputs of another seed:
+        an output equal for both does not depend on the input. One extra run per model,
+        shapes and recipe, cached (and shared under xdist) like the baseline; None when the
+        inputs do not change with the seed (read from files)."""
+        other_seed = case.seed + OTHER_SEED_OFFSET
+        other = self.inputs(model, dict(case.shapes), other_seed)
+        other_digest = inputs_digest(other)
+        if other_digest == digest:
+            return None
+        plain = replace(case, baseline="auto", intermediates="none")
+        self.on_phase("running the baseline on other inputs",
+                      f"auto: {describe_recipe(self.baseline_calls(plain))}")
+        first = self.predictor_baseline(plain, model, inputs, digest).outputs
+        second = self.predictor_baseline(plain, model, other, other_digest).outputs
+        return first, second, (case.seed, other_seed)
 
     def predictor_baseline(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                            digest: str) -> BaselineOutputs:
@@ -210,6 +231,7 @@ class Runner:
             outputs = run()
         check_output_names(case, outputs)
         rows = compare_outputs(outputs, prepared.baseline_outputs, case)
+        judge_outputs(rows, outputs, prepared.baseline_outputs, prepared.seeds)
         result = CaseResult(case.id, rows, prepared.baseline_text, prepared.candidate_recipe,
                             inputs_digest(prepared.inputs), time.perf_counter() - start,
                             notes=list(prepared.notes))

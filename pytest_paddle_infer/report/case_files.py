@@ -23,7 +23,7 @@ from .text import first_divergence
 SEED_COLUMNS = ("Operator Type", "Tensor Name", "Shape", "Mismatched Elements", "Max Atol",
                 "Max Rtol", "Min Val(base)", "Max Val(base)")
 EXTRA_COLUMNS = ("Cosine", "Worst Index", "NaN", "Inf", "Baseline Tensor", "Matched By", "Atol",
-                 "Rtol", "Result")
+                 "Rtol", "Std(base)", "Cannot Fail", "Result")
 COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS
 SUMMARY = "summary.json"
 REPORT_SUFFIXES = (".xlsx", ".json", ".csv", ".png", ".html")  # what a run writes here
@@ -57,6 +57,8 @@ def _row(c: TensorComparison, op_type: str, baseline_name: str, matched_by: str)
         None if unmatched else c.cosine,
         "" if c.worst_index is None else str(list(c.worst_index)),
         c.nan_actual, c.inf_actual, baseline_name, matched_by, c.atol, c.rtol,
+        None if unmatched or c.std_expected != c.std_expected else c.std_expected,  # NaN: none
+        ", ".join(c.vacuous),
         "ok" if c.passed else "; ".join(c.problems),
     ]
 
@@ -84,7 +86,17 @@ def case_summary(result: CaseResult) -> Dict[str, object]:
         # what the candidate and baseline really ran, and the rules they broke (evidence.py)
         "evidence": result.evidence,
         "problems": result.problems,
+        # the baseline's value range per output, and why an output cannot fail
+        "outputs": [{"name": c.name, "elements": c.total, "min": _number(c.min_expected),
+                     "max": _number(c.max_expected), "std": _number(c.std_expected),
+                     "cannot_fail": list(c.vacuous)} for c in result.rows],
+        "warnings": [f"{c.name} cannot fail under its tolerance: {', '.join(c.vacuous)}"
+                     for c in result.vacuous],
     }
+
+
+def _number(value: float):
+    return value if value == value else None  # NaN is not JSON
 
 
 def write_case(directory: Path, nodeid: str, result: CaseResult) -> List[str]:
@@ -205,11 +217,12 @@ def _html(cases: Iterable[Mapping[str, object]]) -> str:
         links = " ".join(f'<a href="{esc(f)}">{esc(f.rsplit(".", 1)[1])}</a>' for f in c.get("files", []))
         png = next((f for f in c.get("files", []) if f.endswith(".png")), None)
         image = f'<br><a href="{esc(png)}"><img src="{esc(png)}" width="360"></a>' if png else ""
+        status = f'{c["status"]}*' if c.get("warnings") and c["status"] == "passed" else c["status"]
         rows.append(
-            f'<tr class="{esc(c["status"])}"><td>{esc(c["case"])}</td><td>{esc(c["status"])}</td>'
+            f'<tr class="{esc(c["status"])}"><td>{esc(c["case"])}</td><td>{esc(status)}</td>'
             f'<td>{fmt(c.get("max_abs"))}</td><td>{fmt(c.get("max_rel"))}</td>'
             f'<td>{esc(c.get("mismatched", ""))}/{esc(c.get("total", ""))}</td>'
-            f'<td>{esc(c.get("first_divergence") or c.get("reason") or "")}</td><td>{links}{image}</td></tr>')
+            f'<td>{esc(c.get("first_divergence") or c.get("reason") or "; ".join(c.get("warnings") or []))}</td><td>{links}{image}</td></tr>')
     return ("<!doctype html><meta charset='utf-8'><title>paddle-infer report</title>"
             "<style>body{font-family:sans-serif}td,th{border:1px solid #ccc;padding:4px;vertical-align:top}"
             "table{border-collapse:collapse}.failed,.error{background:#fdd}.skipped{color:#777}</style>"

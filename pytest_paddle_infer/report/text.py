@@ -2,11 +2,13 @@
 with test reports (JUnit XML, xdist), and the terminal summary table."""
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Mapping, Sequence, Tuple
 
 from ..verdict.result import CaseResult
 from ..verdict.compare import comparison_table, format_table
 from ..verdict.evidence import evidence_property
+from ..verdict.vacuity import range_text
 
 PROPERTY_PREFIX = "paddle_"
 
@@ -15,8 +17,10 @@ def failure_message(result: CaseResult) -> str:
     failing_outputs = [r for r in result.rows if not r.passed]
     if failing_outputs:
         first = failing_outputs[0]
-        headline = (f"{result.case_id}: {len(failing_outputs)} of {len(result.rows)} outputs outside "
-                    f"tolerance; first: {first.name} ({'; '.join(first.problems)})")
+        what = ("cannot fail under their tolerance (--paddle-strict)"
+                if all(r.vacuous for r in failing_outputs) else "outside tolerance")
+        headline = (f"{result.case_id}: {len(failing_outputs)} of {len(result.rows)} outputs {what}; "
+                    f"first: {first.name} ({'; '.join(first.problems)})")
     else:
         judged = [r for r in result.divergent if r.judged]
         headline = (f"{result.case_id}: {len(judged)} intermediate tensors outside the tolerance "
@@ -33,6 +37,8 @@ def failure_message(result: CaseResult) -> str:
         "",
         comparison_table(result.rows),
     ]
+    lines += [f"cannot fail: {r.name}: {', '.join(r.vacuous)}" for r in result.rows
+              if r.vacuous and r.passed]
     return "\n".join(lines + [f"note: {n}" for n in result.notes])
 
 
@@ -72,9 +78,26 @@ def first_divergence(result: CaseResult) -> str:
     return f"(output) {failing[0].name}" if failing else ""
 
 
+RANGE_SEPARATOR = "; "
+
+
+def vacuous_text(result: CaseResult) -> str:
+    """``output: reason, reason; output: ...`` for the outputs that cannot fail."""
+    return RANGE_SEPARATOR.join(f"{r.name}: {', '.join(r.vacuous)}" for r in result.rows if r.vacuous)
+
+
+def vacuity_properties(result: CaseResult) -> List[Tuple[str, object]]:
+    """The baseline's value range per output, and the outputs that cannot fail."""
+    props: List[Tuple[str, object]] = [
+        ("paddle_ranges", RANGE_SEPARATOR.join(f"{r.name}: {range_text(r)}" for r in result.rows))]
+    if any(r.vacuous for r in result.rows):
+        props.append(("paddle_vacuous", vacuous_text(result)))
+    return props
+
+
 def properties(result: CaseResult) -> List[Tuple[str, object]]:
     first = first_divergence(result)
-    return [
+    return vacuity_properties(result) + [
         ("paddle_max_abs", f"{result.max_abs:.6g}"),
         ("paddle_max_rel", f"{result.max_rel:.6g}"),
         ("paddle_mismatched", f"{result.mismatched}/{result.total}"),
@@ -91,10 +114,43 @@ SUMMARY_KEYS = ("paddle_model", "paddle_shape", "paddle_run_mode", "status", "pa
                 "paddle_max_rel", "paddle_mismatched", "time")
 
 
+WARNED = "passed*"  # a pass with an output that cannot fail (a PaddleInferWarning)
+
+
+def shown_status(row: Mapping[str, str]) -> str:
+    return WARNED if row.get("status") == "passed" and row.get("paddle_vacuous") else row.get("status", "-")
+
+
 def summary_table(rows: Sequence[Mapping[str, str]]) -> str:
     """One row per case, sorted by id so runs with and without xdist print the same."""
     ordered = sorted(rows, key=lambda r: r["nodeid"])
-    return format_table(SUMMARY_COLUMNS, [[r.get(k, "-") for k in SUMMARY_KEYS] for r in ordered])
+    return format_table(SUMMARY_COLUMNS, [[shown_status(r) if k == "status" else r.get(k, "-")
+                                           for k in SUMMARY_KEYS] for r in ordered])
+
+
+RANGE_ITEM = re.compile(r"(.+?): (empty|min (\S+) max (\S+) std (\S+))$")
+OUTPUT_COLUMNS = ("model", "shape", "output", "min", "max", "std")
+
+
+def outputs_table(rows: Sequence[Mapping[str, str]]) -> List[str]:
+    """The baseline's value range of every output (each model, shape and figures once), then
+    the cases that passed with an output that cannot fail and why."""
+    seen: Dict[Tuple[str, ...], None] = {}
+    for r in sorted(rows, key=lambda r: r["nodeid"]):
+        for item in filter(None, r.get("paddle_ranges", "").split(RANGE_SEPARATOR)):
+            m = RANGE_ITEM.match(item)
+            if m:
+                figures = m.group(3, 4, 5) if m.group(3) else ("empty", "-", "-")
+                seen[(r.get("paddle_model", "-"), r.get("paddle_shape", "-"), m.group(1)) + figures] = None
+    if not seen:
+        return []
+    lines = [format_table(OUTPUT_COLUMNS, list(seen))]
+    warned = [r for r in sorted(rows, key=lambda r: r["nodeid"]) if shown_status(r) == WARNED]
+    if warned:
+        lines.append(f"{WARNED}: passed, but an output cannot fail under its tolerance "
+                     f"(PaddleInferWarning; --paddle-strict fails the case):")
+        lines += [f"  {r.get('paddle_case', r['nodeid'])}: {r['paddle_vacuous']}" for r in warned]
+    return lines
 
 
 def summary_row(nodeid: str, outcome: str, props: Mapping[str, object], seconds: float) -> Dict[str, str]:

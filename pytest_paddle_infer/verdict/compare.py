@@ -32,6 +32,8 @@ class TensorComparison:
     max_actual: float = float("nan")
     min_expected: float = float("nan")
     max_expected: float = float("nan")
+    std_expected: float = float("nan")  # the baseline's finite values: spread and scale
+    mean_abs_expected: float = float("nan")
     cosine: float = float("nan")
     worst_index: Optional[Tuple[int, ...]] = None
     nan_actual: int = 0
@@ -40,6 +42,7 @@ class TensorComparison:
     cosine_min: Optional[float] = None
     op_type: str = ""
     problems: List[str] = field(default_factory=list)
+    vacuous: List[str] = field(default_factory=list)  # why a passing output cannot fail (vacuity.py)
 
     @property
     def shape_ok(self) -> bool:
@@ -119,6 +122,22 @@ class _Stats:
         self.min_a = self.min_e = np.inf
         self.max_a = self.max_e = -np.inf
         self.any_finite = False
+        self.count_e = 0  # finite baseline values: count, mean, sum of squared deviations, sum |e|
+        self.mean_e = self.m2_e = self.abs_e = 0.0
+
+    def _spread(self, e: np.ndarray) -> None:
+        """Chan et al.'s pairwise update: the chunk's mean and squared deviations merged in."""
+        n = e.size
+        if not n:
+            return
+        mean = float(e.mean())
+        m2 = float(np.square(e - mean).sum())
+        total = self.count_e + n
+        delta = mean - self.mean_e
+        self.mean_e += delta * n / total
+        self.m2_e += m2 + delta * delta * self.count_e * n / total
+        self.count_e = total
+        self.abs_e += float(np.abs(e).sum())
 
     def add(self, a: np.ndarray, e: np.ndarray, offset: int, atol: float, rtol: float) -> None:
         finite_a, finite_e = np.isfinite(a), np.isfinite(e)
@@ -134,6 +153,7 @@ class _Stats:
         if finite_e.any():
             self.min_e = min(self.min_e, float(e[finite_e].min()))
             self.max_e = max(self.max_e, float(e[finite_e].max()))
+            self._spread(e[finite_e])
         both = finite_a & finite_e
         if not both.any():
             return
@@ -158,6 +178,8 @@ class _Stats:
             row.min_actual, row.max_actual = self.min_a, self.max_a
         if np.isfinite(self.min_e):
             row.min_expected, row.max_expected = self.min_e, self.max_e
+            row.std_expected = (self.m2_e / self.count_e) ** 0.5
+            row.mean_abs_expected = self.abs_e / self.count_e
         if self.any_finite:
             row.max_abs, row.max_rel = self.max_abs, self.max_rel
             row.worst_index = tuple(int(i) for i in np.unravel_index(self.worst_flat, shape))

@@ -58,6 +58,11 @@ class CaseResult:
         return not self.failures and not self.problems
 
     @property
+    def vacuous(self) -> List[TensorComparison]:
+        """Passing outputs that cannot fail under their tolerance (vacuity.py)."""
+        return [r for r in self.rows if r.vacuous and r.passed]
+
+    @property
     def max_abs(self) -> float:
         return max((r.max_abs for r in self.rows), default=0.0)
 

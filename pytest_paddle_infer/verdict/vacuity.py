@@ -1,0 +1,116 @@
+"""Outputs that cannot fail: a pass over them says nothing about the candidate.
+
+Judged on the baseline's values against the output's own tolerance (pure numpy; the rows
+carry the reasons, never tensors):
+
+    empty        0 elements (a detector that returns no boxes)
+    one-hot      probabilities (rows along the last axis in [0, 1] summing to 1), every value
+                 within tolerance of 0 or 1: a saturated softmax; only a changed argmax fails it
+    flat         probabilities whose spread is within the tolerance (softmax of random weights,
+                 about 1/classes everywhere)
+    spread       any other output whose standard deviation is within its tolerance
+                 (atol + rtol * mean |baseline|): a candidate that output a constant, the
+                 baseline's mean, would be within tolerance on most elements
+    input        the plain baseline's outputs for two input seeds agree within a tenth of the
+                 tolerance: the output does not depend on the input, so wrongly fed inputs pass
+                 too (a tenth: global pooling over random-noise images makes a real model's
+                 outputs depend only weakly on the seed, within bf16 tolerances)
+"""
+from __future__ import annotations
+
+from typing import List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .compare import CHUNK, TensorComparison, compare_arrays
+from .outputs import pair_outputs
+
+SPREAD_FACTOR = 1.0  # std of the baseline within this many tolerances: flagged
+IDENTICAL_FRACTION = 0.1  # two seeds' outputs within this part of the tolerance: identical
+SUM_TOLERANCE = 1e-3  # |row sum - 1| of probabilities
+OTHER_SEED_OFFSET = 1  # the second baseline's inputs: the case's seed + this
+
+SeedPair = Tuple[Mapping[str, np.ndarray], Mapping[str, np.ndarray], Tuple[int, int]]
+
+
+def tolerance_scale(row: TensorComparison) -> float:
+    """The tolerance at the output's typical magnitude: atol + rtol * mean |baseline|."""
+    mean_abs = row.mean_abs_expected if np.isfinite(row.mean_abs_expected) else 0.0
+    return row.atol + row.rtol * mean_abs
+
+
+def probabilities(expected: np.ndarray, atol: float, rtol: float) -> Tuple[bool, bool]:
+    """(probability rows, one-hot): rows along the last axis in [0, 1] that sum to 1, and
+    whether every value is within tolerance of 0 or 1. In chunks of rows."""
+    if expected.dtype.kind != "f" or expected.ndim < 1 or expected.shape[-1] < 2 or not expected.size:
+        return False, False
+    flat = expected.reshape(-1, expected.shape[-1])
+    step = max(1, CHUNK // flat.shape[1])
+    one_hot = True
+    for start in range(0, flat.shape[0], step):
+        rows = flat[start:start + step].astype(np.float64)
+        if not np.isfinite(rows).all() or rows.min() < -atol or rows.max() > 1.0 + atol:
+            return False, False
+        if np.abs(rows.sum(axis=1) - 1.0).max() > SUM_TOLERANCE:
+            return False, False
+        if one_hot:
+            near = np.minimum(np.abs(rows), np.abs(1.0 - rows)) <= atol + rtol * np.abs(rows)
+            one_hot = bool(near.all())
+    return True, one_hot
+
+
+def reasons(row: TensorComparison, expected: np.ndarray,
+            seeds: Optional[Tuple[np.ndarray, np.ndarray, Tuple[int, int]]] = None) -> List[str]:
+    """Why a passing output cannot fail under its tolerance; empty when it can."""
+    if not row.passed:
+        return []
+    if row.total == 0:
+        return [f"empty: 0 elements (shape {list(row.expected_shape)})"]
+    found = []
+    prob, one_hot = probabilities(expected, row.atol, row.rtol)
+    tol = tolerance_scale(row)
+    if one_hot:
+        found.append("one-hot: every value is within tolerance of 0 or 1 (a saturated softmax), "
+                     "only a changed argmax could fail it")
+    elif row.total > 1 and np.isfinite(row.std_expected) and row.std_expected <= SPREAD_FACTOR * tol:
+        what = "flat: probabilities" if prob else "spread within tolerance: values"
+        found.append(f"{what} {row.min_expected:.4g} .. {row.max_expected:.4g} with std "
+                     f"{row.std_expected:.3g} within the tolerance {tol:.3g} "
+                     f"(atol + rtol*mean|baseline|)")
+    if seeds is not None:
+        first, second, (seed_a, seed_b) = seeds
+        if first.shape == second.shape:
+            same = compare_arrays(row.name, second, first, row.atol * IDENTICAL_FRACTION,
+                                  row.rtol * IDENTICAL_FRACTION)
+            if same.passed:
+                found.append(f"does not depend on the input: the same for input seeds {seed_a} "
+                             f"and {seed_b} within a tenth of the tolerance (max abs "
+                             f"{same.max_abs:.3g})")
+    return found
+
+
+def judge_outputs(rows: Sequence[TensorComparison], actual: Mapping[str, np.ndarray],
+                  expected: Mapping[str, np.ndarray], seeds: Optional[SeedPair] = None) -> None:
+    """Set ``row.vacuous`` on each output row, paired as ``compare_outputs`` pairs them.
+    ``seeds``: the plain baseline's outputs (by the program's output names) for two seeds."""
+    for row, (output, _, a, e) in zip(rows, pair_outputs(actual, expected)):
+        if a is None or e is None:
+            continue
+        pair = None
+        if seeds is not None and output in seeds[0] and output in seeds[1]:
+            pair = (np.asarray(seeds[0][output]), np.asarray(seeds[1][output]), seeds[2])
+        row.vacuous = reasons(row, np.asarray(e), pair)
+
+
+def range_text(row: TensorComparison) -> str:
+    """``min .. max, std`` of the baseline, for properties and the summary."""
+    if row.total == 0:
+        return "empty"
+    return f"min {row.min_expected:.6g} max {row.max_expected:.6g} std {row.std_expected:.6g}"
+
+
+def mark_strict(rows: Sequence[TensorComparison]) -> None:
+    """--paddle-strict: an output that cannot fail fails the case."""
+    for row in rows:
+        if row.vacuous and row.passed:
+            row.problems.append("cannot fail under its tolerance: " + ", ".join(row.vacuous))
