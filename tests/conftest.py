@@ -19,6 +19,17 @@ def paddle_cache() -> Path:
     return TEST_CACHE
 
 
+@pytest.fixture(scope="session")
+def paddle_in_process():
+    """Paddle imported into the test process itself, for end-to-end tests that also call Paddle
+    directly: a session fixture is set up before ``pytester`` snapshots ``sys.modules``, so
+    pytester does not drop paddle at the test's end (a second import of its C extension in
+    one process fails: "'paddle.base.libpaddle' is not a package")."""
+    import paddle
+
+    return paddle
+
+
 @pytest.fixture(params=["n0", "n2"])
 def xdist_mode(request) -> List[str]:
     """Every end-to-end test runs without and with ``-n 2``."""

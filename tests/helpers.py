@@ -123,7 +123,8 @@ def exported_tiny_cnn(cache_dir: Path) -> Path:
 
 def hooked_run(files, x, onednn, hook):
     """Paddle directly, no plugin code: the baseline (native, IR off) or a oneDNN candidate,
-    with ``hook(op_type, name, tensor)`` on every op."""
+    with ``hook(op_type, name, tensor)`` on every op. A test that also uses ``pytester``
+    takes the ``paddle_in_process`` fixture (see conftest.py)."""
     from paddle import inference
 
     config = inference.Config(files.prog_file, files.params_file)

@@ -36,7 +36,8 @@ def _independent_rows(files):
     return [(op, name, a, base[name]) for op, name, a in collect(True) if name in base]
 
 
-def test_xlsx_cells_match_an_independent_computation(run_pytest, pytester, paddle_cache, xdist_mode):
+def test_xlsx_cells_match_an_independent_computation(run_pytest, pytester, paddle_cache, paddle_in_process,
+                                                      xdist_mode):
     openpyxl = pytest.importorskip("openpyxl")
     result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_fp32", "--paddle-program=legacy",
                         "--paddle-intermediates=all", "--paddle-report=out", *xdist_mode)
