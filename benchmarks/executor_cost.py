@@ -7,6 +7,7 @@ ratio, and checks that both gave the same summary table.
     python benchmarks/executor_cost.py [--runs 3] [--suite example_suites/cpu_sweep.paddle.yaml]
 """
 import argparse
+import itertools
 import statistics
 import subprocess
 import sys
@@ -29,7 +30,8 @@ def run(args, cwd):
 def summary(stdout: str):
     """The summary table without its time column."""
     lines = stdout.split("paddle-infer summary", 1)[-1].splitlines()[3:]
-    return [l.rsplit(None, 1)[0] for l in lines if l.strip() and not l.startswith("=")]
+    table = itertools.takewhile(lambda l: not l.startswith("="), lines)  # the next section
+    return [l.rsplit(None, 1)[0] for l in table if l.strip()]
 
 
 def main():

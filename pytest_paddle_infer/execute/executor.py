@@ -45,17 +45,23 @@ class Phase:
     recipe: str = ""
 
 
+def _signal_name(number: int) -> Optional[str]:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return None
+
+
 def describe_exit(returncode: Optional[int]) -> str:
-    """``was killed by SIGSEGV`` / ``exited with status 3`` from a Popen return code."""
+    """``was killed by SIGSEGV`` / ``exited with status 3`` from a Popen return code (a shell
+    in between reports a signal as 128 + its number)."""
     if returncode is None:
         return "is still running"
     if returncode < 0:
-        try:
-            return f"was killed by {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"was killed by signal {-returncode}"
-    if returncode > 128 and returncode - 128 in signal.Signals._value2member_map_:
-        return f"exited with status {returncode} ({signal.Signals(returncode - 128).name})"
+        return f"was killed by {_signal_name(-returncode) or f'signal {-returncode}'}"
+    shell_signal = _signal_name(returncode - 128) if returncode > 128 else None
+    if shell_signal:
+        return f"exited with status {returncode} ({shell_signal})"
     return f"exited with status {returncode}"
 
 
