@@ -3,6 +3,8 @@
 Anything derived from ``PaddleInferError`` is reported as its text alone: no traceback
 through the plugin's own code.
 """
+import re
+import signal
 
 
 class PaddleInferError(Exception):
@@ -32,3 +34,34 @@ class SuiteError(PaddleInferError):
 
 class CaseSkipped(Exception):
     """The case cannot run on this installation; the message says what is missing."""
+
+
+# -- text about failures, shared by the pytest process and the children ---------------------
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def strip_ansi(text: str) -> str:
+    """Paddle's logs and messages colour their words with ANSI escapes; reports, JUnit and
+    summary.json get the plain text."""
+    return _ANSI.sub("", text)
+
+
+def _signal_name(number: int):
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return None
+
+
+def describe_exit(returncode) -> str:
+    """``was killed by SIGSEGV`` / ``exited with status 3`` from a Popen return code (a shell
+    in between reports a signal as 128 + its number)."""
+    if returncode is None:
+        return "is still running"
+    if returncode < 0:
+        return f"was killed by {_signal_name(-returncode) or f'signal {-returncode}'}"
+    shell_signal = _signal_name(returncode - 128) if returncode > 128 else None
+    if shell_signal:
+        return f"exited with status {returncode} ({shell_signal})"
+    return f"exited with status {returncode}"

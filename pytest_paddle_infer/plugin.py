@@ -11,7 +11,7 @@ from typing import Dict, List, Optional
 import pytest
 
 from . import options as opts
-from .errors import CaseSkipped, OptionError, PaddleInferError
+from .errors import CaseSkipped, OptionError, PaddleInferError, strip_ansi
 
 SETTINGS = pytest.StashKey["opts.Settings"]()
 RUNNER = pytest.StashKey[object]()
@@ -82,7 +82,8 @@ def runner_of(config):
 
         settings = settings_of(config)
         config.stash[RUNNER] = Runner(settings.cache_dir, settings.device,
-                                      GoldenPolicy(settings.save_goldens, settings.update_goldens))
+                                      GoldenPolicy(settings.save_goldens, settings.update_goldens,
+                                                   settings.goldens_float16, settings.save_runs))
     return config.stash[RUNNER]
 
 
@@ -204,7 +205,7 @@ class PaddleCaseItem(pytest.Item):
         from .execute.case_path import CaseFailed
 
         if isinstance(excinfo.value, (CaseFailed, PaddleInferError)):
-            return str(excinfo.value)
+            return strip_ansi(str(excinfo.value))
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self):
@@ -339,8 +340,22 @@ def pytest_runtest_makereport(item, call):
     report = yield
     excinfo = call.excinfo
     if excinfo is not None and isinstance(excinfo.value, PaddleInferError):
-        report.longrepr = f"{item.nodeid}: {excinfo.value}"
+        report.longrepr = f"{item.nodeid}: {strip_ansi(str(excinfo.value))}"
+        if call.when == "call":  # the case could not be checked: an error, as in setup
+            report.user_properties.append((ERRORED_IN_CALL, "1"))
     return report
+
+
+ERRORED_IN_CALL = "paddle_error"
+
+
+def pytest_report_teststatus(report, config):
+    """A Paddle error while running a case (a predictor that raises, an executor that died)
+    is not a verdict on the outputs: ERROR, like the same error while building it in setup."""
+    if report.when == "call" and report.failed and any(
+            name == ERRORED_IN_CALL for name, _ in getattr(report, "user_properties", ())):
+        return "error", "E", "ERROR"
+    return None
 
 
 # -- summary ----------------------------------------------------------------------------
@@ -359,7 +374,8 @@ class SessionSummary:
         if "paddle_model" not in props:
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
-            outcome = "error" if report.when == "setup" and report.failed else report.outcome
+            errored = report.failed and (report.when == "setup" or ERRORED_IN_CALL in props)
+            outcome = "error" if errored else report.outcome
             if "paddle_crash" in props:  # the executor died or hung on this case
                 outcome = "timeout" if "timed out" in str(props["paddle_crash"]) else "crashed"
             from .report.text import summary_row
@@ -367,6 +383,7 @@ class SessionSummary:
             row = summary_row(report.nodeid, outcome, props, report.duration)
             if outcome in ("skipped", "error", "crashed", "timeout"):
                 row["reason"] = _short_reason(report)
+                row["message"] = _full_reason(report)  # summary.json keeps all of it
             self.rows[report.nodeid] = row
 
     def pytest_sessionfinish(self, session):
@@ -390,9 +407,13 @@ class SessionSummary:
 
 
 def _short_reason(report) -> str:
+    return (_full_reason(report).splitlines() or [""])[0]
+
+
+def _full_reason(report) -> str:
     if isinstance(report.longrepr, tuple):  # a skip: (path, line, "Skipped: reason")
         return str(report.longrepr[2]).removeprefix("Skipped: ")
-    return str(report.longrepr).strip().splitlines()[0] if report.longrepr else ""
+    return strip_ansi(str(report.longrepr).strip()) if report.longrepr else ""
 
 
 def pytest_sessionstart(session):

@@ -24,14 +24,13 @@ from multiprocessing.connection import Client, Listener
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..errors import CaseSkipped, PaddleInferError
+from ..errors import CaseSkipped, PaddleInferError, describe_exit, strip_ansi  # describe_exit: re-exported
 
 AUTHKEY_ENV = "PADDLE_INFER_EXECUTOR_KEY"
 # testing only: make the executor child die or hang at a phase, to exercise supervision
 FAULT_ENV = "PADDLE_INFER_EXECUTOR_FAULT"
 DEFAULT_TIMEOUT = 900.0
 LOG_TAIL_LINES = 12
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _FRAME = re.compile(r"^\s*\d+\s+\S")
 
 
@@ -45,26 +44,6 @@ class Phase:
     recipe: str = ""
 
 
-def _signal_name(number: int) -> Optional[str]:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return None
-
-
-def describe_exit(returncode: Optional[int]) -> str:
-    """``was killed by SIGSEGV`` / ``exited with status 3`` from a Popen return code (a shell
-    in between reports a signal as 128 + its number)."""
-    if returncode is None:
-        return "is still running"
-    if returncode < 0:
-        return f"was killed by {_signal_name(-returncode) or f'signal {-returncode}'}"
-    shell_signal = _signal_name(returncode - 128) if returncode > 128 else None
-    if shell_signal:
-        return f"exited with status {returncode} ({shell_signal})"
-    return f"exited with status {returncode}"
-
-
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     """The last lines of the child's log, ANSI colour codes stripped."""
     try:
@@ -74,7 +53,7 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
             text = f.read().decode("utf-8", "replace")
     except OSError:
         return ""
-    kept = [_ANSI.sub("", l).rstrip() for l in text.splitlines()]
+    kept = [strip_ansi(l).rstrip() for l in text.splitlines()]
     # C++ stack frames ("12  paddle::...") and rules say less than the messages around them
     kept = [l for l in kept if l.strip() and not _FRAME.match(l) and l.strip("- ")]
     return "\n".join(kept[-lines:])

@@ -8,7 +8,7 @@ from typing import Callable, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
-from ..errors import InputError, PredictorError
+from ..errors import InputError, PredictorError, strip_ansi
 from ..models.source import ModelFiles
 from ..modes.run_modes import Call, Precision
 
@@ -44,7 +44,7 @@ def describe_recipe(calls: Sequence[Call]) -> str:
 def trim_paddle_error(exc: BaseException) -> str:
     """Paddle's C++ errors carry a long C++ traceback; keep the summary that says what
     happened."""
-    text = str(exc)
+    text = strip_ansi(str(exc))
     marker = "Error Message Summary:"
     if marker in text:
         text = text.split(marker, 1)[1]
@@ -64,9 +64,20 @@ def build_predictor(model: ModelFiles, calls: Sequence[Call]):
     try:
         return inference.create_predictor(config)
     except Exception as e:
+        hint = build_hint(str(e), model, calls)
         raise PredictorError(
             f"building the predictor for {model.name} failed: {trim_paddle_error(e)}\n"
-            f"recipe: {describe_recipe(calls)}") from None
+            f"recipe: {describe_recipe(calls)}" + (f"\nhint: {hint}" if hint else "")) from None
+
+
+def build_hint(text: str, model: ModelFiles, calls: Sequence[Call]) -> str:
+    """What to do about a Paddle error a recipe is known to cause."""
+    pir = model.prog_file.endswith(".json")
+    if pir and "memory_optimize_pass" in text and any(c.method == "enable_memory_optim" for c in calls):
+        return ("this Paddle does not run enable_memory_optim() on a PIR (.json) program: drop "
+                "+memory_optim, or check the legacy .pdmodel program with --paddle-program=legacy "
+                "(zoo entries and builders; ini paddle_program, suite key program)")
+    return ""
 
 
 def _quiet(config) -> None:

@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from ..cases.case import Case
-from ..errors import CaseSkipped, InputError, ModelError
+from ..errors import CaseSkipped, InputError, ModelError, PredictorError
 from ..models import cache as models
 from ..models.inputs import InputSpec, fill_shape, generate_all, inputs_digest
 from ..models.program import choice_text, describe_program, exports_legacy
@@ -61,6 +61,7 @@ class Runner:
         self.shared_dir = shared_dir  # xdist: baseline outputs the session's workers share
         # dygraph, static and golden baselines, and recording goldens (baselines.py)
         self.baselines = Baselines(self.cache_dir, goldens or GoldenPolicy())
+        self.runs_dir = (goldens or GoldenPolicy()).runs_dir  # --paddle-save-runs
         self.predictors = PredictorCache()
         # plans and builds candidates; device: a devices.DeviceChoice (None: auto)
         self.candidates = CandidateBuilder(self.predictors, self.cache_dir / "optim", device)
@@ -189,8 +190,12 @@ class Runner:
             def run(sink=None):
                 predictor = self.predictors.get(model, base_calls)
                 router = self.hooks.for_predictor(predictor)
-                outputs = run_with_sink(router, sink, recorded(
-                    router, tally, lambda: run_predictor(predictor, inputs)))
+                try:
+                    outputs = run_with_sink(router, sink, recorded(
+                        router, tally, lambda: run_predictor(predictor, inputs)))
+                except PredictorError as e:  # as the candidate's: with the recipe
+                    raise PredictorError(f"the baseline ({case.baseline}): {e}\n"
+                                         f"recipe: {describe_recipe(base_calls)}") from None
                 meta["evidence"] = tally.evidence.to_dict()
                 return outputs
 
@@ -225,10 +230,17 @@ class Runner:
         # oneDNN int8: which dtypes the candidate shows (int8_evidence.py)
         tally = DtypeTally(comparer) if wants_int8_kernels(case.run_mode.run_mode) else None
         sink = tally if tally is not None else comparer
-        if sink is not None:
-            outputs = run_with_sink(self.hooks.for_predictor(prepared.candidate), sink, run)
-        else:
-            outputs = run()
+        saved = self.run_store(case)  # --paddle-save-runs: the candidate's own tensors
+        if saved is not None:
+            sink = fan_out(sink, saved)
+        try:
+            if sink is not None:
+                outputs = run_with_sink(self.hooks.for_predictor(prepared.candidate), sink, run)
+            else:
+                outputs = run()
+        except PredictorError as e:  # reported as building it is: with the recipe
+            raise PredictorError(f"the candidate ({case.run_mode.label}): {e}\n"
+                                 f"recipe: {prepared.candidate_recipe}") from None
         check_output_names(case, outputs)
         rows = compare_outputs(outputs, prepared.baseline_outputs, case)
         judge_outputs(rows, outputs, prepared.baseline_outputs, prepared.seeds)
@@ -237,6 +249,8 @@ class Runner:
                             notes=list(prepared.notes))
         if comparer is not None:
             result.intermediates = comparer.rows
+        if self.runs_dir is not None:
+            self.save_run(prepared, outputs, saved, result)
         result.program, result.program_file = describe_program(prepared.model), prepared.model.prog_file
         result.program_choice = choice_text(case.model, case.program, case.run_mode.run_mode,
                                             capabilities.installed_paddle()[1])
@@ -249,6 +263,35 @@ class Runner:
             else:
                 result.notes.append(int8_note(tally))
         return result
+
+    def run_store(self, case: Case) -> Optional[BaselineStore]:
+        """With --paddle-save-runs, a spill store for the candidate's selected tensors."""
+        selection = Selection(case.intermediates)
+        if self.runs_dir is None or not selection.active:
+            return None
+        return BaselineStore(self.spill_dir / "run", selection)
+
+    def save_run(self, prepared: Prepared, outputs, store: Optional[BaselineStore],
+                 result: CaseResult) -> None:
+        """The candidate's outputs and tensors, in the goldens' format, for paddle-infer-diff."""
+        from .goldens import environment, write_golden
+
+        case = prepared.case
+        device = self.baseline_device(case, "auto")
+        meta = {"role": "run", "run_mode": case.run_mode.label, "recipe": prepared.candidate_recipe,
+                "environment": environment(device),
+                "model": {"name": case.model.name, "kind": case.model.kind, "ref": case.model.ref},
+                "inputs": {"seed": case.seed, "digest": result.inputs_digest,
+                           "shapes": {n: list(a.shape) for n, a in prepared.inputs.items()}},
+                "program": {"format": prepared.model.format, "file": Path(prepared.model.prog_file).name},
+                "intermediates_selected": case.intermediates}
+        try:
+            path = write_golden(self.runs_dir, case.id, outputs, meta, store,
+                                self.baselines.policy.float16)
+            result.notes.append(f"run saved as {path}")
+        finally:
+            if store is not None:
+                store.remove()
 
     def localize(self, prepared: Prepared):
         """Walk the precision-tracing ladder for a failing case (see localize.py)."""
@@ -274,6 +317,16 @@ class Runner:
         """Remove this process's spilled baseline tensors."""
         shutil.rmtree(self.spill_dir, ignore_errors=True)
         self.baselines.close()
+
+
+def fan_out(*sinks):
+    """One hook sink that hands each tensor to every sink given (None: skipped)."""
+    live = [s for s in sinks if s is not None]
+
+    def sink(op_type, name, tensor):
+        for s in live:
+            s(op_type, name, tensor)
+    return sink
 
 
 SHARED_DIR = "shared-baselines"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Dict, Mapping, Optional, Tuple
 
 from ..modes.capabilities import installed_paddle
-from ..errors import ModelError
+from ..errors import ModelError, describe_exit, strip_ansi
 from ..files import atomic_write, file_lock
 from .inputs import InputSpec
 from .source import MANIFEST, PROGRAM_EXTENSIONS, ModelFiles, ModelSource, find_model_files
@@ -110,13 +110,25 @@ def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
     proc = subprocess.run([sys.executable, "-m", module, *args],
                           capture_output=True, text=True, env=env)
     if proc.returncode != 0:
-        raise ModelError(f"{what} failed:\n{_trim_child_error(proc.stderr)}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+        raise ModelError(child_failure(what, proc.returncode, proc.stderr))
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):  # the child exited 0 without its answer (os._exit(0))
+        raise ModelError(f"{what} failed: the child process exited without an answer"
+                         + (f"\n{_trim_child_error(proc.stderr)}" if proc.stderr.strip() else "")) from None
+
+
+def child_failure(what: str, returncode: int, stderr: str) -> str:
+    """``WHAT failed: the child process was killed by SIGSEGV`` (or ``exited with status 3``),
+    then the end of what it printed: never "failed:" with nothing after it."""
+    how = f"the child process {describe_exit(returncode)}"
+    tail = _trim_child_error(stderr)
+    return f"{what} failed: {how}" + (f"\n{tail}" if tail else "")
 
 
 def _trim_child_error(stderr: str) -> str:
     """Keep the end of a child's traceback: Paddle's own message and the user's source line."""
-    lines = [l for l in stderr.splitlines()
+    lines = [l for l in strip_ansi(stderr).splitlines()
              if l.strip() and "warnings.warn" not in l and "Warning:" not in l]
     for i, line in enumerate(lines):  # dy2static errors carry the user's code below this line
         if "In transformed code" in line:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Sequence
 
 from ..verdict.result import CaseResult
-from ..verdict.compare import TensorComparison
+from ..verdict.compare import TensorComparison, finite_text
 from ..files import atomic_write, safe_file_stem
 from .text import first_divergence
 
@@ -30,7 +30,9 @@ REPORT_SUFFIXES = (".xlsx", ".json", ".csv", ".png", ".html")  # what a run writ
 
 
 def _pair(actual: float, expected: float) -> str:
-    return f"{actual:.6f}({expected:.6f})"
+    if actual != actual and expected != expected:  # no finite value on either side
+        return "-"
+    return f"{finite_text(actual, '.6f')}({finite_text(expected, '.6f')})"
 
 
 def table(result: CaseResult) -> List[List[object]]:
@@ -54,7 +56,7 @@ def _row(c: TensorComparison, op_type: str, baseline_name: str, matched_by: str)
         None if unmatched else c.max_rel,
         "-" if unmatched else _pair(c.min_actual, c.min_expected),
         "-" if unmatched else _pair(c.max_actual, c.max_expected),
-        None if unmatched else c.cosine,
+        None if unmatched or c.cosine != c.cosine else c.cosine,  # NaN: no finite pair
         "" if c.worst_index is None else str(list(c.worst_index)),
         c.nan_actual, c.inf_actual, baseline_name, matched_by, c.atol, c.rtol,
         None if unmatched or c.std_expected != c.std_expected else c.std_expected,  # NaN: none
@@ -202,7 +204,8 @@ def write_index(directory: Path, outcomes: Mapping[str, Mapping[str, str]]) -> N
                               if (directory / f"{stem}.{ext}").exists()]
         else:
             entry["files"] = []
-            entry["reason"] = outcome.get("reason", "")
+            entry["reason"] = outcome.get("reason", "")  # the first line; "message": all of it
+            entry["message"] = outcome.get("message", entry["reason"])
         entry["status"] = outcome.get("status", "")
         cases.append(entry)
     atomic_write(directory / SUMMARY, json.dumps({"cases": cases}, indent=1))

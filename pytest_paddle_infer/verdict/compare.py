@@ -4,15 +4,27 @@ The figures follow the TensorRT precision-debug seed: mismatched elements are th
 ``numpy.isclose(actual, expected, rtol, atol)`` is false; Max Atol = max |a - e|;
 Max Rtol = max |a - e| / (|e| + 1e-7). Non-finite values in the candidate where the
 baseline is finite are mismatches of their own kind and are named as such.
+
+Beside them: SQNR = 10 log10(sum e^2 / sum (a - e)^2) in dB, relative L2 = ||a - e|| / ||e||,
+percentiles of |a - e|, and the smallest atol (at the given rtol) and smallest rtol (at the
+given atol) with which the element-wise check would pass. The relative error divides by the
+baseline, so where the baseline is near zero (|e| below NEAR_ZERO of the tensor's largest
+|e|) it says nothing: the row says when its Max Rtol comes from such an element, and gives
+the largest relative error over the other elements.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, List, Optional, Sequence, Tuple
 
+import math
+
 import numpy as np
 
 RTOL_EPSILON = 1e-7
+NEAR_ZERO = 1e-3  # |baseline| below this part of the tensor's largest |baseline|: near zero
+PERCENTILES = (50, 90, 99)
+PERCENTILE_SAMPLE = 1 << 22  # |a - e| values kept for percentiles: exact up to this many elements
 
 
 @dataclass
@@ -43,6 +55,24 @@ class TensorComparison:
     op_type: str = ""
     problems: List[str] = field(default_factory=list)
     vacuous: List[str] = field(default_factory=list)  # why a passing output cannot fail (vacuity.py)
+    # metrics beside atol/rtol/cosine (nan: nothing to compute) and their bounds (None: unset)
+    sqnr_db: float = float("nan")  # inf when the candidate equals the baseline
+    rel_l2: float = float("nan")
+    p50_abs: float = float("nan")
+    p90_abs: float = float("nan")
+    p99_abs: float = float("nan")
+    sqnr_min: Optional[float] = None
+    rel_l2_max: Optional[float] = None
+    p99_abs_max: Optional[float] = None
+    # the smallest atol (at this rtol) and rtol (at this atol) that pass every element;
+    # inf: none does (a new NaN/Inf; for rtol, an error where the baseline is exactly 0)
+    atol_needed: float = float("nan")
+    rtol_needed: float = float("nan")
+    max_rel_near_zero: bool = False  # Max Rtol is at a near-zero baseline element: not meaningful
+    max_rel_elsewhere: float = float("nan")  # the largest relative error away from near-zero baselines
+    # a task-aware comparison (task_compare.py): its kind, figures and settings; "" when element-wise
+    task: str = ""
+    task_figures: str = ""
 
     @property
     def shape_ok(self) -> bool:
@@ -60,7 +90,21 @@ class TensorComparison:
 
     @property
     def mismatched_text(self) -> str:
-        return f"{self.mismatched}/{self.total}" if self.shape_ok else "-"
+        return f"{self.mismatched}/{self.total}" if self.shape_ok or self.task else "-"
+
+    @property
+    def counted(self) -> bool:
+        """Whether mismatched/total say something: not for a shape mismatch that no task
+        comparison explains."""
+        return self.shape_ok or bool(self.task)
+
+    @property
+    def needed_text(self) -> str:
+        """``would pass with atol >= X (at rtol R) or rtol >= Y (at atol A)``."""
+        if math.isnan(self.atol_needed):
+            return ""
+        return (f"would pass with atol >= {needed(self.atol_needed)} (at rtol={self.rtol:g}) "
+                f"or rtol >= {needed(self.rtol_needed)} (at atol={self.atol:g})")
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -72,14 +116,43 @@ class TensorComparison:
 CHUNK = 1 << 20  # elements per step: float64 temporaries stay ~8 MB whatever the tensor size
 
 
+def needed(value: float) -> str:
+    """A needed tolerance as text, rounded up (3 significant digits) so that it passes."""
+    if math.isinf(value):
+        return "none (inf)"
+    return f"{ceil_significant(value, 3):.3g}"
+
+
+def ceil_significant(value: float, digits: int) -> float:
+    """``value`` rounded up to ``digits`` significant digits (0 stays 0)."""
+    if value <= 0 or not math.isfinite(value):
+        return value
+    scale = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
+    up = float(f"{math.ceil(value / scale) * scale:.{digits}g}")
+    return up if up >= value else float(f"{up + scale:.{digits}g}")  # never below value
+
+
+def compare_rule(name: str, actual: np.ndarray, expected: np.ndarray, rule, op_type: str = "",
+                 elementwise: bool = True) -> "TensorComparison":
+    """``compare_arrays`` under a tolerances.Rule: atol, rtol and every metric bound it sets."""
+    return compare_arrays(name, actual, expected, rule.atol, rule.rtol, rule.cosine_min, op_type,
+                          sqnr_min=rule.sqnr_min, rel_l2_max=rule.rel_l2_max,
+                          p99_abs_max=rule.p99_abs_max, elementwise=elementwise)
+
+
 def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: float = 1e-4,
                    rtol: float = 1e-4, cosine_min: Optional[float] = None,
-                   op_type: str = "") -> TensorComparison:
+                   op_type: str = "", sqnr_min: Optional[float] = None,
+                   rel_l2_max: Optional[float] = None, p99_abs_max: Optional[float] = None,
+                   elementwise: bool = True) -> TensorComparison:
+    """``elementwise=False``: the figures only, no verdict from atol/rtol (a task comparison
+    judges the output: task_compare.py); the metric bounds still apply."""
     actual = np.asarray(actual)
     expected = np.asarray(expected)
     row = TensorComparison(name, tuple(expected.shape), tuple(actual.shape), str(expected.dtype),
                            str(actual.dtype), float(atol), float(rtol), cosine_min=cosine_min,
-                           op_type=op_type)
+                           op_type=op_type, sqnr_min=sqnr_min, rel_l2_max=rel_l2_max,
+                           p99_abs_max=p99_abs_max)
     if expected.dtype.kind != actual.dtype.kind and not (
             expected.dtype.kind in "fc" and actual.dtype.kind in "fc"):
         row.problems.append(f"dtype: expected {expected.dtype}, got {actual.dtype}")
@@ -89,8 +162,8 @@ def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: fl
     row.total = int(actual.size)
     if actual.size == 0:
         return row
-    stats = _Stats()
     flat_a, flat_e = actual.reshape(-1), expected.reshape(-1)
+    stats = _Stats(_largest_abs(flat_e), flat_a.size)
     for start in range(0, flat_a.size, CHUNK):
         stats.add(flat_a[start:start + CHUNK].astype(np.float64),
                   flat_e[start:start + CHUNK].astype(np.float64), start, atol, rtol)
@@ -102,17 +175,47 @@ def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: fl
         row.problems.append(
             f"non-finite: {row.nan_actual} NaN and {row.inf_actual} Inf in the candidate, "
             f"{row.new_nonfinite} where the baseline is finite")
-    if row.mismatched:
-        row.problems.append(f"{row.mismatched}/{row.total} elements outside atol={atol:g} rtol={rtol:g}")
-    if cosine_min is not None and not (row.cosine >= cosine_min):
-        row.problems.append(f"cosine {row.cosine:.6f} below cosine_min {cosine_min:g}")
+    if row.mismatched and elementwise:
+        row.problems.append(f"{row.mismatched}/{row.total} elements outside atol={atol:g} "
+                            f"rtol={rtol:g} ({row.needed_text})")
+    check_bounds(row)
     return row
+
+
+def check_bounds(row: TensorComparison) -> None:
+    """The metric bounds a rule sets (cosine_min, sqnr_min, rel_l2_max, p99_abs_max)."""
+    if row.cosine_min is not None and not (row.cosine >= row.cosine_min):
+        row.problems.append(f"cosine {row.cosine:.6f} below cosine_min {row.cosine_min:g}")
+    if row.sqnr_min is not None and not (row.sqnr_db >= row.sqnr_min):
+        row.problems.append(f"SQNR {row.sqnr_db:.4g} dB below sqnr_min {row.sqnr_min:g}")
+    if row.rel_l2_max is not None and not (row.rel_l2 <= row.rel_l2_max):
+        row.problems.append(f"relative L2 {row.rel_l2:.4g} above rel_l2_max {row.rel_l2_max:g}")
+    if row.p99_abs_max is not None and not (row.p99_abs <= row.p99_abs_max):
+        row.problems.append(f"99th percentile of |error| {row.p99_abs:.4g} above p99_abs_max "
+                            f"{row.p99_abs_max:g}")
+
+
+def _largest_abs(flat: np.ndarray) -> float:
+    """The largest finite |value|, in chunks: the scale that near-zero is measured against."""
+    largest = 0.0
+    for start in range(0, flat.size, CHUNK):
+        part = np.abs(flat[start:start + CHUNK].astype(np.float64))
+        part = part[np.isfinite(part)]
+        if part.size:
+            largest = max(largest, float(part.max()))
+    return largest
 
 
 class _Stats:
     """Running figures over chunks of a flattened pair of tensors."""
 
-    def __init__(self):
+    def __init__(self, largest_abs: float = 0.0, size: int = 0):
+        self.near_zero = NEAR_ZERO * largest_abs
+        self.stride = max(1, -(-size // PERCENTILE_SAMPLE))  # every stride-th |a - e| is kept
+        self.samples: List[np.ndarray] = []
+        self.err2 = 0.0  # sum of squared errors (both finite)
+        self.atol_needed = self.rtol_needed = 0.0
+        self.max_rel_elsewhere = 0.0
         self.mismatched = self.nan_a = self.inf_a = self.new_nonfinite = 0
         self.base_nan = self.base_inf = 0
         self.max_abs = self.max_rel = 0.0
@@ -146,7 +249,10 @@ class _Stats:
         self.base_nan += int(np.isnan(e).sum())
         self.base_inf += int(np.isinf(e).sum())
         self.new_nonfinite += int((~finite_a & finite_e).sum())
-        self.mismatched += int(a.size - np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True).sum())
+        close = np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
+        self.mismatched += int(a.size - close.sum())
+        if not close[~(finite_a & finite_e)].all():  # a NaN/Inf no tolerance accepts
+            self.atol_needed = self.rtol_needed = math.inf
         if finite_a.any():
             self.min_a = min(self.min_a, float(a[finite_a].min()))
             self.max_a = max(self.max_a, float(a[finite_a].max()))
@@ -160,8 +266,21 @@ class _Stats:
         self.any_finite = True
         a0, e0 = np.where(both, a, 0.0), np.where(both, e, 0.0)
         diff = np.abs(a0 - e0)
+        abs_e = np.abs(e0)
         self.max_abs = max(self.max_abs, float(diff.max()))
-        self.max_rel = max(self.max_rel, float((diff / (np.abs(e0) + RTOL_EPSILON)).max()))
+        rel = diff / (abs_e + RTOL_EPSILON)
+        self.max_rel = max(self.max_rel, float(rel.max()))
+        away = both & (abs_e >= self.near_zero)
+        if away.any():
+            self.max_rel_elsewhere = max(self.max_rel_elsewhere, float(rel[away].max()))
+        self.err2 += float(np.dot(diff, diff))
+        self.atol_needed = max(self.atol_needed, float((diff - rtol * abs_e).max()))
+        over = diff > atol  # the rtol that lets these pass at this atol
+        if over.any():
+            with np.errstate(divide="ignore"):
+                self.rtol_needed = max(self.rtol_needed, float(((diff[over] - atol) / abs_e[over]).max()))
+        first = (-offset) % self.stride  # the same sample whatever the chunking
+        self.samples.append(diff[first::self.stride][both[first::self.stride]].astype(np.float32))
         # the element furthest outside its tolerance (or closest to leaving it)
         excess = np.where(both, diff - (atol + rtol * np.abs(e0)), -np.inf)
         i = int(np.argmax(excess))
@@ -182,6 +301,18 @@ class _Stats:
             row.mean_abs_expected = self.abs_e / self.count_e
         if self.any_finite:
             row.max_abs, row.max_rel = self.max_abs, self.max_rel
+            row.atol_needed, row.rtol_needed = max(self.atol_needed, 0.0), self.rtol_needed
+            row.max_rel_elsewhere = self.max_rel_elsewhere
+            row.max_rel_near_zero = self.max_rel > self.max_rel_elsewhere
+            signal = self.norm_e  # sum e^2
+            row.sqnr_db = (math.inf if self.err2 == 0.0 else
+                           -math.inf if signal == 0.0 else 10.0 * math.log10(signal / self.err2))
+            row.rel_l2 = (0.0 if self.err2 == 0.0 else math.inf if signal == 0.0
+                          else (self.err2 / signal) ** 0.5)
+            sample = np.concatenate(self.samples) if self.samples else np.zeros(0, np.float32)
+            if sample.size:
+                row.p50_abs, row.p90_abs, row.p99_abs = (
+                    float(v) for v in np.percentile(sample.astype(np.float64), PERCENTILES))
             row.worst_index = tuple(int(i) for i in np.unravel_index(self.worst_flat, shape))
             na, ne = self.norm_a ** 0.5, self.norm_e ** 0.5
             row.cosine = 1.0 if na == ne == 0.0 else (0.0 if na == 0.0 or ne == 0.0
@@ -189,22 +320,48 @@ class _Stats:
 
 
 TABLE_COLUMNS = ("Tensor", "Shape", "Mismatched", "Max Atol", "Max Rtol",
-                 "Min Val(base)", "Max Val(base)", "Cosine", "Result")
+                 "Min Val(base)", "Max Val(base)", "Cosine", "SQNR dB", "Rel L2", "P99 Abs", "Result")
+NEAR_ZERO_MARK = "*"  # after a Max Rtol found at a near-zero baseline element
+NEAR_ZERO_NOTE = (f"{NEAR_ZERO_MARK} Max Rtol at a near-zero baseline value (|base| < {NEAR_ZERO:g} x "
+                  f"the tensor's largest |base|): not meaningful there; ")
+
+
+def finite_text(value: float, spec: str = ".6g") -> str:
+    """A figure of the finite values, or ``-`` when there was none (an all-Inf or all-NaN
+    tensor): never ``nan``, which reads as if the tensor held NaN."""
+    return "-" if value != value else format(value, spec)
 
 
 def _pair(actual: float, expected: float) -> str:
-    return f"{actual:.6g}({expected:.6g})"
+    if actual != actual and expected != expected:
+        return "-"
+    return f"{finite_text(actual)}({finite_text(expected)})"
+
+
+def max_rel_text(r: TensorComparison) -> str:
+    return f"{r.max_rel:.6g}{NEAR_ZERO_MARK if r.max_rel_near_zero else ''}"
 
 
 def table_rows(rows: Iterable[TensorComparison]) -> List[Tuple[str, ...]]:
     out = []
     for r in rows:
         out.append((
-            r.name, r.shape_text, r.mismatched_text, f"{r.max_abs:.6g}", f"{r.max_rel:.6g}",
+            r.name, r.shape_text, r.mismatched_text, f"{r.max_abs:.6g}", max_rel_text(r),
             _pair(r.min_actual, r.min_expected), _pair(r.max_actual, r.max_expected),
-            f"{r.cosine:.6f}", "ok" if r.passed else "FAIL: " + "; ".join(r.problems),
+            finite_text(r.cosine, ".6f"), finite_text(r.sqnr_db, ".4g"), finite_text(r.rel_l2, ".3g"),
+            finite_text(r.p99_abs, ".3g"), "ok" if r.passed else "FAIL: " + "; ".join(r.problems),
         ))
     return out
+
+
+def near_zero_notes(rows: Iterable[TensorComparison]) -> List[str]:
+    """A line naming the rows whose Max Rtol comes from a near-zero baseline, with their
+    largest relative error elsewhere."""
+    marked = [r for r in rows if r.max_rel_near_zero]
+    if not marked:
+        return []
+    return [NEAR_ZERO_NOTE + "elsewhere max rtol " + ", ".join(
+        f"{r.name} {r.max_rel_elsewhere:.6g}" for r in marked)]
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -214,7 +371,11 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def comparison_table(rows: Sequence[TensorComparison]) -> str:
-    return format_table(TABLE_COLUMNS, table_rows(rows))
+    """The per-tensor table, then what a marked Max Rtol means and the task comparisons'
+    figures (task_compare.py)."""
+    lines = [format_table(TABLE_COLUMNS, table_rows(rows))] + near_zero_notes(rows)
+    lines += [f"{r.name}: compare {r.task}: {r.task_figures}" for r in rows if r.task]
+    return "\n".join(lines)
 
 
 def assert_tensors_close(actual, expected, atol: float = 1e-4, rtol: float = 1e-4,

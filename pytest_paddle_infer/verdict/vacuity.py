@@ -22,7 +22,7 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .compare import CHUNK, TensorComparison, compare_arrays
+from .compare import CHUNK, TensorComparison, compare_arrays, finite_text
 from .outputs import pair_outputs
 
 SPREAD_FACTOR = 1.0  # std of the baseline within this many tolerances: flagged
@@ -106,7 +106,9 @@ def range_text(row: TensorComparison) -> str:
     """``min .. max, std`` of the baseline, for properties and the summary."""
     if row.total == 0:
         return "empty"
-    return f"min {row.min_expected:.6g} max {row.max_expected:.6g} std {row.std_expected:.6g}"
+    # "-": no finite value (an all-Inf output), not a NaN
+    return (f"min {finite_text(row.min_expected)} max {finite_text(row.max_expected)} "
+            f"std {finite_text(row.std_expected)}")
 
 
 def mark_strict(rows: Sequence[TensorComparison]) -> None:
