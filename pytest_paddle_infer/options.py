@@ -84,6 +84,14 @@ OPTIONS: Tuple[Option, ...] = (
            "record each case's baseline outputs with their metadata (Paddle version and commit, "
            "device, CUDA/cuDNN/TensorRT, seed, inputs digest, tolerances) in this directory, "
            "one file per case. Default: none"),
+    Option("--paddle-goldens-float16", "paddle_goldens_float16",
+           "store the intermediate tensors of goldens and saved runs as float16 (half the "
+           "size; values round to about 1e-3 relative; outputs are kept as computed). "
+           "Default: off", switch=True),
+    Option("--paddle-save-runs", "paddle_save_runs",
+           "record each case's candidate run (outputs and the --paddle-intermediates tensors, "
+           "in the goldens' format) in this directory, for offline diffs with "
+           "paddle-infer-diff. Default: none"),
     Option("--paddle-update-goldens", "paddle_update_goldens",
            "rewrite the goldens that cases with baseline golden:DIR compare against, from the "
            "live baseline each golden was recorded with (auto for new ones). Default: off",
@@ -145,6 +153,8 @@ class Settings:
     device: DeviceChoice = AUTO  # --paddle-device: the GPU of GPU run modes, per xdist worker
     save_goldens: Optional[Path] = None  # --paddle-save-goldens DIR
     update_goldens: bool = False  # --paddle-update-goldens
+    goldens_float16: bool = False  # --paddle-goldens-float16: intermediates stored as float16
+    save_runs: Optional[Path] = None  # --paddle-save-runs DIR: candidates' runs recorded here
     timeout: float = DEFAULT_TIMEOUT  # --paddle-timeout: seconds per executor request
     executor: str = "child"  # --paddle-executor: child | inline
     program: str = "default"  # --paddle-program: default | legacy (models/program.py)
@@ -230,6 +240,8 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
         device=parse_device(get("paddle_device")),
         save_goldens=save_goldens,
         update_goldens=update_goldens,
+        goldens_float16=bool(get("paddle_goldens_float16")),
+        save_runs=Path(get("paddle_save_runs")).expanduser().resolve() if get("paddle_save_runs") else None,
         timeout=_timeout(opts["paddle_timeout"], get("paddle_timeout")),
         executor=_choice(opts["paddle_executor"], get("paddle_executor") or "child", EXECUTORS),
         program=_program(opts["paddle_program"], get("paddle_program"), models),

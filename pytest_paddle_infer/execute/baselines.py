@@ -128,7 +128,8 @@ class Baselines:
         if kind != GOLDEN:
             result = self._live(kind, case, model, inputs, digest, device_of, predictor_baseline)
             if self.policy.save_dir is not None:
-                path = self._record(self.policy.save_dir, kind, result, case, inputs, digest, device_of)
+                path = self._record(self.policy.save_dir, kind, result, case, model, inputs, digest,
+                                    device_of)
                 result = replace(result, text=f"{result.text}\n(recorded as golden {path})")
             return result
         directory = golden_dir(case.baseline)
@@ -140,7 +141,7 @@ class Baselines:
             return self._from_golden(case, directory, digest, device_of)
         live = self._recorded_kind(directory, case.id)
         result = self._live(live, case, model, inputs, digest, device_of, predictor_baseline)
-        path = self._record(directory, live, result, case, inputs, digest, device_of)
+        path = self._record(directory, live, result, case, model, inputs, digest, device_of)
         return replace(result, text=f"{result.text}\n(golden {path} rewritten by --paddle-update-goldens)")
 
     # -- the kinds ---------------------------------------------------------------------------
@@ -212,12 +213,24 @@ class Baselines:
 
     def _from_golden(self, case: "Case", directory: Path, digest: str,
                      device_of: Callable[[str], str]) -> BaselineOutputs:
-        golden = read_golden(directory, case.id)
+        golden = read_golden(directory, case.id, digest)
         current = environment(device_of("auto"))
         mismatch = input_mismatch(golden.meta, case.seed, digest)
         if mismatch:
             raise GoldenError(f"{mismatch}\n{describe(golden, current)}")
-        return BaselineOutputs(golden.outputs, describe(golden, current))
+        text = describe(golden, current)
+        if golden.meta.get("case_id") != case.id:
+            text += (f"\n  recorded for case {golden.meta.get('case_id')} (same model, shapes and "
+                     f"inputs; this case has no golden of its own)")
+        store = None
+        if case.intermediates != "none":
+            store = golden_store(golden)
+            if store is None:
+                text += ("\n  (the golden holds no intermediate tensors: record it with "
+                         "--paddle-intermediates to compare them)")
+            else:
+                text += f"\n  intermediates: {len(store.records)} tensors recorded in the golden"
+        return BaselineOutputs(golden.outputs, text, store)
 
     @staticmethod
     def _recorded_kind(directory: Path, case_id: str) -> str:
@@ -229,7 +242,7 @@ class Baselines:
             return "auto"
 
     def _record(self, directory: Path, kind: str, result: BaselineOutputs, case: "Case",
-                inputs, digest: str, device_of: Callable[[str], str]) -> Path:
+                model: "ModelFiles", inputs, digest: str, device_of: Callable[[str], str]) -> Path:
         source = case.model
         meta = {
             "baseline": kind,
@@ -241,11 +254,22 @@ class Baselines:
             "inputs": {"seed": case.seed, "digest": digest,
                        "shapes": {n: list(a.shape) for n, a in inputs.items()}},
             "tolerances": {n: case.tolerances.for_tensor(n).describe() for n in result.outputs},
+            "program": {"format": model.format, "file": Path(model.prog_file).name},
+            "intermediates_selected": case.intermediates,
         }
-        return write_golden(directory, case.id, result.outputs, meta)
+        return write_golden(directory, case.id, result.outputs, meta, result.store,
+                            self.policy.float16)
 
     def close(self) -> None:
         shutil.rmtree(self.work_dir, ignore_errors=True)
+
+
+def golden_store(golden):
+    """The golden's intermediate tensors as a baseline store (None when it holds none). A
+    golden recorded from another program format still pairs by structure and values."""
+    from .saved_tensors import saved_tensors
+
+    return saved_tensors(golden.path, golden.meta)
 
 
 def exported_weights(model: "ModelFiles") -> str:

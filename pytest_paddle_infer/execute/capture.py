@@ -165,7 +165,10 @@ class CandidateComparer:
     def __call__(self, op_type: str, name: str, tensor) -> None:
         if not self.selection.wants(name, op_type):
             return
-        array = plain_numpy(tensor)
+        self.add(op_type, name, plain_numpy(tensor))
+
+    def add(self, op_type: str, name: str, array: np.ndarray) -> None:
+        """Pair one candidate tensor (live, or read from a saved run) and keep its row."""
         label = op_label(op_type)
         record, how = self.aligner.match(name, tuple(array.shape), str(array.dtype), fingerprint(array))
         # tolerances name the model's tensors: a tensor a pass renamed takes its partner's rules

@@ -26,8 +26,10 @@ def make_runner(init: dict):
     from .goldens import GoldenPolicy
 
     shared = init.get("shared_dir")
+    runs = init.get("save_runs")
     return Runner(Path(init["cache_dir"]), init["device"],
-                  GoldenPolicy(init["save_goldens"], init["update_goldens"]),
+                  GoldenPolicy(init["save_goldens"], init["update_goldens"],
+                               bool(init.get("goldens_float16")), Path(runs) if runs else None),
                   Path(shared) if shared else None)
 
 
@@ -80,6 +82,8 @@ class CasePath:
         self.settings = settings
         init = {"cache_dir": str(settings.cache_dir), "device": settings.device,
                 "save_goldens": settings.save_goldens, "update_goldens": settings.update_goldens,
+                "goldens_float16": settings.goldens_float16,
+                "save_runs": str(settings.save_runs) if settings.save_runs else None,
                 "shared_dir": str(shared_dir) if shared_dir else None}
         if settings.executor == "inline":
             self.executor = InlineExecutor(init)

@@ -1,12 +1,16 @@
 """Golden outputs: a case's baseline outputs recorded to disk with how they were made, so a
 later run (another machine, another Paddle, no GPU) compares against them.
 
-One file per case, ``DIR/<case id as a shell-safe name>.npz``: the outputs as ``o0, o1,
-...`` and ``__meta__``, a JSON text with the output names and the metadata below. Each file
-is written to a temporary name and renamed into place, so xdist workers (each writing its
-own cases) and interrupted runs never leave a partial golden. Goldens recorded under the
-earlier names (``[`` and ``]`` kept) are still read. Reading needs numpy; nothing here
-imports paddle except ``environment()``.
+One file per case, ``DIR/<case id as a shell-safe name>.npz``, deflate-compressed: the
+outputs as ``o0, o1, ...``, with ``--paddle-intermediates`` the selected intermediate tensors
+as ``t00000, ...`` in execution order (``saved_tensors.py``), and ``__meta__``, a JSON text
+with the output names, the tensors' names, op types, shapes and dtypes, the program format
+and the metadata below. Each file is written to a temporary name and renamed into place, so
+xdist workers (each writing its own cases) and interrupted runs never leave a partial golden.
+Goldens recorded under the earlier names (``[`` and ``]`` kept) are still read. A case with
+no golden of its own compares with the golden of another run mode of the same model and
+shapes recorded from the same inputs: a baseline does not depend on the mode checked
+against it. Reading needs numpy; nothing here imports paddle except ``environment()``.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from ..files import ArrayFileError, atomic_write, load_error_text, open_array_fi
 if TYPE_CHECKING:
     import numpy as np
 
-FORMAT = 1
+FORMAT = 2  # 2: compressed, with intermediate tensors
 META = "__meta__"
 SUFFIX = ".npz"
 # metadata keys that describe the software that produced a golden, shown when they differ
@@ -42,6 +46,8 @@ class GoldenPolicy:
 
     save_dir: Optional[Path] = None  # --paddle-save-goldens: record live baselines here
     update: bool = False  # --paddle-update-goldens: rewrite the goldens cases compare against
+    float16: bool = False  # --paddle-goldens-float16: intermediates stored as float16
+    runs_dir: Optional[Path] = None  # --paddle-save-runs: record each candidate's run here
 
 
 @dataclass
@@ -49,6 +55,10 @@ class Golden:
     path: Path
     outputs: "OrderedDict[str, np.ndarray]"
     meta: dict
+
+    @property
+    def tensor_count(self) -> int:
+        return len(self.meta.get("intermediates") or ())
 
 
 def file_name(case_id: str) -> str:
@@ -87,6 +97,9 @@ def environment(device: str) -> Dict[str, str]:
     paddle = import_paddle()
     caps = detect()
     env = {"paddle": f"{caps.distribution} {caps.version}", "commit": caps.commit, "device": device}
+    from ..host import cpu_description
+
+    env.update(cpu_description())
     cuda = str(paddle.version.cuda())
     if cuda not in ("False", "", "None"):
         env["cuda"] = cuda
@@ -97,19 +110,18 @@ def environment(device: str) -> Dict[str, str]:
 
 
 def write_golden(directory: Path, case_id: str, outputs: Mapping[str, "np.ndarray"],
-                 meta: Mapping[str, object]) -> Path:
-    """Write one case's golden atomically; returns its path."""
-    import numpy as np
+                 meta: Mapping[str, object], store=None, float16: bool = False) -> Path:
+    """Write one case's golden atomically, with the intermediate tensors of ``store`` (a
+    spilled baseline store) when given; returns its path."""
+    from .saved_tensors import store_entries, write_archive
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = golden_path(directory, case_id)
     full = dict(meta, format=FORMAT, case_id=case_id, outputs=list(outputs),
                 recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-    arrays = {f"o{i}": np.asarray(a) for i, a in enumerate(outputs.values())}
-    arrays[META] = np.array(json.dumps(full, sort_keys=True))
-    # a file object: np.savez would append ".npz" to a name
-    atomic_write(path, lambda f: np.savez(f, **arrays), durable=True)
+    atomic_write(path, lambda f: write_archive(f, outputs, store_entries(store), full, float16),
+                 durable=True)
     legacy = directory / legacy_file_name(case_id)
     if legacy != path and legacy.is_file():  # rewritten: the old name must not be counted twice
         legacy.unlink()
@@ -121,15 +133,48 @@ def read_meta(path: Path) -> dict:
         return json.loads(str(data[META]))
 
 
-def read_golden(directory: Path, case_id: str) -> Golden:
-    """The golden of ``case_id``; a GoldenError that says how to record it when missing."""
+def case_family(case_id: str) -> str:
+    """``tiny_cnn[1x3x32x32-`` of ``tiny_cnn[1x3x32x32-cpu_fp32]``: the model and shapes,
+    whose baseline every run mode shares ("" for an id of another form)."""
+    head, bracket, rest = case_id.partition("[")
+    return f"{head}[{rest.split('-', 1)[0]}-" if bracket and "-" in rest else ""
+
+
+def _metas(directory: Path):
+    """(path, metadata) of every readable golden in ``directory``, by name."""
+    directory = Path(directory)
+    for path in sorted(directory.glob("*" + SUFFIX)) if directory.is_dir() else ():
+        try:
+            yield path, read_meta(path)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+
+
+def read_golden(directory: Path, case_id: str, digest: Optional[str] = None) -> Golden:
+    """The golden of ``case_id``, else one of another run mode of the same model and shapes
+    recorded from the inputs of ``digest`` (when given); a GoldenError that says how to record
+    it when there is none."""
     path = find_golden(directory, case_id)
     if not path.is_file():
+        family = case_family(case_id)
+        sibling = next((p for p, m in _metas(directory) if family
+                        and str(m.get("case_id", "")).startswith(family)
+                        and (digest is None or m.get("inputs", {}).get("digest") == digest)), None)
+        if sibling is not None:
+            return load_golden(sibling)
         raise GoldenError(
             f"no golden for {case_id} in {directory} (expected {path.name}). Record it on the "
             f"machine whose outputs are the reference: with --paddle-save-goldens={directory} and "
             f"a live --paddle-baseline (auto, cpu, gpu, dygraph or static), or with "
             f"--paddle-update-goldens, which computes missing goldens with the auto baseline")
+    golden = load_golden(path)
+    if golden.meta.get("case_id") != case_id:
+        raise GoldenError(f"golden {path} belongs to case {golden.meta.get('case_id')!r}, not {case_id!r}")
+    return golden
+
+
+def load_golden(path: Path) -> Golden:
+    """A golden (or saved run) file's outputs and metadata; a GoldenError when unreadable."""
     try:
         with open_array_file(path) as data:
             meta = json.loads(str(data[META]))
@@ -141,8 +186,6 @@ def read_golden(directory: Path, case_id: str) -> Golden:
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise GoldenError(f"golden {path} cannot be read ({load_error_text(e)}); "
                           f"rewrite it with --paddle-update-goldens") from None
-    if meta.get("case_id") != case_id:
-        raise GoldenError(f"golden {path} belongs to case {meta.get('case_id')!r}, not {case_id!r}")
     return Golden(path, outputs, meta)
 
 
@@ -185,6 +228,8 @@ def describe(golden: Golden, current: Mapping[str, str]) -> str:
         f"{tolerance_text(meta.get('tolerances', {}))}",
     ]
     changed = differences(meta, current)
+    # the CPU's model and kernel flags, where the golden recorded them (older ones did not)
+    changed += differences(meta, current, [k for k in ("cpu", "cpu_flags") if k in env])
     if changed:
         lines.append(f"  differs from this run: {'; '.join(changed)}")
     return "\n".join(lines)

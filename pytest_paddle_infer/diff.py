@@ -1,0 +1,183 @@
+"""Compare two saved runs offline, tensor by tensor: goldens (``--paddle-save-goldens``) or
+candidate runs (``--paddle-save-runs``), recorded on any machine, with their intermediates
+(``--paddle-intermediates``). A is the reference, B is compared with it, as a case's
+candidate is with its baseline: the same pairing (by name, else by structure and values),
+the same figures, the same per-tensor table and report files.
+
+    paddle-infer-diff A.npz B.npz [--atol 1e-4] [--rtol 1e-4] [--report DIR]
+    python -m pytest_paddle_infer.diff A B        (A and B: two files, or two directories
+                                                   whose files of the same name are paired)
+
+Exit status: 0 when every tensor is within tolerance, 1 when one is not, 2 on a usage error
+(unreadable file, other inputs, nothing to pair). Nothing here imports paddle.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+PROG = "paddle-infer-diff"
+
+
+class DiffError(Exception):
+    """Two saved runs that cannot be compared; the message says why."""
+
+
+def _rule(atol: float, rtol: float):
+    from .verdict.tolerances import Rule
+
+    return Rule(atol=atol, rtol=rtol)
+
+
+def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
+               tensors: str = "all"):
+    """The CaseResult of B against A: intermediates in B's execution order, then outputs."""
+    from .cases.tensor_selection import Selection
+    from .execute.capture import CandidateComparer
+    from .execute.goldens import GoldenError, load_golden
+    from .execute.saved_tensors import saved_tensors
+    from .verdict.compare import TensorComparison, compare_arrays
+    from .verdict.outputs import pair_outputs
+    from .verdict.result import CaseResult
+
+    try:
+        ref, run = load_golden(a), load_golden(b)
+    except GoldenError as e:
+        raise DiffError(str(e)) from None
+    ref_digest = ref.meta.get("inputs", {}).get("digest")
+    run_digest = run.meta.get("inputs", {}).get("digest")
+    if ref_digest != run_digest:
+        raise DiffError(f"{a} and {b} were recorded from other inputs (digest {ref_digest} and "
+                        f"{run_digest}): no comparison of them means anything")
+    rule = _rule(atol, rtol)
+    result = CaseResult(str(run.meta.get("case_id", b.name)), [], describe_saved(ref),
+                        describe_saved(run), str(run_digest))
+    ref_store, run_store = saved_tensors(a, ref.meta), saved_tensors(b, run.meta)
+    try:
+        if ref_store is not None and run_store is not None:
+            comparer = CandidateComparer(ref_store, Selection(tensors), lambda name: rule,
+                                         lambda name, op: True)
+            for record in run_store.records:
+                if comparer.selection.wants(record.name, record.op_type):
+                    comparer.add(record.op_type, record.name, run_store.load(record))
+            result.intermediates = comparer.rows
+        elif ref_store is not None or run_store is not None:
+            missing = b if run_store is None else a
+            result.notes.append(f"{missing} holds no intermediate tensors: outputs compared only")
+    finally:
+        for store in (ref_store, run_store):
+            if store is not None:
+                store.remove()
+    for _, name, actual, expected in pair_outputs(run.outputs, ref.outputs):
+        if actual is None or expected is None:
+            row = TensorComparison(name, () if expected is None else expected.shape,
+                                   () if actual is None else actual.shape, "", "", atol, rtol)
+            row.problems.append(f"missing from {b.name}" if actual is None else f"missing from {a.name}")
+        else:
+            row = compare_arrays(name, actual, expected, atol, rtol)
+        result.rows.append(row)
+    program_a, program_b = ref.meta.get("program"), run.meta.get("program")
+    if program_a:
+        result.program = f"{program_a.get('format')} {program_a.get('file')}"
+    if program_a != program_b:
+        result.notes.append(f"program formats differ: {program_a} and {program_b}; tensors "
+                            f"pair by structure and values where names differ")
+    return result
+
+
+def describe_saved(golden) -> str:
+    """One line: what a saved run is, when, by what, on what."""
+    meta = golden.meta
+    env = meta.get("environment", {})
+    role = ("run of " + str(meta.get("run_mode")) if meta.get("role") == "run"
+            else f"baseline {meta.get('baseline', '?')} (golden)")
+    program = meta.get("program") or {}
+    parts = [f"{golden.path}: {meta.get('case_id', '?')}, {role}",
+             f"recorded {meta.get('recorded_at', '?')} by {env.get('paddle', '?')}"
+             + (f" (commit {str(env['commit'])[:10]})" if env.get("commit") else "")
+             + f" on {env.get('device', '?')}" + (f", {env['cpu']}" if env.get("cpu") else ""),
+             f"program {program.get('format', '?')} {program.get('file', '?')}",
+             f"{golden.tensor_count} intermediate tensors"]
+    return "; ".join(parts)
+
+
+def environment_changes(a: Path, b: Path) -> List[str]:
+    from .execute.goldens import load_golden
+
+    ea = load_golden(a).meta.get("environment", {})
+    eb = load_golden(b).meta.get("environment", {})
+    return [f"{k}: {ea.get(k, '-')} -> {eb.get(k, '-')}" for k in sorted(set(ea) | set(eb))
+            if ea.get(k) != eb.get(k)]
+
+
+def tensor_table(result) -> str:
+    """Every tensor compared, in execution order, then the outputs: the per-tensor table."""
+    from .verdict.compare import TABLE_COLUMNS, format_table, table_rows
+
+    rows = [(str(r.index), r.comparison.op_type or "-") + tuple(table_rows([r.comparison])[0])
+            for r in result.intermediates]
+    rows += [("-", "(output)") + tuple(table_rows([c])[0]) for c in result.rows]
+    return format_table(("#", "Operator Type") + tuple(TABLE_COLUMNS), rows)
+
+
+def report_text(result, a: Path, b: Path) -> str:
+    from .report.text import divergence_lines
+
+    failing = [c for c in result.rows if not c.passed]
+    verdict = ("within tolerance" if not result.divergent and not failing else
+               f"{len(result.divergent)} intermediate tensors and {len(failing)} outputs outside tolerance")
+    lines = [f"A: {result.baseline}", f"B: {result.recipe}"]
+    changes = environment_changes(a, b)
+    lines += [f"environment differs: {'; '.join(changes)}"] if changes else ["environment: the same"]
+    lines += [f"inputs digest: {result.inputs_digest}", f"B against A: {verdict}"]
+    lines += divergence_lines(result) + [f"note: {n}" for n in result.notes]
+    return "\n".join(lines + ["", tensor_table(result)])
+
+
+def pairs(a: Path, b: Path) -> List[Tuple[Path, Path]]:
+    """Two files, or the files of the same name in two directories."""
+    if a.is_dir() and b.is_dir():
+        names = sorted({p.name for p in a.glob("*.npz")} & {p.name for p in b.glob("*.npz")})
+        if not names:
+            raise DiffError(f"{a} and {b} hold no saved runs of the same name (*.npz)")
+        return [(a / n, b / n) for n in names]
+    for p in (a, b):
+        if not p.is_file():
+            raise DiffError(f"{p}: no such file (give two saved runs, or two directories of them)")
+    return [(a, b)]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog=PROG, description=(
+        "Compare two saved runs (goldens or --paddle-save-runs files) tensor by tensor: B "
+        "against A, as a candidate against its baseline; names the first divergent tensor."))
+    parser.add_argument("a", type=Path, help="the reference: a saved run (.npz) or a directory of them")
+    parser.add_argument("b", type=Path, help="the run compared with it: a file or a directory")
+    parser.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance (default 1e-4)")
+    parser.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default 1e-4)")
+    parser.add_argument("--tensors", default="all",
+                        help="intermediates to compare: all, or globs over names and op types")
+    parser.add_argument("--report", type=Path, default=None,
+                        help="write the per-tensor xlsx/json/csv/png and index.html here")
+    args = parser.parse_args(argv)
+    worst = 0
+    try:
+        for a, b in pairs(args.a, args.b):
+            result = diff_files(a, b, args.atol, args.rtol, args.tensors)
+            print(report_text(result, a, b))
+            if args.report is not None:
+                from .report.case_files import write_case
+
+                written = write_case(args.report, result.case_id, result)
+                print(f"{PROG}: report: {', '.join(str(args.report / w) for w in written)}")
+            worst = max(worst, 0 if not result.divergent and result.passed else 1)
+    except DiffError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""Saved runs on disk: a run's outputs and its selected intermediate tensors in one
+compressed ``.npz``, written member by member (never more than one tensor in memory), and
+read back as a baseline store the aligner pairs a candidate's tensors with.
+
+Members: ``o0, o1, ...`` the outputs, ``t00000, t00001, ...`` the intermediates in execution
+order, ``__meta__`` a JSON text; ``meta["intermediates"]`` lists each tensor's index, name,
+op type, shape and dtype (the dtype it was computed in; ``stored`` says when it was stored
+as float16 to halve the file). ``numpy.load`` reads the file like any ``.npz``.
+"""
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+from .capture import Record, fingerprint
+
+META = "__meta__"
+FLOAT16_MAX = 65504.0  # beyond it float16 holds inf: such a tensor stays in its own dtype
+
+TensorSource = Iterable[Tuple[dict, Callable[[], np.ndarray]]]  # (entry, load) per tensor
+
+
+def tensor_key(index: int) -> str:
+    return f"t{index:05d}"
+
+
+def store_entries(store) -> TensorSource:
+    """A spilled baseline store's tensors (capture.BaselineStore), in execution order."""
+    for r in getattr(store, "records", ()):
+        entry = {"index": r.index, "name": r.name, "op_type": r.op_type, "shape": list(r.shape),
+                 "dtype": r.dtype}
+        yield entry, (lambda r=r: store.load(r))
+
+
+def write_archive(f, outputs: Mapping[str, np.ndarray], tensors: TensorSource,
+                  meta: Mapping[str, object], float16: bool = False) -> None:
+    """Write the ``.npz`` into the binary file object ``f`` (deflate-compressed)."""
+    entries: List[dict] = []
+    with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
+        for i, array in enumerate(outputs.values()):  # outputs decide the verdict: as computed
+            _member(zf, f"o{i}", np.asarray(array))
+        for entry, load in tensors:
+            array = np.asarray(load())
+            entry = dict(entry)
+            if float16 and _fits_float16(array):
+                array = array.astype(np.float16)
+                entry["stored"] = "float16"
+            _member(zf, tensor_key(entry["index"]), array)
+            entries.append(entry)
+            del array
+        full = dict(meta, intermediates=entries, tensor_store="float16" if float16 else "as computed")
+        with zf.open(META + ".npy", "w") as member:
+            np.lib.format.write_array(member, np.array(json.dumps(full, sort_keys=True)))
+
+
+def _member(zf: zipfile.ZipFile, key: str, array: np.ndarray) -> None:
+    with zf.open(key + ".npy", "w", force_zip64=True) as member:
+        np.lib.format.write_array(member, array, allow_pickle=False)
+
+
+def _fits_float16(array: np.ndarray) -> bool:
+    if array.dtype not in (np.float32, np.float64) or array.size == 0:
+        return False
+    finite = array[np.isfinite(array)]
+    return not finite.size or float(np.abs(finite).max()) <= FLOAT16_MAX
+
+
+class SavedTensors:
+    """A saved run's intermediates, read like a spilled baseline store (capture.Aligner and
+    CandidateComparer use ``records``, ``by_name`` and ``load``). Each tensor is read once
+    here for its fingerprint, then again when a candidate tensor pairs with it."""
+
+    def __init__(self, path: Path, entries: Iterable[Mapping[str, object]]):
+        self.path = Path(path)
+        self.records: List[Record] = []
+        self.by_name: Dict[str, Record] = {}
+        self._stored: Dict[int, str] = {}
+        self._data = np.load(self.path, allow_pickle=False)
+        for e in entries:
+            index = int(e["index"])
+            record = Record(index, str(e["op_type"]), str(e["name"]), tuple(e["shape"]),
+                            str(e["dtype"]), self.path, np.zeros(0))
+            self._stored[index] = str(e.get("stored", ""))
+            record.fingerprint = fingerprint(self.load(record))
+            self.records.append(record)
+            self.by_name[record.name] = record
+
+    def load(self, record: Record) -> np.ndarray:
+        array = self._data[tensor_key(record.index)]
+        # compared in the dtype it was computed in (float16 storage rounds, it does not retype)
+        return array.astype(record.dtype) if self._stored.get(record.index) else array
+
+    def remove(self) -> None:
+        self._data.close()
+
+
+def saved_tensors(path: Path, meta: Mapping[str, object]) -> Optional[SavedTensors]:
+    """The intermediates a saved run holds, or None when it holds none."""
+    entries = meta.get("intermediates") or []
+    return SavedTensors(path, entries) if entries else None
