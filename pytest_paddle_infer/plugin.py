@@ -546,10 +546,10 @@ class PaddleSuiteFile(pytest.File):
                 item.add_marker(pytest.mark.xfail(reason=declared.xfail, strict=declared.xfail_strict))
             yield item
 
-    def repr_failure(self, excinfo, style=None):
+    def repr_failure(self, excinfo):  # a Collector's takes no style
         if isinstance(excinfo.value, PaddleInferError):  # the message says file:line and the fix
             return str(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo)
 
 
 def declared_case(item):
