@@ -68,22 +68,62 @@ def _valid_manifest(directory: Path) -> Optional[dict]:
     return manifest
 
 
+TMP_MARK = ".tmp-"  # an entry being built: "<entry>.tmp-<random>", beside "<entry>.lock"
+
+
+def remove_entry(path: Path) -> None:
+    """Remove a cache entry whatever it has become: a directory, a file, a link."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def cache_subdir(path: Path) -> Path:
+    """A directory of the cache, made when missing; a file in its place (damage) is removed:
+    everything in the cache is the plugin's own and can be rebuilt."""
+    if path.exists() and not path.is_dir():
+        remove_entry(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def remove_stale_builds(entry_dir: Path) -> None:
+    """Temporary export directories a killed process left behind (``*.tmp-*``, a full model
+    each): this entry's (its lock is held by the caller) and any other whose lock is free."""
+    from filelock import FileLock, Timeout
+
+    for tmp in entry_dir.parent.glob(f"*{TMP_MARK}*"):
+        owner = tmp.name.split(TMP_MARK, 1)[0]
+        if owner == entry_dir.name:
+            remove_entry(tmp)
+            continue
+        try:
+            with FileLock(str(tmp.with_name(owner + ".lock")), timeout=0):
+                remove_entry(tmp)
+        except Timeout:  # being built right now by another process
+            pass
+        except OSError:
+            pass
+
+
 def cached_build(entry_dir: Path, build) -> dict:
     """Run ``build(tmp_dir) -> metadata`` once per entry; returns the manifest."""
     manifest = _valid_manifest(entry_dir)
     if manifest is not None:
         return manifest
+    cache_subdir(entry_dir.parent)
     with file_lock(entry_dir.with_name(entry_dir.name + ".lock")):
         manifest = _valid_manifest(entry_dir)  # another worker may have built it meanwhile
         if manifest is not None:
             return manifest
         _verified.pop(str(entry_dir), None)
-        tmp = Path(tempfile.mkdtemp(prefix=entry_dir.name + ".tmp-", dir=entry_dir.parent))
+        remove_stale_builds(entry_dir)
+        tmp = Path(tempfile.mkdtemp(prefix=entry_dir.name + TMP_MARK, dir=entry_dir.parent))
         try:
             extra = build(tmp)
             _write_manifest(tmp, extra)
-            if entry_dir.exists():  # a partial or corrupt entry: never used, replaced
-                shutil.rmtree(entry_dir)
+            remove_entry(entry_dir)  # a partial or corrupt entry (or a file in its place)
             os.rename(tmp, entry_dir)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -200,13 +240,49 @@ def declared_inputs(prog: Path, cache_dir: Path) -> Tuple[InputSpec, ...]:
     stat = prog.stat()
     key = hashlib.sha256(f"{prog.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
     path = Path(cache_dir) / "inspect" / f"{key}.json"
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+    data = read_record(path, key)
+    if data is None or not _valid_inputs(data.get("inputs")):
         data = run_child(["inspect", str(prog)], prog.suffix == ".pdmodel",
                          f"reading the inputs of {prog}")
-        atomic_write(path, json.dumps(data))
+        write_record(path, key, data)
     return tuple(InputSpec(i["name"], tuple(i["shape"]), i["dtype"]) for i in data["inputs"])
+
+
+def _valid_inputs(inputs) -> bool:
+    try:
+        return all(isinstance(i["name"], str) and isinstance(i["dtype"], str)
+                   and all(isinstance(d, int) for d in i["shape"]) for i in inputs)
+    except (TypeError, KeyError):
+        return False
+
+
+# -- records: small JSON files the cache keeps (inspections, signatures) -------------------
+# Each carries a digest of its content and key, checked on every read as export manifests
+# are: an edited or truncated record is read again from the model, never trusted.
+
+
+def _record_digest(key: str, data) -> str:
+    text = json.dumps([key, data], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def write_record(path: Path, key: str, data: dict) -> None:
+    cache_subdir(path.parent)
+    if path.is_dir():  # a directory in its place (damage)
+        remove_entry(path)
+    atomic_write(path, json.dumps({"data": data, "digest": _record_digest(key, data)}))
+
+
+def read_record(path: Path, key: str) -> Optional[dict]:
+    """The record's data, or None when it is missing, unreadable or not what was written."""
+    try:
+        sealed = json.loads(path.read_text())
+        data, digest = sealed["data"], sealed["digest"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(data, dict) or digest != _record_digest(key, data):
+        return None
+    return data
 
 _signatures: Dict[str, object] = {}  # per process: each builder is asked once
 
@@ -224,10 +300,10 @@ def builder_signature(source: ModelSource, cache_dir: Path):
     if key in _signatures:
         return _signatures[key]
     path = Path(cache_dir) / "signatures" / f"{key}.json"
-    data = None
+    data = read_record(path, key)
     try:
-        data = json.loads(path.read_text())
-        if any(_sha256(Path(p)) != digest for p, digest in data.get("sources", {}).items()):
+        if data is not None and any(_sha256(Path(p)) != digest
+                                    for p, digest in data.get("sources", {}).items()):
             data = None
     except (OSError, ValueError, TypeError, AttributeError):
         data = None
@@ -239,6 +315,9 @@ def builder_signature(source: ModelSource, cache_dir: Path):
         except (ModelError, ValueError, IndexError):
             _signatures[key] = None
             return None
-        atomic_write(path, json.dumps(data))
-    _signatures[key] = Signature.from_json(data["signature"])
+        write_record(path, key, data)
+    try:
+        _signatures[key] = Signature.from_json(data["signature"])
+    except (KeyError, TypeError, ValueError, AttributeError):  # what the child answered: odd
+        _signatures[key] = None
     return _signatures[key]
