@@ -23,6 +23,7 @@ from ..models.source import ModelFiles, ModelSource
 from ..modes import capabilities
 from ..modes.build_plan import CandidateBuilder
 from ..modes.run_modes import RUN_MODES, baseline_recipe, passes_off, recipe_shows
+from ..modes import pir_tensorrt
 from ..modes.trt_marking import FUSION_WARNING
 from ..verdict.outputs import check_output_names, compare_outputs
 from ..verdict.result import CaseResult
@@ -75,6 +76,8 @@ class Runner:
         # told where a case's work is (and the recipe there), so a crash can be placed
         self.on_phase: Callable[..., None] = lambda name, recipe="": None
         self.candidates.executor.on_phase = lambda name, recipe="": self.on_phase(name, recipe)
+        # the executor's settings, for localization trials in a child (localize/trials.py)
+        self.trial_init: Optional[dict] = None
 
     # -- pieces, also used by the fixtures ---------------------------------------------
 
@@ -126,11 +129,14 @@ class Runner:
             why = choice_text(case.model, case.program, case.run_mode.run_mode, version)
             raise ModelError(f"{e}\nthe legacy export was wanted: program {why}") from None
 
-    def prepare(self, case: Case) -> Prepared:
+    def prepare(self, case: Case, build_candidate: bool = True) -> Prepared:
+        """Everything a case needs before its run; without ``build_candidate`` (a candidate
+        that crashed, to localize) the candidate is None and only its recipe is known."""
         self.candidates.check_ranges(case)  # a bad dynamic range errors even where GPUs are missing
         self.check_capabilities(case)
         self.on_phase("exporting the model")
         model = self.case_model(case)  # the same program with or without intermediates
+        pir_tensorrt.check_takes(case.run_mode, model.format, model.prog_file)  # before any run
         if wants_int8_kernels(case.run_mode.run_mode):  # a float model: nothing int8 to check
             reason = not_quantized_reason(model.name, model.prog_file, case.run_mode.mode)
             if reason:
@@ -144,12 +150,17 @@ class Runner:
             case, model, inputs, digest, lambda kind: self.baseline_device(case, kind),
             lambda kind: self.predictor_baseline(replace(case, baseline=kind), model, inputs, digest))
         seeds = self.seed_outputs(case, model, inputs, digest)
-        marks = marked_tensors(case, baseline.store)
+        marks = marked_tensors(case, baseline.store, model.format)
         specs = self.input_specs(model, dict(case.shapes))
         plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, marks)
+        if not build_candidate:
+            return Prepared(case, model, inputs, baseline.outputs, baseline.text, None,
+                            describe_recipe(plan.final.recipe), baseline.store, (), plan.int8,
+                            seeds, baseline_evidence=baseline.evidence)
         self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
         built = self.candidates.executor.run(plan, model, inputs)
-        notes = built.notes + ((FUSION_WARNING,) if marks else ())
+        path = (f"TensorRT path: {built.path}",) if built.path else ()
+        notes = path + built.notes + ((FUSION_WARNING,) if marks else ())
         return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
                         describe_recipe(built.recipe), baseline.store, notes, built.int8, seeds,
                         baseline_evidence=baseline.evidence)
@@ -294,14 +305,11 @@ class Runner:
                 store.remove()
 
     def localize(self, prepared: Prepared):
-        """Walk the precision-tracing ladder for a failing case (see localize.py)."""
-        from ..localize.ladder import applied_passes, localize, make_trial
+        """Walk the precision-tracing ladder for a failing case (localize/ladder.py); its
+        trials run in a supervised child when the executor set ``trial_init``."""
+        from ..localize.ladder import localize_case
 
-        case = prepared.case
-        return localize(case.run_mode, make_trial(self, prepared),
-                        lambda: applied_passes(case.run_mode, prepared.model, case.threads),
-                        lambda: self.op_types(prepared),
-                        passes_off(prepared.model.format, case.run_mode.run_mode.engine))
+        return localize_case(self, prepared, self.trial_init)
 
     def op_types(self, prepared: Prepared) -> List[str]:
         """The op types the baseline program runs, in first-use order."""
@@ -379,9 +387,12 @@ def judge_evidence(result: CaseResult, candidate: Evidence, baseline: Optional[d
                             f"fused ops ran ({candidate.ops_text(candidate.fused, 6)})")
 
 
-def marked_tensors(case: Case, store: Optional[BaselineStore]) -> Tuple[str, ...]:
+def marked_tensors(case: Case, store: Optional[BaselineStore],
+                   program_format: str = "legacy") -> Tuple[str, ...]:
     """TensorRT keeps fused tensors inside its engine: with intermediates on, the selected
-    baseline tensors are marked as engine outputs so the hooks can see them."""
-    if store is None or not case.run_mode.run_mode.tensorrt:
+    baseline tensors are marked as engine outputs so the hooks can see them (legacy path
+    only: paddle.tensorrt's convert has no marking)."""
+    if store is None or not case.run_mode.run_mode.tensorrt \
+            or pir_tensorrt.takes_pir_path(case.run_mode.run_mode, program_format):
         return ()
     return tuple(dict.fromkeys(r.name for r in store.records))

@@ -14,7 +14,7 @@ import gc
 import hashlib
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import (TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence,
                     Tuple, Union)
@@ -24,6 +24,7 @@ from ..errors import InputError, OptionError, PredictorError
 from ..models.inputs import InputSpec, fill_shape, generate_all, numpy_dtype
 from ..files import file_lock
 from .trt_marking import marking_calls
+from . import pir_tensorrt
 from ..execute.predictor import PredictorCache, build_predictor, describe_recipe, run_predictor
 from .run_modes import (GPU, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec,
                         calibration_batch_count, calibration_tables, check_shape_in_range,
@@ -126,22 +127,42 @@ class Calibrate:
 
 
 @dataclass(frozen=True)
-class Build:
-    """The candidate: a predictor from ``recipe``, cached per worker like every predictor."""
+class ConvertPir:
+    """TensorRT for a PIR (.json) program: ``paddle.tensorrt`` ``calls`` write ``program``
+    and ``params`` (modes/pir_tensorrt.py); ``links`` (link, target) first give the model's
+    weights the name convert reads (``<prefix>.pdiparams`` beside the program)."""
 
-    recipe: Tuple[Call, ...]
+    calls: Tuple[pir_tensorrt.TrtCall, ...]
+    links: Tuple[Tuple[str, str], ...]
+    program: str
+    params: str
+    reuse: bool  # +use_static: a converted program from an earlier run is kept
 
     def __str__(self) -> str:
-        return f"build: {describe_recipe(self.recipe)}"
+        return f"PIR TensorRT conversion: {pir_tensorrt.describe_calls(self.calls)}"
 
 
-Step = Union[PrepareCacheDir, CollectShapes, Calibrate, Build]
+@dataclass(frozen=True)
+class Build:
+    """The candidate: a predictor from ``recipe``, cached per worker like every predictor;
+    ``program`` (program, params): files a step before wrote, instead of the model's."""
+
+    recipe: Tuple[Call, ...]
+    program: Optional[Tuple[str, str]] = None
+
+    def __str__(self) -> str:
+        on = f" on {self.program[0]}" if self.program else ""
+        return f"build{on}: {describe_recipe(self.recipe)}"
+
+
+Step = Union[PrepareCacheDir, CollectShapes, Calibrate, ConvertPir, Build]
 
 
 @dataclass(frozen=True)
 class Plan:
     steps: Tuple[Step, ...]  # the last one is the Build of the candidate
     int8: str = ""  # known up front for quantized models; calibration says when it runs
+    path: str = ""  # TensorRT modes: which TensorRT path the case takes (pir_tensorrt.*_PATH)
 
     @property
     def final(self) -> Build:
@@ -191,6 +212,8 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
         return Plan((Build(recipe(spec, threads, device_id)),))
     cache = Path(optim_root) / optim_cache_subdir(model_key(model), spec, worker, shapes)
     steps: List[Step] = [PrepareCacheDir(str(cache), keep=spec.use_static)]
+    if pir_tensorrt.takes_pir_path(spec.run_mode, model.format):
+        return pir_plan(spec, model, specs, cache, steps, threads, device_id)
     shape_file = None
     if spec.dynamic_shape is not None and spec.dynamic_shape.tuned:
         shape_file = str(cache / SHAPE_RANGE_FILE)
@@ -208,7 +231,31 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
             reuse=spec.use_static))
     steps.append(Build(calls))
     quantized = spec.int8_source == QUANTIZED  # only TensorRT int8 takes it
-    return Plan(tuple(steps), INT8_QUANTIZED if quantized else "")
+    return Plan(tuple(steps), INT8_QUANTIZED if quantized else "", pir_tensorrt.LEGACY_PATH)
+
+
+def pir_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec], cache: Path,
+             steps: List[Step], threads: Optional[int], device_id: int) -> Plan:
+    """A ``.json`` program under TensorRT: convert it with ``paddle.tensorrt`` into the case's
+    cache dir, then run the converted program on a plain GPU predictor. Raises CaseSkipped
+    for int8 calibration, which that path cannot do."""
+    pir_tensorrt.check_takes(spec, model.format, model.prog_file)
+    prog = Path(model.prog_file).resolve()
+    params = Path(model.params_file).resolve()
+    links: Tuple[Tuple[str, str], ...] = ()
+    if params != prog.with_suffix(".pdiparams"):  # convert reads <prefix>.pdiparams
+        staged = cache / pir_tensorrt.SOURCE_DIR / "inference.json"
+        links = ((str(staged), str(prog)), (str(staged.with_suffix(".pdiparams")), str(params)))
+        prog = staged
+    prefix = cache / pir_tensorrt.CONVERTED_PREFIX
+    calls = pir_tensorrt.conversion_calls(
+        spec, str(prog), str(prefix), [(s.name, tuple(s.shape), s.dtype) for s in specs])
+    out = (str(prefix.with_suffix(".json")), str(prefix.with_suffix(".pdiparams")))
+    steps.append(ConvertPir(calls, links, out[0], out[1], reuse=spec.use_static))
+    full = recipe(spec, threads, device_id, str(cache / SHAPE_RANGE_FILE))  # tuned: dropped below
+    steps.append(Build(pir_tensorrt.predictor_recipe(full), out))
+    quantized = spec.int8_source == QUANTIZED
+    return Plan(tuple(steps), INT8_QUANTIZED if quantized else "", pir_tensorrt.PIR_PATH)
 
 
 def declared_shapes(case: "Case") -> Optional[Dict[str, Tuple[int, ...]]]:
@@ -232,6 +279,7 @@ class Built:
     recipe: Tuple[Call, ...]
     notes: Tuple[str, ...] = ()  # what the steps before the build did, for the report
     int8: str = ""  # INT8_GENERATED | INT8_LOADED | INT8_QUANTIZED | ""
+    path: str = ""  # TensorRT modes: the TensorRT path taken (Plan.path)
 
 
 class PlanExecutor:
@@ -245,6 +293,8 @@ class PlanExecutor:
         self.on_phase: Callable[..., None] = lambda name, recipe="": None  # where a crash happened
 
     def run(self, plan: Plan, model: "ModelFiles", inputs: Mapping[str, "np.ndarray"]) -> Built:
+        if plan.final.program is not None:  # a converted program (ConvertPir) runs instead
+            model = replace(model, prog_file=plan.final.program[0], params_file=plan.final.program[1])
         key = (model.prog_file, model.params_file, plan.final.recipe)
 
         def make(files, calls):
@@ -264,7 +314,7 @@ class PlanExecutor:
 
         predictor = self.predictors.get(model, plan.final.recipe, build=make)
         notes, int8 = self._outcomes.get(key, ((), plan.int8))
-        return Built(predictor, plan.final.recipe, notes, int8)
+        return Built(predictor, plan.final.recipe, notes, int8, plan.path)
 
     def _run_step(self, step: Step, model, inputs, int8: str) -> Tuple[str, str]:
         if isinstance(step, (CollectShapes, Calibrate)):
@@ -276,6 +326,9 @@ class PlanExecutor:
             return self._collect_shapes(step, model, inputs), int8
         if isinstance(step, Calibrate):
             return self._calibrate(step, model)
+        if isinstance(step, ConvertPir):
+            self.on_phase("converting to TensorRT (paddle.tensorrt)", str(step))
+            return convert_pir(step), int8
         raise TypeError(f"a Build step may only come last in a plan: {step}")
 
     def _run_and_destroy(self, model, calls, batches: Sequence[Mapping[str, "np.ndarray"]]) -> None:
@@ -323,6 +376,35 @@ class PlanExecutor:
                 f"recipe: {describe_recipe(step.recipe)}")
         return (f"int8: {INT8_GENERATED}: {_names(tables)} in {table_dir} from {step.batches}",
                 INT8_GENERATED)
+
+
+def convert_pir(step: ConvertPir) -> str:
+    """Run a PIR TensorRT conversion (or keep an earlier one under +use_static); says how many
+    tensorrt_engine ops the written program holds."""
+    from ..execute.int8_evidence import program_op_types
+    from ..verdict.evidence import TENSORRT_ENGINE, base_name
+
+    out = [Path(step.program), Path(step.params)]
+    if step.reuse and all(p.is_file() for p in out):
+        how = f"kept from an earlier run (+use_static): {step.program}"
+    else:
+        for p in out:
+            p.unlink(missing_ok=True)
+        for link, target in step.links:
+            Path(link).parent.mkdir(parents=True, exist_ok=True)
+            Path(link).unlink(missing_ok=True)
+            os.symlink(target, link)
+        out[0].parent.mkdir(parents=True, exist_ok=True)
+        skipped = pir_tensorrt.run_calls(step.calls)
+        missing = [str(p) for p in out if not p.is_file()]
+        if missing:
+            raise PredictorError(f"paddle.tensorrt.convert wrote no {', '.join(missing)}; "
+                                 f"calls: {pir_tensorrt.describe_calls(step.calls)}")
+        lacked = f" (this Paddle's TensorRTConfig lacks {', '.join(skipped)})" if skipped else ""
+        how = f"paddle.tensorrt.convert wrote {step.program}{lacked}"
+    engines = sum(n for t, n in program_op_types(step.program).items()
+                  if base_name(t) == TENSORRT_ENGINE)
+    return f"PIR TensorRT: {how}; the program holds {engines} tensorrt_engine op(s)"
 
 
 def prepare_cache_dir(step: PrepareCacheDir) -> str:

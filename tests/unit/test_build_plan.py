@@ -27,7 +27,7 @@ from pytest_paddle_infer.modes.run_modes import DynamicShape, RunModeSpec, parse
 ROOT = "/cache/optim"
 X1 = InputSpec("x", (1, 3, 224, 224))
 X4 = InputSpec("x", (4, 3, 224, 224))
-RESNET = ModelFiles("resnet50", "/models/resnet50/inference.json",
+RESNET = ModelFiles("resnet50", "/models/resnet50/inference.pdmodel",  # the legacy TensorRT path
                     "/models/resnet50/inference.pdiparams", (InputSpec("x", (-1, 3, 224, 224)),))
 EXPLICIT = DynamicShape.explicit({"x": ([1, 3, 224, 224], [4, 3, 224, 224], [8, 3, 224, 224])})
 TUNED = DynamicShape(tuned=True)
@@ -204,7 +204,7 @@ def cache_of(text="trt_int8", spec_input=X1, worker="gw1", model=RESNET) -> str:
 
 
 def test_optim_cache_dirs_are_distinct_per_worker_shape_mode_and_model():
-    other_model = replace(RESNET, prog_file="/elsewhere/resnet50/inference.json")
+    other_model = replace(RESNET, prog_file="/elsewhere/resnet50/inference.pdmodel")
     dirs = [cache_of(), cache_of(worker="gw0"), cache_of(worker="main"),
             cache_of(spec_input=X4), cache_of("trt_int8+dynamic_shape=tuned"),
             cache_of("trt_int8+dynamic_shape=x:1x3x224x224:4x3x224x224:8x3x224x224"),

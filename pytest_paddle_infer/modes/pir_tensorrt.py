@@ -1,0 +1,241 @@
+"""TensorRT for PIR (``.json``) programs: ``paddle.tensorrt``'s convert, planned as data.
+
+On Paddle 3.x a ``.json`` program goes through the PIR pipeline, which has no TensorRT
+subgraph pass: ``enable_tensorrt_engine`` does nothing there. TensorRT reaches a PIR program
+through ``paddle.tensorrt.export``: ``Input`` per model input (min/opt/max shapes),
+``TensorRTConfig`` (precision, subgraph size, workspace), then ``convert``, which writes a
+program holding ``pd_op.tensorrt_engine`` ops; a plain GPU predictor then runs that program.
+
+Written from Paddle's ``python/paddle/tensorrt/export.py`` (read, never run here: the CPU wheel
+has no ``paddle.tensorrt``):
+- ``TensorRTConfig.__init__`` turns ``min_subgraph_size`` into a global flag, so it is a
+  constructor argument; every other field is set afterwards, each checked to exist first
+  (setting an unknown attribute on a Python object would be silently ignored);
+- ``convert(model_path, config)`` takes the program file and reads ``<prefix>.pdiparams``
+  next to it, so a model whose weights file has another name is linked into the cache dir;
+  ``save_model_dir`` is a path prefix: the result is ``<prefix>.json`` / ``<prefix>.pdiparams``;
+- its int8 only sets the builder's INT8 flag, with no calibrator: quantized (quantize/
+  dequantize) programs only; calibration on a ``.json`` program is a skip;
+- it loads and converts on ``CUDAPlace(0)`` whatever the worker's GPU.
+
+``tests/paddle_tensorrt_api.py`` records the API per Paddle version; the tests check these
+calls against it as the Config calls are checked against the installed bindings.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ..errors import CaseSkipped, PredictorError
+from .run_modes import (CALIBRATION, FP16, FP32, INT8, PIR_FORMAT, TRT_MIN_SUBGRAPH_SIZE,
+                        TRT_WORKSPACE_SIZE)
+
+PIR_PATH = "PIR TensorRT (paddle.tensorrt.convert)"
+LEGACY_PATH = "legacy TensorRT (Config.enable_tensorrt_engine)"
+EXPORT_MODULE = "paddle.tensorrt.export"
+CONVERTED_PREFIX = "trt/inference"  # under the case's optim cache dir
+SOURCE_DIR = "source"  # links to a model whose weights file is not <prefix>.pdiparams
+PRECISION_MODES = {FP32: "FP32", FP16: "FP16", INT8: "INT8"}  # RunMode.precision -> PrecisionMode
+# Config methods of the legacy TensorRT path; a converted PIR program needs none of them
+LEGACY_TRT_METHODS = frozenset({
+    "enable_tensorrt_engine", "set_trt_dynamic_shape_info", "enable_tuned_tensorrt_dynamic_shape",
+    "exp_disable_tensorrt_ops", "set_tensorrt_optimization_level",
+    "enable_tensorrt_explicit_quantization", "enable_tensorrt_inspector",
+    "mark_trt_engine_outputs", "set_optim_cache_dir"})
+
+
+@dataclass(frozen=True)
+class Member:
+    """An enum member of ``paddle.tensorrt.export``: ``PrecisionMode.FP16``."""
+
+    enum: str
+    name: str
+
+    def __repr__(self) -> str:
+        return f"{self.enum}.{self.name}"
+
+
+@dataclass(frozen=True)
+class Made:
+    """An object an earlier call made: ``inputs[0]``, ``config``."""
+
+    name: str  # Input | TensorRTConfig
+    index: int = 0
+
+    def __repr__(self) -> str:
+        return f"inputs[{self.index}]" if self.name == "Input" else "config"
+
+
+class Shape(tuple):
+    def __repr__(self) -> str:
+        return "(" + ", ".join(map(str, self)) + ")"
+
+
+class Items(tuple):
+    """A list argument, kept hashable: plans are compared and hashed like recipes."""
+
+    def __repr__(self) -> str:
+        return "[" + ", ".join(map(repr, self)) + "]"
+
+
+@dataclass(frozen=True)
+class TrtCall:
+    """One step of a conversion. ``kind``: ``new`` constructs a class of the export module,
+    ``set`` sets a field of the config, ``call`` calls a function of the module.
+    ``optional`` fields are skipped where the installed Paddle's config lacks them."""
+
+    kind: str
+    name: str
+    args: Tuple[Any, ...] = ()
+    kwargs: Tuple[Tuple[str, Any], ...] = ()
+    optional: bool = False
+
+    def __str__(self) -> str:
+        if self.kind == "set":
+            text = f"config.{self.name} = {self.args[0]!r}"
+        else:
+            parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
+            text = f"{self.name}({', '.join(parts)})"
+        return text + " [if available]" if self.optional else text
+
+
+def describe_calls(calls: Sequence[TrtCall]) -> str:
+    return "; ".join(str(c) for c in calls)
+
+
+# -- which path a case takes ---------------------------------------------------------------
+
+
+def takes_pir_path(run_mode, program_format: str) -> bool:
+    """TensorRT modes on a ``.json`` program (zoo entries and builders check their legacy
+    export for ``trt_*`` on 3.x, so only a user's own ``.json`` model gets here)."""
+    return run_mode.tensorrt and program_format == PIR_FORMAT
+
+
+def trt_path(run_mode, program_format: str) -> str:
+    if not run_mode.tensorrt:
+        return ""
+    return PIR_PATH if takes_pir_path(run_mode, program_format) else LEGACY_PATH
+
+
+def skip_reason(spec, program_format: str, prog_file: str = "") -> Optional[str]:
+    """Why a TensorRT case cannot take the PIR path, or None: int8 calibration has no
+    calibrator there."""
+    if takes_pir_path(spec.run_mode, program_format) and spec.run_mode.precision == INT8 \
+            and spec.int8_source == CALIBRATION:
+        where = f" ({Path(prog_file).name})" if prog_file else ""
+        return (f"{spec.mode} calibration needs the legacy program: paddle.tensorrt (the TensorRT "
+                f"path of .json programs{where}) sets int8 without a calibrator; use the model's "
+                f".pdmodel export, or int8_source=quantized for a quantized model")
+    return None
+
+
+def check_takes(spec, program_format: str, prog_file: str = "") -> None:
+    reason = skip_reason(spec, program_format, prog_file)
+    if reason:
+        raise CaseSkipped(reason)
+
+
+# -- the calls -----------------------------------------------------------------------------
+
+
+def pir_op_name(op: str) -> str:
+    """``softmax`` -> ``pd_op.softmax``: PIR names ops by dialect."""
+    return op if "." in op else f"pd_op.{op}"
+
+
+def input_ranges(spec, shapes: Mapping[str, Sequence[int]]) -> Dict[str, Tuple[Shape, Shape, Shape]]:
+    """min/opt/max per input: the declared range, else the case's own shape three times
+    (static shape; ``tuned``: the case's inputs are all the shapes there are to collect)."""
+    dyn = spec.dynamic_shape
+    declared = dict(dyn.ranges) if dyn is not None and not dyn.tuned else {}
+    out = {}
+    for name, shape in shapes.items():
+        r = declared.get(name)
+        out[name] = (tuple(map(Shape, (r.min, r.opt, r.max))) if r is not None
+                     else (Shape(shape),) * 3)  # type: ignore[assignment]
+    return out
+
+
+def conversion_calls(spec, model_path: str, save_prefix: str,
+                     inputs: Sequence[Tuple[str, Sequence[int], str]]) -> Tuple[TrtCall, ...]:
+    """The conversion of ``model_path`` for inputs ``(name, shape, dtype)``, as data."""
+    mode = spec.run_mode
+    ranges = input_ranges(spec, {n: s for n, s, _ in inputs})
+    calls: List[TrtCall] = []
+    for name, _, dtype in inputs:
+        low, opt, high = ranges[name]
+        calls.append(TrtCall("new", "Input", kwargs=(
+            ("name", name), ("min_input_shape", low), ("optim_input_shape", opt),
+            ("max_input_shape", high), ("input_data_type", dtype))))
+    calls.append(TrtCall("new", "TensorRTConfig", kwargs=(
+        ("inputs", Items(Made("Input", i) for i in range(len(inputs)))),
+        ("min_subgraph_size", TRT_MIN_SUBGRAPH_SIZE))))
+    calls.append(TrtCall("set", "precision_mode", (Member("PrecisionMode", PRECISION_MODES[mode.precision]),)))
+    calls.append(TrtCall("set", "workspace_size", (TRT_WORKSPACE_SIZE,)))
+    if spec.disable_trt_ops:
+        calls.append(TrtCall("set", "disable_ops", (Items(pir_op_name(o) for o in spec.disable_trt_ops),)))
+    if spec.trt_optimization_level is not None:
+        calls.append(TrtCall("set", "optimization_level", (spec.trt_optimization_level,)))
+    calls.append(TrtCall("set", "save_model_dir", (save_prefix,)))
+    calls.append(TrtCall("call", "convert", (model_path, Made("TensorRTConfig"))))
+    return tuple(calls)
+
+
+def predictor_recipe(calls) -> Tuple:
+    """The converted program's predictor: the mode's recipe without the legacy TensorRT
+    calls (plain GPU fp32 with the mode's other toggles)."""
+    return tuple(c for c in calls if c.method not in LEGACY_TRT_METHODS)
+
+
+# -- running the calls (in the executor; needs a TensorRT build of Paddle) --------------------
+
+
+def run_calls(calls: Sequence[TrtCall]) -> List[str]:
+    """Make ``calls`` with ``paddle.tensorrt.export``; returns the optional fields this Paddle
+    lacked. Raises PredictorError naming the call that failed."""
+    import importlib
+
+    try:
+        export = importlib.import_module(EXPORT_MODULE)
+    except ImportError as e:
+        raise PredictorError(f"{EXPORT_MODULE} cannot be imported ({e}): the PIR TensorRT path "
+                             f"needs Paddle built with TensorRT") from None
+    made: Dict[str, List[Any]] = {"Input": [], "TensorRTConfig": []}
+    skipped: List[str] = []
+
+    def value(v: Any) -> Any:
+        if isinstance(v, Made):
+            return made[v.name][v.index]
+        if isinstance(v, Member):
+            return getattr(getattr(export, v.enum), v.name)
+        if isinstance(v, Items):
+            return [value(x) for x in v]
+        if isinstance(v, Shape):
+            return tuple(v)
+        return v
+
+    for c in calls:
+        try:
+            if c.kind == "set":
+                config = made["TensorRTConfig"][0]
+                if not hasattr(config, c.name):
+                    if c.optional:
+                        skipped.append(c.name)
+                        continue
+                    raise PredictorError(f"{EXPORT_MODULE}.TensorRTConfig has no field {c.name!r} "
+                                         f"in this Paddle (call {c})")
+                setattr(config, c.name, value(c.args[0]))
+                continue
+            target = getattr(export, c.name)
+            result = target(*[value(a) for a in c.args], **{k: value(v) for k, v in c.kwargs})
+            if c.name in made:
+                made[c.name].append(result)
+        except PredictorError:
+            raise
+        except Exception as e:
+            from ..execute.predictor import trim_paddle_error
+
+            raise PredictorError(f"{EXPORT_MODULE}: {c} raised: {trim_paddle_error(e)}") from None
+    return skipped
