@@ -18,6 +18,7 @@ from ..cases.case import Case
 from ..errors import CaseSkipped, InputError, ModelError, PredictorError
 from ..models import cache as models
 from ..models.inputs import InputSpec, fill_shape, generate_all, inputs_digest
+from ..models.memory import check_fits
 from ..models.program import choice_text, describe_program, exports_legacy
 from ..models.source import ModelFiles, ModelSource
 from ..modes import capabilities
@@ -95,7 +96,9 @@ class Runner:
         return [s.concrete(fill_shape(s.shape, shapes.get(s.name), s.name)) for s in model.inputs]
 
     def inputs(self, model: ModelFiles, shapes: Mapping[str, Tuple[int, ...]], seed: int) -> Dict[str, np.ndarray]:
-        return generate_all(self.input_specs(model, shapes), seed)
+        specs = self.input_specs(model, shapes)
+        check_fits(model.name, specs)  # an absurd shape errors here, before anything is allocated
+        return generate_all(specs, seed)
 
     def baseline_calls(self, case: Case, model: Optional[ModelFiles] = None):
         """The plain predictor's recipe; a PIR program's turns its passes off for real."""
