@@ -2,6 +2,7 @@
 cached per process so a baseline is built once per model and reused by every run mode."""
 from __future__ import annotations
 
+import os
 import re
 from collections import OrderedDict
 from typing import Callable, List, Mapping, Sequence, Tuple
@@ -10,7 +11,7 @@ import numpy as np
 
 from ..errors import InputError, PredictorError, strip_ansi
 from ..models.source import ModelFiles
-from ..modes.run_modes import Call, Precision
+from ..modes.run_modes import Call, EveryOpTypeExcept, Precision
 
 
 def _resolve_arg(value):
@@ -18,6 +19,10 @@ def _resolve_arg(value):
         from paddle import inference
 
         return getattr(inference.PrecisionType, value.name)
+    if isinstance(value, EveryOpTypeExcept):
+        from paddle.base import core
+
+        return set(core.get_all_op_names()) - set(value)
     return value
 
 
@@ -55,12 +60,22 @@ def trim_paddle_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {summary}" if summary else type(exc).__name__
 
 
+def make_config(model: ModelFiles, calls: Sequence[Call]):
+    """The Config of ``calls`` on the model's files, by absolute paths: the int8 calibration
+    table is written (in the predictor's destructor) into the program's directory, and a
+    relative program path makes that writer throw inside a destructor."""
+    from paddle import inference
+
+    config = inference.Config(os.path.abspath(model.prog_file), os.path.abspath(model.params_file))
+    apply_recipe(config, calls)
+    _quiet(config)
+    return config
+
+
 def build_predictor(model: ModelFiles, calls: Sequence[Call]):
     from paddle import inference
 
-    config = inference.Config(model.prog_file, model.params_file)
-    apply_recipe(config, calls)
-    _quiet(config)
+    config = make_config(model, calls)
     try:
         return inference.create_predictor(config)
     except Exception as e:

@@ -22,7 +22,7 @@ from ..models.memory import check_fits
 from ..models.program import choice_text, describe_program, exports_legacy
 from ..models.source import ModelFiles, ModelSource
 from ..modes import capabilities
-from ..modes.build_plan import CandidateBuilder
+from ..modes.build_plan import CandidateBuilder, candidate_feeds
 from ..modes.run_modes import RUN_MODES, baseline_recipe, passes_off, recipe_shows
 from ..modes import pir_tensorrt
 from ..modes.trt_marking import FUSION_WARNING
@@ -31,7 +31,7 @@ from ..verdict.result import CaseResult
 from ..verdict.evidence import Evidence, Tally, broken_rules
 from ..verdict.vacuity import OTHER_SEED_OFFSET, SeedPair, judge_outputs
 from .baselines import BaselineOutputs, Baselines
-from .capture import BaselineStore, CandidateComparer, HookRouters, Selection, run_with_sink
+from .capture import selection_problems, BaselineStore, CandidateComparer, HookRouters, Selection, run_with_sink
 from .goldens import GoldenPolicy
 from .int8_evidence import (DtypeTally, int8_note, no_int8_problem, not_quantized_reason,
                             program_op_types, quantize_ops, wants_int8_kernels)
@@ -54,6 +54,7 @@ class Prepared:
     int8: str = ""  # which int8 path the candidate took: build_plan.INT8_*
     seeds: Optional[SeedPair] = None  # the plain baseline's outputs for two input seeds
     baseline_evidence: Optional[dict] = None  # what the baseline run executed (evidence.py)
+    candidate_inputs: Optional[Mapping[str, np.ndarray]] = None  # cast for the candidate (plan.feed_dtype)
 
 
 class Runner:
@@ -140,10 +141,13 @@ class Runner:
         self.on_phase("exporting the model")
         model = self.case_model(case)  # the same program with or without intermediates
         pir_tensorrt.check_takes(case.run_mode, model.format, model.prog_file)  # before any run
-        if wants_int8_kernels(case.run_mode.run_mode):  # a float model: nothing int8 to check
+        program_ops = None
+        if wants_int8_kernels(case.run_mode.run_mode) or quantized_trt(case.run_mode):
+            # a float model: nothing int8 to check
             reason = not_quantized_reason(model.name, model.prog_file, case.run_mode.mode)
             if reason:
                 raise CaseSkipped(reason)
+            program_ops = program_op_types(model.prog_file)  # decides explicit quantization
         self.on_phase("generating inputs")
         inputs = self.inputs(model, dict(case.shapes), case.seed)
         digest = inputs_digest(inputs)
@@ -153,9 +157,14 @@ class Runner:
             case, model, inputs, digest, lambda kind: self.baseline_device(case, kind),
             lambda kind: self.predictor_baseline(replace(case, baseline=kind), model, inputs, digest))
         seeds = self.seed_outputs(case, model, inputs, digest)
+        selection_error, selection_note = (selection_problems(baseline.store, model.name)
+                                           if baseline.store is not None else ("", ""))
+        if selection_error:  # the intermediates asked for would not be compared: never silently
+            raise InputError(selection_error)
         marks = marked_tensors(case, baseline.store, model.format)
         specs = self.input_specs(model, dict(case.shapes))
-        plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, marks)
+        plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, marks,
+                                    program_ops)
         if not build_candidate:
             return Prepared(case, model, inputs, baseline.outputs, baseline.text, None,
                             describe_recipe(plan.final.recipe), baseline.store, (), plan.int8,
@@ -163,10 +172,15 @@ class Runner:
         self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
         built = self.candidates.executor.run(plan, model, inputs)
         path = (f"TensorRT path: {built.path}",) if built.path else ()
-        notes = path + built.notes + ((FUSION_WARNING,) if marks else ())
+        notes = path + built.notes + ((FUSION_WARNING,) if marks else ()) + (
+            (selection_note,) if selection_note else ())
+        feeds = candidate_feeds(plan, inputs)
+        if feeds is not inputs:
+            notes += (f"the candidate is fed {plan.feed_dtype} inputs (low_precision_io: the "
+                      f"program's feeds and fetches are {plan.feed_dtype})",)
         return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
                         describe_recipe(built.recipe), baseline.store, notes, built.int8, seeds,
-                        baseline_evidence=baseline.evidence)
+                        baseline_evidence=baseline.evidence, candidate_inputs=feeds)
 
     def seed_outputs(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                      digest: str) -> Optional[SeedPair]:
@@ -232,7 +246,8 @@ class Runner:
         start = time.perf_counter()
         case = prepared.case
         self.on_phase("running the candidate", prepared.candidate_recipe)
-        run = lambda: run_predictor(prepared.candidate, prepared.inputs)
+        feeds = prepared.inputs if prepared.candidate_inputs is None else prepared.candidate_inputs
+        run = lambda: run_predictor(prepared.candidate, feeds)
         # the candidate's own run records what it executed: no extra run (evidence.py)
         shown = Tally(case.run_mode.label, prepared.model.prog_file, prepared.model.format,
                       RUN_MODES[case.run_mode.mode].shows)
@@ -388,6 +403,13 @@ def judge_evidence(result: CaseResult, candidate: Evidence, baseline: Optional[d
     if candidate.format == "pir" and "switch_ir_optim(False)" in result.recipe and candidate.fused:
         result.notes.append(f"switch_ir_optim(False) does not turn a PIR program's passes off: "
                             f"fused ops ran ({candidate.ops_text(candidate.fused, 6)})")
+
+
+def quantized_trt(spec) -> bool:
+    """TensorRT int8 from the model's own quantize ops (``int8_source=quantized``)."""
+    from ..modes.run_modes import INT8, QUANTIZED
+
+    return spec.run_mode.tensorrt and spec.run_mode.precision == INT8 and spec.int8_source == QUANTIZED
 
 
 def marked_tensors(case: Case, store: Optional[BaselineStore],

@@ -67,17 +67,26 @@ class PrepareCacheDir:
         return f"optim cache dir {self.path} ({'kept from earlier runs' if self.keep else 'emptied'})"
 
 
+# Runs of the shape-collecting predictor: on Paddle 3.x GPU its first run goes through the new
+# executor, which runs ops without the collecting hooks (Paddle warns to run several loops);
+# PaddleX feeds min, opt, opt, max. The case's inputs are its only shapes: they run 4 times.
+COLLECT_RUNS = 4
+
+
 @dataclass(frozen=True)
 class CollectShapes:
-    """Tuned dynamic shape, first pass: run the case's inputs with ``recipe``, which records
-    every tensor's shape range into ``shape_file`` when the predictor is destroyed."""
+    """Tuned dynamic shape, first pass: run the case's inputs ``runs`` times with ``recipe``,
+    which records every tensor's shape range into ``shape_file`` when the predictor is
+    destroyed."""
 
     recipe: Tuple[Call, ...]
     shape_file: str
     reuse: bool  # +use_static: a file from an earlier run is kept
+    runs: int = COLLECT_RUNS
 
     def __str__(self) -> str:
-        return f"collect shape ranges from the case's inputs: {describe_recipe(self.recipe)}"
+        return (f"collect shape ranges from the case's inputs ({self.runs} runs): "
+                f"{describe_recipe(self.recipe)}")
 
 
 @dataclass(frozen=True)
@@ -163,6 +172,9 @@ class Plan:
     steps: Tuple[Step, ...]  # the last one is the Build of the candidate
     int8: str = ""  # known up front for quantized models; calibration says when it runs
     path: str = ""  # TensorRT modes: which TensorRT path the case takes (pir_tensorrt.*_PATH)
+    # "float16": the candidate's float inputs are fed as float16 (gpu_fp16+low_precision_io:
+    # the program's feeds and fetches become fp16, as Paddle's own test feeds np.float16)
+    feed_dtype: str = ""
 
     @property
     def final(self) -> Build:
@@ -181,6 +193,32 @@ def model_key(model: "ModelFiles") -> str:
     return f"{model.name}-{hashlib.sha1(where.encode()).hexdigest()[:8]}"
 
 
+def table_dir_key(model: "ModelFiles") -> str:
+    """Calibrations writing into one ``<model dir>/_opt_cache`` share a lock: Paddle writes
+    tables there per directory, whatever the program file."""
+    where = str(Path(model.prog_file).resolve().parent / PADDLE_MODEL_CACHE)
+    return f"{PADDLE_MODEL_CACHE.strip('_')}-{hashlib.sha1(where.encode()).hexdigest()[:8]}"
+
+
+# Ops of explicit (Q/DQ) quantization; older PaddleSlim models carry scales as op attributes
+# (fake_* ops or out_threshold), which only TensorRT's implicit path applies.
+QDQ_OPS = frozenset({"quantize_linear", "dequantize_linear"})
+
+
+def explicit_quantization(program_ops: Optional[Mapping[str, int]]) -> bool:
+    """``enable_tensorrt_explicit_quantization`` only for a program holding Q/DQ ops: with the
+    flag, ``FreezeNetwork`` sets no dynamic ranges, and scales kept as attributes are lost."""
+    return program_ops is None or any(program_ops.get(op) for op in QDQ_OPS)
+
+
+def candidate_feeds(plan: Plan, inputs: Mapping[str, "np.ndarray"]) -> Mapping[str, "np.ndarray"]:
+    """The candidate's inputs: float32 arrays cast to the plan's ``feed_dtype``, if any."""
+    if not plan.feed_dtype:
+        return inputs
+    return {name: a.astype(plan.feed_dtype) if a.dtype.kind == "f" else a
+            for name, a in inputs.items()}
+
+
 def max_batch_size(shapes: Mapping[str, Sequence[int]], dynamic: Optional[DynamicShape]) -> int:
     """Static-shape TensorRT engines take batches up to this size: the largest leading dim of
     the case's inputs, or of the declared ranges' max."""
@@ -190,7 +228,17 @@ def max_batch_size(shapes: Mapping[str, Sequence[int]], dynamic: Optional[Dynami
     return max(dims, default=1)
 
 
+def calibration_shapes(specs: Sequence[InputSpec], dynamic: Optional[DynamicShape]) -> Tuple[InputSpec, ...]:
+    """Every calibration batch has one shape: Paddle's calibrator sizes its buffers from the
+    first batch and copies that many bytes each time. The case's shapes, or with explicit
+    dynamic ranges each ranged input's opt shape."""
+    ranges = dict(dynamic.ranges) if dynamic is not None and not dynamic.tuned else {}
+    return tuple(replace(s, shape=tuple(ranges[s.name].opt)) if s.name in ranges else s
+                 for s in specs)
+
+
 def calibration_batches(spec: RunModeSpec, specs: Sequence[InputSpec], seed: int) -> Batches:
+    specs = calibration_shapes(specs, spec.dynamic_shape)
     if spec.calib_data is not None:
         directory = str(Path(spec.calib_data).expanduser().resolve())
         return FileBatches(directory, spec.calib_batches, tuple(specs), spec.dynamic_shape)
@@ -201,15 +249,18 @@ def calibration_batches(spec: RunModeSpec, specs: Sequence[InputSpec], seed: int
 def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec], *,
                    optim_root: Union[str, Path], threads: Optional[int] = None, seed: int = 0,
                    device_id: int = 0, worker: str = MAIN_WORKER,
-                   mark_outputs: Sequence[str] = ()) -> Plan:
+                   mark_outputs: Sequence[str] = (),
+                   program_ops: Optional[Mapping[str, int]] = None) -> Plan:
     """The steps that build the candidate of ``spec`` for inputs ``specs`` (concrete shapes).
     ``mark_outputs``: TensorRT modes expose these tensors as engine outputs, for
-    intermediate-tensor comparison. Raises OptionError for an input shape outside the
-    declared dynamic range."""
+    intermediate-tensor comparison. ``program_ops``: op type -> count of the program, which
+    decides explicit quantization for ``int8_source=quantized`` (unknown: explicit). Raises
+    OptionError for an input shape outside the declared dynamic range."""
     shapes = {s.name: tuple(s.shape) for s in specs}
     check_shape_in_range(shapes, spec.dynamic_shape)
     if not spec.run_mode.tensorrt:
-        return Plan((Build(recipe(spec, threads, device_id)),))
+        return Plan((Build(recipe(spec, threads, device_id)),),
+                    feed_dtype="float16" if spec.low_precision_io else "")
     cache = Path(optim_root) / optim_cache_subdir(model_key(model), spec, worker, shapes)
     steps: List[Step] = [PrepareCacheDir(str(cache), keep=spec.use_static)]
     if pir_tensorrt.takes_pir_path(spec.run_mode, model.format):
@@ -219,15 +270,16 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
         shape_file = str(cache / SHAPE_RANGE_FILE)
         steps.append(CollectShapes(shape_collect_recipe(spec, shape_file, device_id), shape_file,
                                    reuse=spec.use_static))
-    calls = recipe(spec, threads, device_id, shape_file,
-                   max_batch_size(shapes, spec.dynamic_shape)) + (optim_cache_call(str(cache)),)
+    calls = recipe(spec, threads, device_id, shape_file, max_batch_size(shapes, spec.dynamic_shape),
+                   explicit_quantization=explicit_quantization(program_ops)) \
+        + (optim_cache_call(str(cache)),)
     if mark_outputs:
         calls += marking_calls(mark_outputs)
     if needs_calibration(spec):
         steps.append(Calibrate(
             calls, calibration_batches(spec, specs, seed), table_dir=str(cache),
             paddle_table_dir=str(Path(model.prog_file).resolve().parent / PADDLE_MODEL_CACHE),
-            lock_file=str(Path(optim_root) / "locks" / f"{model_key(model)}.lock"),
+            lock_file=str(Path(optim_root) / "locks" / f"{table_dir_key(model)}.lock"),
             reuse=spec.use_static))
     steps.append(Build(calls))
     quantized = spec.int8_source == QUANTIZED  # only TensorRT int8 takes it
@@ -344,7 +396,7 @@ class PlanExecutor:
         if step.reuse and path.is_file() and path.stat().st_size:
             return f"tuned dynamic shape: shape ranges reused from {path} (+use_static)"
         path.unlink(missing_ok=True)
-        self._run_and_destroy(model, step.recipe, [inputs])
+        self._run_and_destroy(model, step.recipe, [inputs] * step.runs)
         if not (path.is_file() and path.stat().st_size):
             raise PredictorError(f"collecting shape ranges wrote nothing to {path}; "
                                  f"recipe: {describe_recipe(step.recipe)}")
@@ -454,20 +506,17 @@ def _file_batches(source: FileBatches) -> List[Dict[str, "np.ndarray"]]:
     if not files:
         raise InputError(f"calib_data: {directory} holds no .npy or .npz calibration batches")
     files = files[:source.limit] if source.limit is not None else files
-    explicit = source.dynamic is not None and not source.dynamic.tuned
-    ranged = {n for n, _ in source.dynamic.ranges} if explicit else set()
-    wanted = [WantedArray(s.name, str(numpy_dtype(s.dtype)), None if s.name in ranged else s.shape)
-              for s in source.specs]
+    # one shape for every batch: the specs carry the opt shape of ranged inputs
+    wanted = [WantedArray(s.name, str(numpy_dtype(s.dtype)), s.shape) for s in source.specs]
     out = []
     for path in files:
         try:
             batch = load_arrays(path, wanted, exact=True,
-                                shape_fix="the engine is built for the case's shapes; declare a "
-                                          "dynamic shape range to vary them")
+                                shape_fix="every calibration batch has one shape (Paddle's "
+                                          "calibrator sizes its buffers from the first): the "
+                                          "case's shape, or the opt shape of a dynamic range")
         except ArrayFileError as e:
             raise InputError(f"calib_data: {e}") from None
-        if explicit:
-            check_shape_in_range({n: tuple(a.shape) for n, a in batch.items()}, source.dynamic)
         out.append(batch)
     return out
 
@@ -507,10 +556,11 @@ class CandidateBuilder:
             raise OptionError(f"{case.origin}: {e}" if case.origin else str(e)) from None
 
     def plan(self, spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
-             threads: Optional[int] = None, seed: int = 0, mark_outputs: Sequence[str] = ()) -> Plan:
+             threads: Optional[int] = None, seed: int = 0, mark_outputs: Sequence[str] = (),
+             program_ops: Optional[Mapping[str, int]] = None) -> Plan:
         return candidate_plan(spec, model, specs, optim_root=self.optim_root, threads=threads,
                               seed=seed, device_id=self.device_id(spec), worker=self.worker,
-                              mark_outputs=mark_outputs)
+                              mark_outputs=mark_outputs, program_ops=program_ops)
 
     def build(self, spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
               inputs: Mapping[str, "np.ndarray"], threads: Optional[int] = None,

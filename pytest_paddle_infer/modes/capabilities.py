@@ -86,6 +86,17 @@ def import_paddle():
     return paddle
 
 
+def normalize_trt_version(version: Tuple[int, ...]) -> Tuple[int, ...]:
+    """Paddle's ``GetTrtRuntimeVersion`` splits ``getInferLibVersion()`` as major*1000 +
+    minor*100 + patch, TensorRT 8's encoding; TensorRT 10 encodes major*10000 + minor*100 +
+    patch, so 10.5.0 (100500) reads as (100, 5, 0). No TensorRT major reaches 100: re-split
+    such a triple the TensorRT 10 way."""
+    if len(version) != 3 or version[0] < 100:
+        return version
+    code = version[0] * 1000 + version[1] * 100 + version[2]
+    return (code // 10000, code // 100 % 100, code % 100)
+
+
 def _dotted(version: Tuple[int, ...]) -> str:
     return ".".join(map(str, version))
 
@@ -106,7 +117,7 @@ def detect() -> Capabilities:
     def _version(fn_name: str) -> Tuple[int, ...]:
         fn = getattr(inference, fn_name, None)
         try:
-            return tuple(int(v) for v in fn()) if fn else (0,)
+            return normalize_trt_version(tuple(int(v) for v in fn())) if fn else (0,)
         except Exception:  # libnvinfer missing at run time
             return (0,)
 
@@ -153,7 +164,8 @@ def known_installation(cache_dir: Path, ask: Callable[[], Tuple[Capabilities, Di
         saved = json.loads(path.read_text())
         if saved["key"] == key:
             caps = saved["capabilities"]
-            caps.update(trt_compile=tuple(caps["trt_compile"]), trt_runtime=tuple(caps["trt_runtime"]))
+            caps.update(trt_compile=tuple(caps["trt_compile"]),
+                        trt_runtime=normalize_trt_version(tuple(caps["trt_runtime"])))
             return Capabilities(**caps), dict(saved["environment"])
     except (OSError, ValueError, KeyError, TypeError):
         pass

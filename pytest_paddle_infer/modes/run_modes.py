@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import OptionError
+from .cpu_threads import MAX_THREADS, threads_problem
 from .toggles import (Choice, Directory, Flag, Kind, Names, NotThisKind, Number, Switch, Toggle,
                       ToggleTable)
 
@@ -112,6 +113,15 @@ class NameSet(frozenset):
 
     def __repr__(self) -> str:
         return "{" + ", ".join(map(repr, sorted(self))) + "}"
+
+
+class EveryOpTypeExcept(NameSet):
+    """The set of every op type Paddle registers but these, for a call that takes the op
+    types to include (``set_bfloat16_op``); the predictor builder fills it in
+    (execute/predictor.py), so recipes stay importable without paddle."""
+
+    def __repr__(self) -> str:
+        return f"<every op type except {NameSet.__repr__(self)}>"
 
 
 # -- run modes ---------------------------------------------------------------------------------
@@ -367,6 +377,12 @@ def _gpu_mixed_precision(spec) -> bool:
     return mode.device == GPU and mode.engine == PADDLE and mode.precision != FP32
 
 
+def _low_precision(spec) -> bool:
+    """GPU fp16 and oneDNN bf16: op types can be kept in fp32."""
+    mode = spec.run_mode
+    return _gpu_mixed_precision(spec) or (mode.engine == ONEDNN and mode.precision == BF16)
+
+
 def _tensorrt(spec) -> bool:
     return spec.run_mode.tensorrt
 
@@ -406,10 +422,11 @@ TOGGLES = ToggleTable((
     Toggle("delete_passes", Names("delete_pass", "NAME", "fc_fuse_pass"),
            "delete_pass(NAME); repeatable",
            calls=lambda passes, mode: tuple(call("delete_pass", p) for p in passes)),
-    Toggle("threads", Number(1, below="a predictor needs at least one thread"),
-           "CPU math library threads", calls=_threads),
+    Toggle("threads", Number(1, MAX_THREADS, below=threads_problem(0) or "",
+                             above=threads_problem(MAX_THREADS + 1) or ""),
+           f"CPU math library threads (1..{MAX_THREADS})", calls=_threads),
     Toggle("fp32_ops", Names("fp32_op", "OP", "softmax"), "keep op type OP in fp32; repeatable",
-           scope="gpu_fp16", applies=_gpu_mixed_precision),
+           scope="gpu_fp16, onednn_bf16", applies=_low_precision),
     Toggle("low_precision_io", Flag(), "fp16 inputs and outputs",
            scope="gpu_fp16", applies=_gpu_mixed_precision),
     Toggle("disable_trt_ops", Names("disable_trt_op", "OP", "softmax"),
@@ -467,13 +484,15 @@ def calibration_batch_count(spec: RunModeSpec) -> int:
 # -- recipes -----------------------------------------------------------------------------------
 
 
-def _gpu_toggle_calls(spec: RunModeSpec, shape_range_file: Optional[Union[str, Path]]) -> List[Call]:
+def _gpu_toggle_calls(spec: RunModeSpec, shape_range_file: Optional[Union[str, Path]],
+                      explicit_quantization: bool = True) -> List[Call]:
     """What the GPU and TensorRT toggles add after the engine's calls."""
     mode = spec.run_mode
     calls: List[Call] = []
     if mode.tensorrt:
-        if spec.int8_source == QUANTIZED:
-            # Q/DQ models: explicit quantization where Paddle has it, else the implicit path.
+        if spec.int8_source == QUANTIZED and explicit_quantization:
+            # Q/DQ programs: explicit quantization where Paddle has it, else the implicit path
+            # (build_plan.explicit_quantization decides from the program's ops)
             calls.append(optional_call("enable_tensorrt_explicit_quantization"))
         dyn = spec.dynamic_shape
         if dyn is not None and dyn.tuned:
@@ -489,7 +508,11 @@ def _gpu_toggle_calls(spec: RunModeSpec, shape_range_file: Optional[Union[str, P
         if spec.trt_optimization_level is not None:
             calls.append(optional_call("set_tensorrt_optimization_level",
                                        spec.trt_optimization_level))
-    if spec.fp32_ops:
+    if spec.fp32_ops and mode.engine == ONEDNN:
+        # oneDNN takes the op types to run in bf16 (legacy programs; Paddle 3.3.1's PIR bf16
+        # placement reads no such list): every op type but these
+        calls.append(call("set_bfloat16_op", EveryOpTypeExcept(spec.fp32_ops)))
+    elif spec.fp32_ops:
         calls.append(call("exp_disable_mixed_precision_ops", NameSet(spec.fp32_ops)))
     if spec.low_precision_io:
         # Not optional: without it inputs stay fp32 and the case tests something else.
@@ -499,7 +522,7 @@ def _gpu_toggle_calls(spec: RunModeSpec, shape_range_file: Optional[Union[str, P
 
 def recipe(spec: RunModeSpec, threads: Optional[int] = None, device_id: int = 0,
            shape_range_file: Optional[Union[str, Path]] = None,
-           max_batch_size: int = 1) -> Tuple[Call, ...]:
+           max_batch_size: int = 1, explicit_quantization: bool = True) -> Tuple[Call, ...]:
     """The full list of Config calls for a run mode and its toggles. ``threads`` is the
     session's value for a spec without ``threads``; ``max_batch_size`` matters to
     static-shape TensorRT only: a larger batch fails there."""
@@ -510,7 +533,8 @@ def recipe(spec: RunModeSpec, threads: Optional[int] = None, device_id: int = 0,
         values["threads"] = threads
     slots = dict(values, device_id=device_id, max_batch_size=max_batch_size,
                  use_calib_mode=needs_calibration(spec))
-    calls = [c.filled(slots) for c in mode.template] + _gpu_toggle_calls(spec, shape_range_file)
+    calls = [c.filled(slots) for c in mode.template] + _gpu_toggle_calls(spec, shape_range_file,
+                                                                         explicit_quantization)
     for row in table:
         value = values[row.name]
         if row.calls is None or value == row.kind.default:
