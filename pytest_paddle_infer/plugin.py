@@ -11,6 +11,7 @@ from typing import Dict, List, Optional
 import pytest
 
 from . import options as opts
+from .xdist_usage import usage_error
 from .errors import CaseSkipped, OptionError, PaddleInferError, strip_ansi
 
 SETTINGS = pytest.StashKey["opts.Settings"]()
@@ -57,6 +58,10 @@ def pytest_configure(config):
     if settings.active and not is_xdist_controller(config):
         case_path_of(config).start()  # the executor imports paddle while pytest collects
     config.pluginmanager.register(SessionSummary(config), "paddle-infer-summary")
+    if is_xdist_controller(config):  # usage errors the workers find while collecting
+        from .xdist_usage import UsageRelay
+
+        config.pluginmanager.register(UsageRelay(), "paddle-infer-usage-relay")
     if config.pluginmanager.hasplugin("xdist"):  # one worker per model's cases (xdist_scheduling.py)
         from .xdist_scheduling import register as register_xdist_scheduling
 
@@ -224,7 +229,8 @@ def case_marks(case) -> list:
 def case_properties(case) -> list:
     """What every case's report carries from the start (JUnit, xdist, the summary)."""
     return [("paddle_case", case.id), ("paddle_model", case.model.name),
-            ("paddle_shape", case.shape_text), ("paddle_run_mode", case.run_mode.label)]
+            ("paddle_shape", case.shape_text), ("paddle_run_mode", case.run_mode.label),
+            ("paddle_baseline", case.baseline)]
 
 
 def prepare_case(item, case, from_cli: bool) -> dict:
@@ -255,7 +261,25 @@ def _crash(item, case, died, from_cli: bool) -> PaddleInferError:
     from .execute.case_path import crash_message
 
     item.user_properties.append(("paddle_crash", f"{died.how} while {died.phase}"))
-    return PaddleInferError(crash_message(died, repro_command(item, case, from_cli)))
+    localization = _localize_crash(item, case, died)
+    return PaddleInferError(crash_message(died, repro_command(item, case, from_cli), localization))
+
+
+def _localize_crash(item, case, died) -> list:
+    """--paddle-localize on a case whose candidate killed the executor: the ladder in a
+    fresh executor, every trial in a child of it, so a crashing trial is one bad outcome."""
+    from .execute.executor import ExecutorDied
+
+    if not settings_of(item.config).localize or "candidate" not in died.phase:
+        return []
+    try:
+        found = case_path_of(item.config).localize_crash(item.nodeid, case)
+    except (ExecutorDied, PaddleInferError) as e:
+        return [f"localization: could not run ({str(e).splitlines()[0]})"]
+    if found["culprit"]:
+        item.user_properties.append(("paddle_culprit", found["culprit"]))
+    item.user_properties.append(("paddle_localization_builds", found["builds"]))
+    return found["lines"]
 
 
 def repro_command(item, case, from_cli: bool) -> str:
@@ -283,18 +307,22 @@ def repro_command(item, case, from_cli: bool) -> str:
 
 
 def build_cases(settings) -> list:
+    """The --paddle-model x --run-mode cases; OptionError for --paddle-shape/--paddle-batch
+    values the models cannot take."""
     from .cases.case import Case
+    from .cases.cli_shapes import shapes_by_model
     from .modes.run_modes import RUN_MODES
     from .verdict.tolerances import CaseTolerances, Rule
 
     cases = []
-    for source in settings.models:
-        source = with_declared_inputs(source, settings.cache_dir)
+    sources = [with_declared_inputs(source, settings.cache_dir) for source in settings.models]
+    shapes = shapes_by_model(sources, settings.shapes, settings.batch)
+    for source in sources:
         for spec in settings.run_modes:
             default = RUN_MODES[spec.mode].tolerance
             cases.append(Case(
                 model=source, run_mode=spec, baseline=settings.baseline, seed=settings.seed,
-                threads=settings.threads, program=settings.program,
+                threads=settings.threads, program=settings.program, shapes=shapes[source.name],
                 tolerances=CaseTolerances(base=Rule(default.atol, default.rtol),
                                           override=Rule(settings.atol, settings.rtol)),
             ))
@@ -322,12 +350,19 @@ def with_declared_inputs(source, cache_dir):
 def pytest_collection_modifyitems(session, config, items):
     settings = settings_of(config)
     if narrow_declared_cases(config, items):  # --paddle-model/--run-mode pick among declared cases
+        if settings.shapes or settings.batch is not None:
+            raise usage_error(config, "--paddle-shape and --paddle-batch give the shapes of the "
+                              "cases --paddle-model adds; suites and paddle_case markers declare "
+                              "their cases' shapes under shapes: (docs/suites.md)")
         return
     if not settings.active:
         return
     if settings.unresolved:
-        raise pytest.UsageError(settings.unresolved[0][1])
-    cases = build_cases(settings)
+        raise usage_error(config, settings.unresolved[0][1])
+    try:
+        cases = build_cases(settings)
+    except OptionError as e:
+        raise usage_error(config, str(e)) from None
     for case in cases:
         items.append(PaddleCaseItem.from_parent(session, name=case.id, nodeid=case.id, case=case))
     # pytest counted its "collected N items" before these were added: say what was added
@@ -394,7 +429,12 @@ class SessionSummary:
             write_index(settings.report_dir, self.rows)
 
     def pytest_terminal_summary(self, terminalreporter):
-        if hasattr(self.config, "workerinput") or not self.rows:
+        if hasattr(self.config, "workerinput"):
+            return
+        unused = unused_update_goldens(settings_of(self.config), self.rows.values())
+        if unused:
+            terminalreporter.write_line(unused, yellow=True, bold=True)
+        if not self.rows:
             return
         from .report.text import outputs_table, summary_table
 
@@ -404,6 +444,24 @@ class SessionSummary:
         if outputs:  # a section of its own: the summary table ends at the next rule
             terminalreporter.write_sep("=", "paddle-infer outputs (baseline value ranges)")
             terminalreporter.write_line("\n".join(outputs))
+        from .report.text import task_lines
+
+        tasks = task_lines(list(self.rows.values()))
+        if tasks:  # outputs judged by a task-aware comparison (compare: in a suite)
+            terminalreporter.write_sep("=", "paddle-infer task comparisons")
+            terminalreporter.write_line("\n".join(tasks))
+
+
+def unused_update_goldens(settings, rows) -> str:
+    """--paddle-update-goldens in a session none of whose cases compares against goldens
+    rewrites nothing: say so rather than let it pass for a refresh."""
+    from .cases.baseline_forms import GOLDEN, kind_of
+
+    if not settings.update_goldens or any(kind_of(r.get("paddle_baseline", "")) == GOLDEN for r in rows):
+        return ""
+    return ("paddle-infer: warning: --paddle-update-goldens rewrote nothing: no case of this session "
+            "compares against goldens (baseline golden:DIR in a suite or --paddle-baseline=golden:DIR); "
+            "to record new goldens use --paddle-save-goldens=DIR")
 
 
 def _short_reason(report) -> str:

@@ -33,5 +33,8 @@ class Selection:
     def wants(self, name: str, op_type: str) -> bool:
         if self.spec == "all":
             return True
-        label = op_label(op_type)
-        return any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(label, g) for g in self.globs)
+        return any(self.glob_matches(g, name, op_type) for g in self.globs)
+
+    @staticmethod
+    def glob_matches(glob: str, name: str, op_type: str) -> bool:
+        return fnmatch.fnmatchcase(name, glob) or fnmatch.fnmatchcase(op_label(op_type), glob)

@@ -58,6 +58,51 @@ def plain_numpy(tensor) -> np.ndarray:
     return array
 
 
+class SeenTensors:
+    """What the baseline's hooks saw: op types, a few tensor names, and which globs of the
+    selection matched, so a glob that selects nothing is named rather than passed over."""
+
+    SAMPLES = 4
+
+    def __init__(self):
+        self.op_types: Dict[str, None] = {}
+        self.names: List[str] = []
+        self.matched: set = set()
+
+    def add(self, name: str, op_type: str, selection: Selection) -> None:
+        label = op_label(op_type)
+        self.op_types.setdefault(label, None)
+        if len(self.names) < self.SAMPLES and name not in self.names:
+            self.names.append(name)
+        for glob in selection.globs:
+            if glob not in self.matched and selection.glob_matches(glob, name, op_type):
+                self.matched.add(glob)
+
+    def unmatched(self, selection: Selection) -> List[str]:
+        return [g for g in selection.globs if g not in self.matched]
+
+    def choices(self) -> str:
+        ops = list(self.op_types)
+        more = f" and {len(ops) - 12} more" if len(ops) > 12 else ""
+        return (f"the op types hooked: {', '.join(ops[:12])}{more}; tensor names look like "
+                f"{', '.join(self.names) or 'none (no tensor was hooked)'}")
+
+
+def selection_problems(store: "BaselineStore", model: str) -> Tuple[str, str]:
+    """(error, note): an error when the globs select no tensor at all, a note naming the
+    globs that matched nothing when others did."""
+    selection = store.selection
+    unmatched = store.seen.unmatched(selection)
+    if not selection.globs or not unmatched:
+        return "", ""
+    if not store.records:
+        return (f"intermediates {selection.spec!r} select no tensor of {model}, so no intermediate "
+                f"tensor would be compared; globs match tensor names or op types: "
+                f"{store.seen.choices()}"), ""
+    return "", (f"intermediates: {', '.join(repr(g) for g in unmatched)} matched no tensor of "
+                f"{model} ({store.seen.choices()})")
+
+
 @dataclass
 class Record:
     index: int
@@ -86,12 +131,14 @@ class BaselineStore:
         self.selection = selection
         self.records: List[Record] = []
         self.by_name: Dict[str, Record] = {}
+        self.seen = SeenTensors()  # every hooked tensor, selected or not: a glob's misses
         release_large_buffers_promptly()
         if self.directory.exists():
             shutil.rmtree(self.directory)
         self.directory.mkdir(parents=True)
 
     def __call__(self, op_type: str, name: str, tensor) -> None:
+        self.seen.add(name, op_type, self.selection)
         if not self.selection.wants(name, op_type):
             return
         array = plain_numpy(tensor)
