@@ -9,7 +9,7 @@ localization.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from ..errors import PaddleInferError
 
@@ -45,7 +45,17 @@ def run_case(runner, prepared, localize: bool):
         found = runner.localize(prepared)
         result.localization = found.lines()
         result.culprit = found.culprit
+        result.localization_builds = found.builds
     return result
+
+
+def localize_crashed_case(runner, case) -> dict:
+    """The ladder for a case whose candidate killed the executor (every trial in a child):
+    {"lines", "culprit", "builds"}."""
+    prepared = runner.prepare(case, build_candidate=False)
+    runner.on_phase("localizing", prepared.candidate_recipe)
+    found = runner.localize(prepared)
+    return {"lines": found.lines(), "culprit": found.culprit, "builds": found.builds}
 
 
 class InlineExecutor:
@@ -108,6 +118,11 @@ class CasePath:
     def run(self, key: str):
         return self.executor.call("run", key, self.settings.localize)
 
+    def localize_crash(self, key: str, case) -> dict:
+        """After the executor died on ``case``: the ladder in a fresh executor, each trial in
+        a child of it (see localize_crashed_case)."""
+        return self.executor.call("localize_crash", key, case)
+
     def tensors(self, key: str, which: str):
         """The prepared case's inputs or baseline outputs, for a test that asks for them."""
         return self.executor.call("tensors", key, which)
@@ -130,6 +145,8 @@ class CasePath:
             mark_strict(vacuous)  # the case fails, in its reports too
         if getattr(result, "culprit", ""):
             record.append(("paddle_culprit", result.culprit))
+        if getattr(result, "localization_builds", 0):
+            record.append(("paddle_localization_builds", result.localization_builds))
         record.extend(properties(result))
         if self.settings.report_dir is not None:
             from ..report.case_files import write_case
@@ -166,9 +183,9 @@ def warn_vacuous(result) -> None:
     warnings.warn_explicit(PaddleInferWarning(message), None, result.case_id, 0)
 
 
-def crash_message(died, repro: str) -> str:
-    """What a case whose executor died says: how, where, the recipe, Paddle's last words and
-    the command that reproduces just this case."""
+def crash_message(died, repro: str, localization: Sequence[str] = ()) -> str:
+    """What a case whose executor died says: how, where, the recipe, Paddle's last words,
+    the command that reproduces just this case, and the localization when asked for."""
     lines = [str(died)]
     if died.recipe:
         lines.append(f"recipe: {died.recipe}")
@@ -176,4 +193,4 @@ def crash_message(died, repro: str) -> str:
         lines.append(f"last lines of the executor's log ({died.log_path}):")
         lines.extend("    " + l for l in died.log_tail.splitlines())
     lines.append(f"reproduce: {repro}")
-    return "\n".join(lines)
+    return "\n".join(lines + list(localization))

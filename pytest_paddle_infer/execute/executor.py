@@ -29,6 +29,9 @@ from ..errors import CaseSkipped, PaddleInferError, describe_exit, strip_ansi  #
 AUTHKEY_ENV = "PADDLE_INFER_EXECUTOR_KEY"
 # testing only: make the executor child die or hang at a phase, to exercise supervision
 FAULT_ENV = "PADDLE_INFER_EXECUTOR_FAULT"
+# fault injection, testing only: the fault above fires only at a build whose recipe runs this
+# IR pass (no delete_pass of it, IR optimization on), as a crash inside a pass would
+FAULT_PASS_ENV = "PADDLE_INFER_FAULT_WITH_PASS"
 DEFAULT_TIMEOUT = 900.0
 LOG_TAIL_LINES = 12
 _FRAME = re.compile(r"^\s*\d+\s+\S")
@@ -199,7 +202,8 @@ class _ChildGone(Exception):
 
 
 _OP_PHASES = {"about": "importing paddle", "prepare": "preparing the case", "run": "running the candidate",
-              "release": "releasing the case", "tensors": "handing out tensors"}
+              "release": "releasing the case", "tensors": "handing out tensors",
+              "trial": "running a localization trial", "localize_crash": "localizing the crash"}
 
 
 def _address_text(address) -> str:
@@ -251,15 +255,19 @@ def _portable(exc: BaseException) -> BaseException:
         return PaddleInferError(f"{type(exc).__name__}: {exc}")
 
 
-def _fault(phase: str) -> None:
+def _fault(phase: str, recipe: str = "") -> None:
     """``PADDLE_INFER_EXECUTOR_FAULT=PHASE:HOW[:CASE-SUBSTRING]`` (testing only): at PHASE,
     for cases whose id contains CASE-SUBSTRING, die by signal HOW (SIGSEGV, SIGABRT...),
-    ``exit3`` or ``hang``."""
+    ``exit3`` or ``hang``; with ``PADDLE_INFER_FAULT_WITH_PASS=NAME`` only where ``recipe``
+    runs pass NAME."""
     spec = os.environ.get(FAULT_ENV)
     if not spec:
         return
     at, how, *which = spec.split(":", 2)
     if at != phase or (which and which[0] not in _CURRENT.get("case", "")):
+        return
+    with_pass = os.environ.get(FAULT_PASS_ENV)
+    if with_pass and (f"delete_pass({with_pass!r})" in recipe or "switch_ir_optim(False)" in recipe):
         return
     sys.stdout.flush()
     if how == "hang":
@@ -282,11 +290,12 @@ class Service:
         self.send = send
         self.runner = make_runner(init)
         self.runner.on_phase = self.phase
+        self.runner.trial_init = init  # localization trials run in a child like this one
         self.prepared: dict = {}
 
     def phase(self, name: str, recipe: str = "") -> None:
         self.send(("phase", name, recipe))
-        _fault(name)
+        _fault(name, recipe)
 
     def prepare(self, key: str, case) -> dict:
         from .case_path import prepare_case
@@ -310,6 +319,20 @@ class Service:
         from .goldens import environment
 
         return detect(), environment("")
+
+    def trial(self, op: str, *args):
+        """A localization trial's request, in a trial child (localize/trials.py)."""
+        from ..localize.trials import serve
+
+        return serve(self.runner, op, *args)
+
+    def localize_crash(self, key: str, case):
+        """Localize a case whose candidate killed the executor: the case again without its
+        candidate, then the ladder with every trial in a child."""
+        from .case_path import localize_crashed_case
+
+        _CURRENT["case"] = case.id
+        return localize_crashed_case(self.runner, case)
 
     def tensors(self, key: str, which: str) -> dict:
         prepared = self.prepared[key]

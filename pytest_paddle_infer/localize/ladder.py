@@ -1,43 +1,71 @@
 """Localization: re-run a failing case with variations of its recipe and name the culprit.
 
-The ladder follows the precision-tracing procedure: every graph optimization off (does the
+The ladder follows the precision-tracing procedure: every graph optimization off (do the
 backend's kernels alone diverge?), then memory optimization (does buffer reuse?), then IR
-optimization on and a bisection over the passes it applies (``delete_pass``), and for
-TensorRT modes a bisection over op types kept out of TensorRT (``exp_disable_tensorrt_ops``).
-Each rung builds a real predictor through the same path as the case itself.
+optimization on and a delta-debugging search (``ddmin``) over the passes Paddle applied
+(``delete_pass``). When kernels are to blame (or the pass to blame is the one that turns the
+low precision on), a search over op types kept out: ``+fp32_op`` for oneDNN bf16 and GPU
+fp16, ``+disable_trt_op`` for TensorRT (whose ladder starts there). Each rung is one trial:
+one predictor built like the case's own (``trials.py`` runs them in a child process, so a
+crash or an error is the trial's outcome, "bad"). The configuration offered as the fix is a
+run mode that a trial ran and saw within tolerance.
+
+Other localization steps run after the ladder through ``after_ladder``.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import PaddleInferError
-from ..execute.predictor import run_predictor
 from ..modes.run_modes import RunModeSpec
+from .op_blame import OpKnob, knob_for
+from .trials import CRASHED, RAISED  # Rung.detail prefixes: the trial's process died; it raised
 
 
 @dataclass
 class Rung:
     name: str
     change: str  # the variation of the recipe, in --run-mode toggle syntax
-    passed: Optional[bool]  # None: the variation could not be built or run
+    passed: Optional[bool]  # False also when the trial crashed or raised (see detail)
     max_abs: float = float("nan")
     detail: str = ""
+
+    @property
+    def state(self) -> str:
+        if self.passed is None:
+            return "error"
+        if self.passed:
+            return "passes"
+        for word in (CRASHED, RAISED):
+            if self.detail.startswith(word):
+                return word
+        return "fails"
 
 
 @dataclass
 class Localization:
     rungs: List[Rung] = field(default_factory=list)
     verdict: str = ""  # one sentence naming the culprit
-    culprit: str = ""  # the pass, op type, or stage to blame
+    culprit: str = ""  # the pass, op types, or stage to blame
+    fix: str = ""  # a run mode (toggle syntax) that a trial ran within tolerance
+    search_builds: int = 0  # the builds of the last search (passes or op types)
+    extra: List[str] = field(default_factory=list)  # lines the steps after the ladder add
+
+    @property
+    def builds(self) -> int:
+        """Predictors built: one per rung."""
+        return len(self.rungs)
 
     def lines(self) -> List[str]:
-        out = [f"localization: {self.verdict}"]
+        out = [f"localization: {self.verdict} ({self.builds} builds)"]
+        if self.fix:
+            out.append(f"  suggested run mode: {self.fix}  (checked: a trial of it passes)")
         for r in self.rungs:
-            state = {True: "passes", False: "fails", None: "error"}[r.passed]
-            figure = "" if r.passed is None else f" (max abs {r.max_abs:.3g})"
-            out.append(f"  {r.name:<28} {state}{figure}  {r.change}" + (f"  {r.detail}" if r.detail else ""))
-        return out
+            figure = "" if r.passed is None or r.max_abs != r.max_abs else f" (max abs {r.max_abs:.3g})"
+            out.append(f"  {r.name:<28} {r.state}{figure}  {r.change}" + (f"  {r.detail}" if r.detail else ""))
+        return out + self.extra
 
 
 # (varied spec, Config calls added after its recipe) -> (passed, max abs, detail)
@@ -46,41 +74,26 @@ Trial = Callable[..., Tuple[Optional[bool], float, str]]
 
 def make_trial(runner, prepared) -> Trial:
     """Build the varied candidate like the case's own, run it on the case's inputs and judge
-    its outputs with the case's tolerances."""
-    from ..verdict.outputs import compare_outputs
-
-    case = prepared.case
+    its outputs with the case's tolerances, in this process (``trials.TrialServer`` does the
+    same in a child). An error building or running it is a bad outcome."""
+    from .trials import judge_trial
 
     def trial(spec: RunModeSpec, extra: Sequence = ()):
-        from ..modes.build_plan import Build, Plan
-
         try:
-            plan = runner.candidates.plan(spec, prepared.model,
-                                          runner.input_specs(prepared.model, dict(case.shapes)),
-                                          case.threads, case.seed)
-            if extra:  # e.g. the passes a PIR program runs whatever switch_ir_optim says
-                plan = Plan(plan.steps[:-1] + (Build(plan.final.recipe + tuple(extra)),), plan.int8)
-            built = runner.candidates.executor.run(plan, prepared.model, prepared.inputs)
-            outputs = run_predictor(built.predictor, prepared.inputs)
+            return judge_trial(runner, prepared.case, prepared.model, prepared.inputs,
+                               prepared.baseline_outputs, spec, extra)
         except PaddleInferError as e:
-            return None, float("nan"), str(e).splitlines()[0][:160]
-        rows = compare_outputs(outputs, prepared.baseline_outputs, replace(case, run_mode=spec))
-        return all(r.passed for r in rows), max((r.max_abs for r in rows), default=0.0), ""
+            return False, float("nan"), f"{RAISED}: {str(e).splitlines()[0][:160]}"
 
     return trial
 
 
 def applied_passes(spec: RunModeSpec, model, threads: Optional[int]) -> List[str]:
-    """The passes a config with this recipe would run, in order, without repeats."""
-    from paddle import inference
+    """The passes a config with this recipe would run, in order, without repeats (legacy:
+    the pass builder; PIR: what Paddle reports running, pir_passes.py)."""
+    from .pir_passes import passes_run
 
-    from ..execute.predictor import apply_recipe
-    from ..modes.run_modes import recipe
-
-    config = inference.Config(model.prog_file, model.params_file)
-    apply_recipe(config, recipe(spec, threads))
-    passes = list(config.pass_builder().all_passes())
-    return [p for i, p in enumerate(passes) if p not in passes[:i] and p not in spec.delete_passes]
+    return [p for p in passes_run(spec, model, threads) if p not in spec.delete_passes]
 
 
 def _span(names: Sequence[str]) -> str:
@@ -88,71 +101,214 @@ def _span(names: Sequence[str]) -> str:
     return ", ".join(names) if len(names) <= 3 else f"{names[0]} ... {names[-1]} ({len(names)})"
 
 
-def bisect(items: Sequence[str], fixes: Callable[[Sequence[str]], Optional[bool]]) -> List[str]:
-    """The smallest run of ``items`` found by halving whose removal ``fixes`` the case; a single
-    culprit is found in about log2(n) trials. Returns ``items`` when no half alone fixes it."""
-    suspects = list(items)
-    while len(suspects) > 1:
-        half = len(suspects) // 2
-        first, second = suspects[:half], suspects[half:]
-        if fixes(first):
-            suspects = first
-        elif fixes(second):
-            suspects = second
-        else:  # it takes items from both halves together
+def _chunks(items: Sequence[str], n: int) -> List[List[str]]:
+    """``items`` cut into ``n`` contiguous runs as even as possible, in order."""
+    out, start = [], 0
+    for i in range(n):
+        end = start + (len(items) - start) // (n - i)
+        out.append(list(items[start:end]))
+        start = end
+    return [c for c in out if c]
+
+
+def ddmin(items: Sequence[str], fixes: Callable[[Sequence[str]], Optional[bool]]) -> Optional[List[str]]:
+    """Delta debugging (Zeller): a 1-minimal run of ``items`` whose removal ``fixes`` the case
+    (removing any one of them less does not), in the items' order; None when removing all
+    of them does not fix it. Each subset is tried once. A single culprit takes at most
+    2*ceil(log2 n)+1 trials (all, then one or two halves per level); culprits that only
+    fix it together are kept together."""
+    seen: Dict[Tuple[str, ...], bool] = {}
+
+    def test(subset: Sequence[str]) -> bool:
+        key = tuple(subset)
+        if key not in seen:
+            seen[key] = fixes(list(subset)) is True
+        return seen[key]
+
+    if not items or not test(items):
+        return None
+    current, n = list(items), 2
+    while len(current) > 1:
+        chunks = _chunks(current, n)
+        hit = next((c for c in chunks if test(c)), None)
+        if hit is not None:
+            current, n = hit, 2
+            continue
+        if len(chunks) > 2:
+            complement = None
+            for c in chunks:
+                rest = [x for x in current if x not in c]
+                if test(rest):
+                    complement = rest
+                    break
+            if complement is not None:
+                current, n = complement, max(n - 1, 2)
+                continue
+        if n >= len(current):
             break
-    return suspects
+        n = min(2 * n, len(current))
+    return current
+
+
+def single_culprit_bound(n: int) -> int:
+    """The most trials ``ddmin`` takes for one culprit among ``n`` (the issue's bound, with
+    one to spare for the run that confirms the divergence)."""
+    return 2 * math.ceil(math.log2(n)) + 2 if n > 1 else 2
+
+
+# Passes whose only work is to switch the low precision on: deleting them says "the
+# precision is to blame", so the ladder goes on to op types.
+PRECISION_PASS_WORDS = ("bfloat16", "bf16", "mixed_precision")
+
+
+def is_precision_pass(name: str) -> bool:
+    return any(w in name for w in PRECISION_PASS_WORDS)
 
 
 def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
-             op_types: Callable[[], List[str]], off_calls: Sequence = ()) -> Localization:
+             op_types: Callable[[], List[str]], off_calls: Sequence = (),
+             program_format: str = "legacy") -> Localization:
     """``off_calls``: what turns optimizations off beyond ``switch_ir_optim(False)`` for this
-    program (run_modes.passes_off: a PIR program's custom passes); the first two rungs take it."""
+    program (run_modes.passes_off: a PIR program's custom passes); the first two rungs take
+    it. ``passes``: the passes the candidate runs, in order; ``op_types``: the op types it
+    runs. ``program_format``: "pir" or "legacy" (what the op-level switches can do)."""
     loc = Localization()
 
     def rung(name: str, varied: RunModeSpec, change: str = "", extra: Sequence = ()) -> Optional[bool]:
         passed, max_abs, detail = trial(varied, extra) if extra else trial(varied)
         change = change or varied.label + "".join(f" + {c}" for c in extra)
-        loc.rungs.append(Rung(name, change or varied.label, passed, max_abs, detail))
+        loc.rungs.append(Rung(name, change, passed, max_abs, detail))
         return passed
 
+    knob, no_knob = knob_for(spec, program_format)
     trt = spec.run_mode.tensorrt
     if not trt:  # TensorRT needs IR optimization: its ladder starts at the engine
         plain = replace(spec, ir_optim=False, memory_optim=False, delete_passes=())
-        if rung("all optimizations off", plain, extra=off_calls) is False:
-            loc.verdict = (f"{spec.mode} diverges with every graph optimization off: the "
-                           f"backend's kernels, not a pass, make the difference")
+        if rung("all optimizations off", plain, extra=off_calls) is not True:
+            why = _outcome_words(loc.rungs[-1])
+            if knob is not None and _blame_ops(loc, spec, knob, op_types, rung):
+                return loc
+            loc.verdict = (f"{spec.mode} {why} with every graph optimization off: the "
+                           f"backend's kernels, not a pass, make the difference"
+                           + (f" ({no_knob})" if no_knob else ""))
             loc.culprit = "kernels"
             return loc
-        if rung("memory optimization on", replace(plain, memory_optim=True), extra=off_calls) is False:
+        # an error here is the ladder's own combination failing (PIR: custom passes without
+        # memory_optimize_pass), not the case's: only a divergence or a crash blames it
+        if rung("memory optimization on", replace(plain, memory_optim=True), extra=off_calls) is not True \
+                and loc.rungs[-1].state != RAISED:
             loc.verdict = "enable_memory_optim() makes the difference: buffer reuse is to blame"
             loc.culprit = "memory_optim"
             return loc
-    if rung("as configured", spec) is not False:
+    if rung("as configured", spec) is True:
         loc.verdict = "the divergence did not reproduce: nothing to localize"
         return loc
-    if not trt:
-        names = passes()
-        fixes = lambda deleted: rung(f"without {len(deleted)} pass(es)",
-                                     replace(spec, delete_passes=spec.delete_passes + tuple(deleted)),
-                                     f"delete_pass: {_span(deleted)}")
-        if names and fixes(names):
-            found = bisect(names, fixes)
-            loc.culprit = ", ".join(found)
-            loc.verdict = (f"deleting {'pass ' if len(found) == 1 else 'passes '}{loc.culprit} "
-                           f"brings {spec.mode} within tolerance")
-        else:
-            loc.verdict = "no set of IR passes explains it: the optimized kernels do"
-            loc.culprit = "kernels"
+    if trt:
+        if not _blame_ops(loc, spec, knob, op_types, rung):
+            loc.verdict = "the divergence stays with every op type kept out of TensorRT"
         return loc
-    ops = op_types()
-    fixes = lambda excluded: rung(f"{len(excluded)} op type(s) out of TensorRT",
-                                  replace(spec, disable_trt_ops=tuple(spec.disable_trt_ops) + tuple(excluded)),
-                                  f"exp_disable_tensorrt_ops: {_span(excluded)}")
-    if ops and fixes(ops):
-        found = bisect(ops, fixes)
+    names = passes()
+    before = loc.builds
+    found = ddmin(names, lambda deleted: rung(
+        f"without {len(deleted)} pass(es)",
+        replace(spec, delete_passes=spec.delete_passes + tuple(deleted)),
+        f"delete_pass: {_span(deleted)}"))
+    loc.search_builds = loc.builds - before
+    if found and all(is_precision_pass(p) for p in found) and knob is not None:
+        # the pass that turns the precision on: which op types does it hurt?
+        if _blame_ops(loc, spec, knob, op_types, rung):
+            return loc
+    if found:
         loc.culprit = ", ".join(found)
-        loc.verdict = f"keeping {loc.culprit} out of TensorRT brings {spec.mode} within tolerance"
-    else:
-        loc.verdict = "the divergence stays with every op type kept out of TensorRT"
+        loc.fix = replace(spec, delete_passes=spec.delete_passes + tuple(found)).label
+        loc.verdict = (f"deleting {'pass ' if len(found) == 1 else 'passes '}{loc.culprit} "
+                       f"brings {spec.mode} within tolerance"
+                       + (f" ({no_knob})" if no_knob and all(is_precision_pass(p) for p in found) else ""))
+        return loc
+    if knob is not None and _blame_ops(loc, spec, knob, op_types, rung):
+        return loc
+    loc.verdict = ("no set of IR passes explains it: the optimized kernels do"
+                   + (f" ({no_knob})" if no_knob else ""))
+    loc.culprit = "kernels"
     return loc
+
+
+def _outcome_words(r: Rung) -> str:
+    return {CRASHED: "crashes", RAISED: "errors"}.get(r.state, "diverges")
+
+
+def _blame_ops(loc: Localization, spec: RunModeSpec, knob: OpKnob,
+               op_types: Callable[[], List[str]], rung) -> bool:
+    """Search the op types to keep out; True (and the verdict set) when some set fixes it."""
+    names = knob.names(op_types(), spec)
+    before = loc.builds
+    found = ddmin(names, lambda kept: rung(
+        f"{len(kept)} op type(s) {knob.kept}", knob.vary(spec, kept),
+        f"{knob.call}: {_span(kept)}"))
+    loc.search_builds = loc.builds - before
+    if not found:
+        return False
+    loc.culprit = ", ".join(found)
+    loc.fix = knob.vary(spec, found).label
+    loc.verdict = (f"op type{'s' if len(found) > 1 else ''} {loc.culprit} {knob.kept} "
+                   f"bring{'' if len(found) > 1 else 's'} {spec.mode} within tolerance")
+    return True
+
+
+# -- after the ladder ------------------------------------------------------------------------
+
+# Steps that run after the ladder on a failing case: step(localization, runner, prepared);
+# they may add lines (``Localization.extra``). Registered with ``after_ladder``.
+AfterLadder = Callable[[Localization, Any, Any], None]
+AFTER_LADDER: List[AfterLadder] = []
+
+
+def after_ladder(step: AfterLadder) -> AfterLadder:
+    if step not in AFTER_LADDER:
+        AFTER_LADDER.append(step)
+    return step
+
+
+def run_after_ladder(loc: Localization, runner, prepared) -> Localization:
+    for step in AFTER_LADDER:
+        step(loc, runner, prepared)
+    return loc
+
+
+# -- the entry point -------------------------------------------------------------------------
+
+
+def localize_case(runner, prepared, init: Optional[dict] = None) -> Localization:
+    """The ladder for a failing (or crashing) prepared case, then the steps after it. With
+    ``init`` (the executor's runner settings) trials run in a supervised child
+    (trials.TrialServer); without, in this process."""
+    from ..modes.run_modes import passes_off
+
+    case, model = prepared.case, prepared.model
+    spec = case.run_mode
+    server = None
+    if init is not None:
+        from .trials import TrialServer
+
+        server = TrialServer(init, case, model, prepared.inputs, prepared.baseline_outputs)
+        off = passes_off(model.format, spec.run_mode.engine)
+        trial, listed = server.trial, lambda: server.passes(spec, off)
+    else:
+        trial, listed = make_trial(runner, prepared), lambda: applied_passes(spec, model, case.threads)
+
+    def op_types() -> List[str]:
+        """The candidate's op types (fused names, as bf16 placement sees them), then the
+        program's own; TensorRT: the program's (the candidate shows engine ops)."""
+        baseline = runner.op_types(prepared)
+        if spec.run_mode.tensorrt or server is None:
+            return baseline
+        ran = server.op_types(spec)
+        return ran + [t for t in baseline if t not in ran]
+
+    try:
+        loc = localize(spec, trial, listed, op_types,
+                       passes_off(model.format, spec.run_mode.engine), model.format)
+        return run_after_ladder(loc, runner, prepared)
+    finally:
+        if server is not None:
+            server.close()

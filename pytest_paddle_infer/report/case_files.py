@@ -9,11 +9,10 @@ and the outcomes it saw, so under xdist nothing is lost or half-written.
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
 from ..verdict.result import CaseResult
 from ..verdict.compare import TensorComparison, finite_text
@@ -24,7 +23,9 @@ SEED_COLUMNS = ("Operator Type", "Tensor Name", "Shape", "Mismatched Elements", 
                 "Max Rtol", "Min Val(base)", "Max Val(base)")
 EXTRA_COLUMNS = ("Cosine", "Worst Index", "NaN", "Inf", "Baseline Tensor", "Matched By", "Atol",
                  "Rtol", "Std(base)", "Cannot Fail", "Result")
-COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS
+# the seed's text cells split into numbers a spreadsheet sorts and filters
+NUMBER_COLUMNS = ("Elements", "Min Val", "Min Base", "Max Val", "Max Base", "Worst Position")
+COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS + NUMBER_COLUMNS
 SUMMARY = "summary.json"
 REPORT_SUFFIXES = (".xlsx", ".json", ".csv", ".png", ".html")  # what a run writes here
 
@@ -37,7 +38,10 @@ def _pair(actual: float, expected: float) -> str:
 
 def table(result: CaseResult) -> List[List[object]]:
     """The per-tensor table in execution order (intermediates, then outputs), the seed's
-    columns first; Max Atol and Max Rtol stay numbers so a spreadsheet can sort them."""
+    columns first. Figures are numbers so a spreadsheet can sort them: Mismatched Elements
+    counts the mismatches (Elements beside it), Worst Index is the flat index of the largest
+    error (Worst Position its coordinates, as text); the seed's "min(base)" pairs stay text,
+    with their four values split into Min Val, Min Base, Max Val, Max Base."""
     rows = []
     for r in result.intermediates:
         rows.append(_row(r.comparison, r.comparison.op_type, r.baseline_name, r.matched_by))
@@ -51,18 +55,30 @@ def _row(c: TensorComparison, op_type: str, baseline_name: str, matched_by: str)
     return [
         op_type, c.name,
         "-" if unmatched else c.shape_text,
-        "-" if unmatched else c.mismatched_text,
+        None if unmatched or not c.shape_ok else c.mismatched,
         None if unmatched else c.max_abs,
         None if unmatched else c.max_rel,
         "-" if unmatched else _pair(c.min_actual, c.min_expected),
         "-" if unmatched else _pair(c.max_actual, c.max_expected),
         None if unmatched or c.cosine != c.cosine else c.cosine,  # NaN: no finite pair
-        "" if c.worst_index is None else str(list(c.worst_index)),
+        None if c.worst_index is None else _flat_index(c.worst_index, c.actual_shape),
         c.nan_actual, c.inf_actual, baseline_name, matched_by, c.atol, c.rtol,
         None if unmatched or c.std_expected != c.std_expected else c.std_expected,  # NaN: none
         ", ".join(c.vacuous),
         "ok" if c.passed else "; ".join(c.problems),
+        None if unmatched or not c.shape_ok else c.total,
+        *((None,) * 4 if unmatched else (_number(c.min_actual), _number(c.min_expected),
+                                         _number(c.max_actual), _number(c.max_expected))),
+        "" if c.worst_index is None else str(list(c.worst_index)),
     ]
+
+
+def _flat_index(position, shape) -> int:
+    """The row-major flat index of ``position`` in ``shape`` (numpy.ravel_multi_index)."""
+    flat = 0
+    for i, size in zip(position, tuple(shape)[-len(position):] if position else ()):
+        flat = flat * int(size) + int(i)
+    return flat
 
 
 def case_summary(result: CaseResult) -> Dict[str, object]:
@@ -85,6 +101,7 @@ def case_summary(result: CaseResult) -> Dict[str, object]:
         "program_choice": result.program_choice,
         "notes": result.notes,
         "localization": result.localization,
+        "localization_builds": getattr(result, "localization_builds", 0),
         # what the candidate and baseline really ran, and the rules they broke (evidence.py)
         "evidence": result.evidence,
         "problems": result.problems,
@@ -112,7 +129,7 @@ def write_case(directory: Path, nodeid: str, result: CaseResult) -> List[str]:
     written.append(f"{stem}.json")
     atomic_write(directory / f"{stem}.csv", _csv(rows))
     written.append(f"{stem}.csv")
-    if _write_xlsx(directory / f"{stem}.xlsx", rows):
+    if _write_xlsx(directory / f"{stem}.xlsx", rows, doc["summary"]):
         written.append(f"{stem}.xlsx")
     if _write_png(directory / f"{stem}.png", result):
         written.append(f"{stem}.png")
@@ -127,7 +144,7 @@ def _csv(rows: Sequence[Sequence[object]]) -> str:
     return out.getvalue()
 
 
-def _write_xlsx(path: Path, rows: Sequence[Sequence[object]]) -> bool:
+def _write_xlsx(path: Path, rows: Sequence[Sequence[object]], summary: Mapping[str, object]) -> bool:
     try:
         from openpyxl import Workbook
         from openpyxl.styles import Font, PatternFill
@@ -149,51 +166,42 @@ def _write_xlsx(path: Path, rows: Sequence[Sequence[object]]) -> bool:
                 cell.fill = fail
     for i, name in enumerate(COLUMNS, start=1):
         ws.column_dimensions[ws.cell(1, i).column_letter].width = max(12, min(40, len(name) + 4))
+    _case_sheet(wb, summary, Font)
     atomic_write(path, wb.save)
     return True
 
 
+def _case_sheet(wb, summary: Mapping[str, object], font) -> None:
+    """A second sheet naming the case (the file name is a shell-safe form of its id) and
+    how it was run; lists and dicts as JSON text."""
+    ws = wb.create_sheet("case")
+    for key, value in summary.items():
+        if isinstance(value, (list, dict)):
+            value = json.dumps(value) if value else ""
+        ws.append([key, value])
+        ws.cell(ws.max_row, 1).font = font(bold=True)
+    ws.column_dimensions["A"].width = 22
+    ws.column_dimensions["B"].width = 100
+    wb.properties.title = str(summary.get("case", ""))
+
+
 def _write_png(path: Path, result: CaseResult) -> bool:
-    try:
-        import matplotlib
+    from .plots import write_png
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    rows = [r for r in result.intermediates if r.matched] or None
-    comparisons = [r.comparison for r in rows] if rows else result.rows
-    if not comparisons:
-        return False
-    floor = 1e-12  # zeros on a log scale
-    x = list(range(len(comparisons)))
-    fig, ax = plt.subplots(figsize=(max(6, min(20, len(x) / 6)), 4))
-    ax.semilogy(x, [max(c.max_rel, floor) for c in comparisons], ".-", label="Max Rtol")
-    ax.semilogy(x, [max(c.max_abs, floor) for c in comparisons], ".-", label="Max Atol")
-    tol = comparisons[0]
-    ax.axhline(max(tol.atol, floor), color="tab:orange", ls="--", lw=1, label=f"atol {tol.atol:g}")
-    ax.axhline(max(tol.rtol, floor), color="tab:blue", ls=":", lw=1, label=f"rtol {tol.rtol:g}")
-    first = next((i for i, c in enumerate(comparisons) if not c.passed), None)
-    if first is not None:
-        ax.axvline(first, color="red", lw=1)
-        ax.annotate(f"first divergence: {comparisons[first].name}", (first, ax.get_ylim()[1]),
-                    color="red", fontsize=8, va="top", ha="left", rotation=0)
-    ax.set_xlabel("tensor, in execution order")
-    ax.set_ylabel("error")
-    ax.set_title(result.case_id, fontsize=9)
-    ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100))
-    plt.close(fig)
-    return True
+    return write_png(path, result)
 
 
-def write_index(directory: Path, outcomes: Mapping[str, Mapping[str, str]]) -> None:
-    """``summary.json`` and ``index.html`` over every case: figures from the per-case JSON
-    files the workers wrote, outcomes (passed/failed/error/skipped) from the reports."""
+def write_index(directory: Path, outcomes: Mapping[str, Mapping[str, str]],
+                environment: Optional[Mapping[str, str]] = None) -> Path:
+    """``summary.json`` and ``index.html`` over every case, in the order of ``outcomes`` (the
+    order the cases were given): figures from the per-case JSON files the workers wrote,
+    outcomes (passed/failed/error/skipped/crashed) from the reports; ``environment`` heads
+    the page (index_page.py). Returns the page's path."""
+    from .index_page import render
+
     directory.mkdir(parents=True, exist_ok=True)
     cases = []
-    for nodeid in sorted(outcomes):
+    for nodeid in outcomes:
         stem = safe_file_stem(nodeid)
         outcome = outcomes[nodeid]
         entry: Dict[str, object] = {"test": nodeid, "case": outcome.get("paddle_case", nodeid)}
@@ -207,31 +215,11 @@ def write_index(directory: Path, outcomes: Mapping[str, Mapping[str, str]]) -> N
             entry["reason"] = outcome.get("reason", "")  # the first line; "message": all of it
             entry["message"] = outcome.get("message", entry["reason"])
         entry["status"] = outcome.get("status", "")
+        entry["time"] = outcome.get("time", "")
         cases.append(entry)
-    atomic_write(directory / SUMMARY, json.dumps({"cases": cases}, indent=1))
-    atomic_write(directory / "index.html", _html(cases))
-
-
-def _html(cases: Iterable[Mapping[str, object]]) -> str:
-    esc = lambda v: html.escape(str(v))
-    fmt = lambda v: f"{v:.4g}" if isinstance(v, float) else esc("" if v is None else v)
-    rows = []
-    for c in cases:
-        links = " ".join(f'<a href="{esc(f)}">{esc(f.rsplit(".", 1)[1])}</a>' for f in c.get("files", []))
-        png = next((f for f in c.get("files", []) if f.endswith(".png")), None)
-        image = f'<br><a href="{esc(png)}"><img src="{esc(png)}" width="360"></a>' if png else ""
-        status = f'{c["status"]}*' if c.get("warnings") and c["status"] == "passed" else c["status"]
-        rows.append(
-            f'<tr class="{esc(c["status"])}"><td>{esc(c["case"])}</td><td>{esc(status)}</td>'
-            f'<td>{fmt(c.get("max_abs"))}</td><td>{fmt(c.get("max_rel"))}</td>'
-            f'<td>{esc(c.get("mismatched", ""))}/{esc(c.get("total", ""))}</td>'
-            f'<td>{esc(c.get("first_divergence") or c.get("reason") or "; ".join(c.get("warnings") or []))}</td><td>{links}{image}</td></tr>')
-    return ("<!doctype html><meta charset='utf-8'><title>paddle-infer report</title>"
-            "<style>body{font-family:sans-serif}td,th{border:1px solid #ccc;padding:4px;vertical-align:top}"
-            "table{border-collapse:collapse}.failed,.error{background:#fdd}.skipped{color:#777}</style>"
-            "<h1>paddle-infer report</h1><table><tr><th>case</th><th>status</th><th>max abs</th>"
-            "<th>max rel</th><th>mismatched</th><th>first divergence</th><th>files</th></tr>"
-            + "".join(rows) + "</table>")
+    atomic_write(directory / SUMMARY, json.dumps({"environment": dict(environment or {}), "cases": cases},
+                                                 indent=1))
+    return atomic_write(directory / "index.html", render(cases, environment))
 
 
 def previous_files(directory: Path) -> List[Path]:

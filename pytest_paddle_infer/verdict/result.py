@@ -3,7 +3,7 @@ notes and the localization; what the executor sends back and the reports read.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from .compare import TensorComparison
 
@@ -15,6 +15,10 @@ class IntermediateRow:
     baseline_name: str  # the paired baseline tensor, "" when unmatched
     matched_by: str  # "name", "structure", or why there is no pair
     judged: bool  # a tensor tolerance names it: a failure fails the case
+    # the error its op makes on its own, fed the baseline's inputs under the candidate's
+    # configuration (localize/prune.py); None where that was not measured
+    local_max_abs: Optional[float] = None
+    local_passed: Optional[bool] = None
 
     @property
     def matched(self) -> bool:
@@ -33,6 +37,7 @@ class CaseResult:
     intermediates: List[IntermediateRow] = field(default_factory=list)
     localization: List[str] = field(default_factory=list)  # the ladder's verdict and rungs
     culprit: str = ""  # what the ladder blames: a pass, op types, kernels
+    localization_builds: int = 0  # predictors the ladder built
     program: str = ""  # the format and file checked: "pir inference.json" (models/program.py)
     program_file: str = ""  # its path
     program_choice: str = ""  # why that program: the session's or suite's choice, TensorRT
@@ -73,6 +78,19 @@ class CaseResult:
     @property
     def mismatched(self) -> int:
         return sum(r.mismatched for r in self.rows)
+
+    @property
+    def mismatched_text(self) -> str:
+        """``mismatched/total`` over the outputs; ``shape`` when an output's shape differs and
+        no task comparison counts it (the others' counts would read as if all matched)."""
+        if any(not r.counted for r in self.rows):
+            return "shape"
+        return f"{self.mismatched}/{self.total}"
+
+    @property
+    def task_text(self) -> str:
+        """``output: compare kind: figures; ...`` for the outputs a task comparison judged."""
+        return "; ".join(f"{r.name}: {r.task}: {r.task_figures}" for r in self.rows if r.task)
 
     @property
     def total(self) -> int:

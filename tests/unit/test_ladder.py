@@ -1,21 +1,181 @@
-"""localize/ladder.py: the bisection that narrows the passes to blame."""
-from pytest_paddle_infer.localize.ladder import bisect
+"""localize/ladder.py: delta debugging over passes and op types, and every branch of the
+ladder driven by scripted trials (a trial says whether a varied spec is within tolerance,
+as a real predictor would), with the builds each branch takes."""
+import math
+from dataclasses import replace
+
+import pytest
+
+from pytest_paddle_infer.localize.ladder import Localization, ddmin, localize, single_culprit_bound
+from pytest_paddle_infer.localize.op_blame import TRT_MATRIX_MULTIPLY, plain_op_type
+from pytest_paddle_infer.modes.run_modes import DynamicShape, RunModeSpec, call, parse_run_mode
+
+PASSES = [f"pass_{i}" for i in range(41)]
 
 
-def test_bisect_finds_a_single_culprit_in_log_steps():
-    passes = [f"pass_{i}" for i in range(52)]
-    trials = []
+@pytest.mark.parametrize("n", [2, 3, 5, 8, 13, 41, 64])
+def test_ddmin_finds_a_single_culprit_within_the_bound(n):
+    items = [f"p{i}" for i in range(n)]
+    for culprit in items:
+        trials = []
 
-    def fixes(deleted):
-        trials.append(list(deleted))
-        return "pass_37" in deleted
+        def fixes(deleted):
+            trials.append(list(deleted))
+            return culprit in deleted
 
-    assert bisect(passes, fixes) == ["pass_37"]
-    assert len(trials) <= 2 * 6  # two halves per level at most, log2(52) < 6 levels
+        assert ddmin(items, fixes) == [culprit]
+        assert len(trials) <= 2 * math.ceil(math.log2(n)) + 1 <= single_culprit_bound(n)
 
 
-def test_bisect_keeps_both_halves_when_it_takes_both():
-    def fixes(deleted):  # only deleting both pass_1 and pass_6 together helps
+def test_ddmin_keeps_interacting_culprits_together_in_order():
+    calls = []
+
+    def fixes(deleted):  # only deleting pass_6 and pass_1 together helps
+        calls.append(tuple(deleted))
         return "pass_1" in deleted and "pass_6" in deleted
 
-    assert bisect([f"pass_{i}" for i in range(8)], fixes) == [f"pass_{i}" for i in range(8)]
+    assert ddmin([f"pass_{i}" for i in range(8)], fixes) == ["pass_1", "pass_6"]
+    assert len(calls) == len(set(calls))  # no subset tried twice
+
+
+def test_ddmin_gives_none_when_removing_everything_does_not_help():
+    assert ddmin(PASSES, lambda deleted: False) is None
+    assert ddmin([], lambda deleted: True) is None
+
+
+class Scripted:
+    """A trial by rule: ``bad(spec, extra)`` says whether the varied predictor diverges;
+    ``crash`` makes a bad trial one whose process died."""
+
+    def __init__(self, bad, crash=False):
+        self.bad, self.crash, self.specs = bad, crash, []
+
+    def __call__(self, spec, extra=()):
+        self.specs.append((spec, tuple(extra)))
+        if not self.bad(spec, extra):
+            return True, 1e-6, ""
+        if self.crash:
+            return False, float("nan"), "crashed: the trial's process was killed by SIGSEGV"
+        return False, 0.5, ""
+
+
+def ir_off(spec):
+    return spec.ir_optim is False
+
+
+def run(spec_text, bad, ops=("conv2d", "relu", "matmul_v2", "softmax"), crash=False,
+        program_format="legacy", off_calls=()) -> Localization:
+    trial = Scripted(bad, crash)
+    loc = localize(parse_run_mode(spec_text) if isinstance(spec_text, str) else spec_text,
+                   trial, lambda: list(PASSES), lambda: list(ops), off_calls, program_format)
+    assert loc.builds == len(trial.specs) == len(loc.rungs)
+    assert loc.lines()[0].endswith(f"({loc.builds} builds)")
+    return loc
+
+
+def test_kernels_with_every_optimization_off_and_no_op_switch():
+    loc = run("onednn_fp32", lambda spec, extra: True)
+    assert loc.culprit == "kernels" and loc.builds == 1 and not loc.fix
+    assert "diverges with every graph optimization off" in loc.verdict
+
+
+def test_memory_optimization_to_blame():
+    loc = run("cpu_fp32", lambda spec, extra: spec.memory_optim)
+    assert loc.culprit == "memory_optim" and loc.builds == 2
+
+
+def test_nothing_to_localize_when_the_case_passes_again():
+    loc = run("cpu_fp32", lambda spec, extra: False)
+    assert "did not reproduce" in loc.verdict and loc.builds == 3
+
+
+def test_one_pass_in_log_builds_and_its_deletion_is_the_fix():
+    bad = lambda spec, extra: not ir_off(spec) and "pass_29" not in spec.delete_passes
+    loc = run("onednn_fp32", bad)
+    assert loc.culprit == "pass_29"
+    assert loc.fix == "onednn_fp32+delete_pass=pass_29"
+    assert loc.search_builds <= single_culprit_bound(len(PASSES))
+    assert loc.builds == 3 + loc.search_builds
+    # the fix offered is a configuration a trial ran and saw within tolerance
+    assert any(r.passed and r.change == "delete_pass: pass_29" for r in loc.rungs)
+
+
+def test_a_crash_is_a_bad_outcome_and_the_search_names_the_pass():
+    bad = lambda spec, extra: not ir_off(spec) and "pass_3" not in spec.delete_passes
+    loc = run("onednn_fp32", bad, crash=True)
+    assert loc.culprit == "pass_3" and loc.fix == "onednn_fp32+delete_pass=pass_3"
+    assert [r.state for r in loc.rungs[:3]] == ["passes", "passes", "crashed"]
+    assert "crashed" in loc.lines()[4]
+
+
+def test_the_all_off_rung_takes_the_pir_calls():
+    off = (call("enable_custom_passes", [], True),)
+    trial = Scripted(lambda spec, extra: not extra and "pass_0" not in spec.delete_passes)
+    loc = localize(parse_run_mode("cpu_fp32"), trial, lambda: list(PASSES), lambda: [], off, "pir")
+    assert trial.specs[0][1] == off and trial.specs[1][1] == off and trial.specs[2][1] == ()
+    assert loc.culprit == "pass_0"
+
+
+BF16_PASS = "cpu_bfloat16_placement_pass"
+
+
+def bf16_bad(spec, extra):
+    """bf16 diverges through fused_conv2d only, and only while the bf16 pass runs."""
+    return (not ir_off(spec) and BF16_PASS not in spec.delete_passes
+            and "fused_conv2d" not in spec.fp32_ops)
+
+
+def test_bf16_precision_pass_goes_on_to_the_op_types_to_keep_in_fp32():
+    passes = PASSES[:20] + [BF16_PASS] + PASSES[20:]
+    trial = Scripted(bf16_bad)
+    loc = localize(parse_run_mode("onednn_bf16"), trial, lambda: list(passes),
+                   lambda: ["onednn_op.fused_conv2d", "pool2d", "fc", "pd_op.relu", "feed"],
+                   (), "legacy")
+    assert loc.culprit == "fused_conv2d"
+    assert loc.fix == "onednn_bf16+fp32_op=fused_conv2d"
+    assert "fused_conv2d kept in fp32 brings onednn_bf16 within tolerance" in loc.verdict
+    assert loc.search_builds <= single_culprit_bound(4)  # fused_conv2d, pool2d, fc, relu
+
+
+def test_bf16_on_pir_names_the_pass_and_why_no_op_types():
+    passes = PASSES[:20] + [BF16_PASS] + PASSES[20:]
+    loc = localize(parse_run_mode("onednn_bf16"), Scripted(bf16_bad), lambda: list(passes),
+                   lambda: ["fused_conv2d"], (), "pir")
+    assert loc.culprit == BF16_PASS and loc.fix == f"onednn_bf16+delete_pass={BF16_PASS}"
+    assert "ignores set_bfloat16_op" in loc.verdict
+
+
+def test_gpu_fp16_kernels_narrowed_to_an_op_type():
+    bad = lambda spec, extra: "softmax" not in spec.fp32_ops
+    loc = run("gpu_fp16", bad)
+    assert loc.rungs[0].state == "fails" and loc.culprit == "softmax"
+    assert loc.fix == "gpu_fp16+fp32_op=softmax"
+    assert "exp_disable_mixed_precision_ops" in loc.rungs[-1].change
+
+
+DYNAMIC = DynamicShape.explicit({"x": ((1, 3, 8, 8), (1, 3, 32, 32), (4, 3, 32, 32))})
+
+
+def test_tensorrt_excludes_matmul_by_the_name_the_teller_sees():
+    spec = RunModeSpec("trt_fp16", dynamic_shape=DYNAMIC)
+    bad = lambda s, extra: TRT_MATRIX_MULTIPLY not in s.disable_trt_ops
+    loc = run(spec, bad, ops=("conv2d", "matmul_v2", "mul", "relu", "softmax"))
+    assert loc.rungs[0].name == "as configured"  # no optimizations-off rungs for TensorRT
+    assert loc.culprit == TRT_MATRIX_MULTIPLY
+    assert loc.fix == replace(spec, disable_trt_ops=(TRT_MATRIX_MULTIPLY,)).label
+    # static shape: the names stay as they are
+    static = run("trt_fp16", lambda s, extra: "matmul_v2" not in s.disable_trt_ops,
+                 ops=("conv2d", "matmul_v2"))
+    assert static.culprit == "matmul_v2"
+
+
+def test_tensorrt_divergence_no_op_type_explains():
+    loc = run("trt_fp32", lambda s, extra: True)
+    assert "stays with every op type kept out of TensorRT" in loc.verdict and not loc.fix
+    assert loc.builds == 2  # as configured, then every op type out
+
+
+def test_op_type_names_as_config_calls_spell_them():
+    assert plain_op_type("pd_op.conv2d") == "conv2d"
+    assert plain_op_type("onednn_op.fused_conv2d:out") == "fused_conv2d"
+    assert plain_op_type("relu") == "relu"

@@ -1,0 +1,153 @@
+"""Localization trials in a child of the executor: a trial whose predictor crashes, hangs or
+raises is a bad outcome, and the search goes on.
+
+``TrialServer`` (in the executor) starts a child the way the pytest process starts the
+executor (executor.py's ``Executor``: same supervision, log, timeout), hands it the case's
+inputs and baseline outputs once per child, and asks it for trials. When a trial kills the
+child, the trial reads "crashed: ... SIGSEGV ..." and the next one starts a fresh child.
+``serve`` is the child's side (executor.py's ``Service.trial``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import List, Mapping, Optional, Sequence, Tuple
+
+from ..errors import PaddleInferError
+
+TRIAL_TIMEOUT = 300.0  # seconds one trial (build and run) may take before it counts as hung
+CRASHED, RAISED = "crashed", "raised"  # ladder.Rung.detail prefixes
+
+
+def judge_trial(runner, case, model, inputs, baseline_outputs, spec, extra: Sequence = ()):
+    """Build ``spec`` (plus ``extra`` Config calls) like the case's candidate, run it on the
+    case's inputs, judge it with the case's tolerances: (passed, max abs, "")."""
+    from ..execute.predictor import describe_recipe, run_predictor
+    from ..modes.build_plan import Build, Plan
+    from ..verdict.outputs import compare_outputs
+
+    plan = runner.candidates.plan(spec, model, runner.input_specs(model, dict(case.shapes)),
+                                  case.threads, case.seed)
+    if extra:  # e.g. the passes a PIR program runs whatever switch_ir_optim says
+        plan = Plan(plan.steps[:-1] + (Build(plan.final.recipe + tuple(extra)),), plan.int8)
+    runner.on_phase("building the candidate", describe_recipe(plan.final.recipe))
+    built = runner.candidates.executor.run(plan, model, inputs)
+    runner.on_phase("running the candidate", describe_recipe(plan.final.recipe))
+    outputs = run_predictor(built.predictor, inputs)
+    rows = compare_outputs(outputs, baseline_outputs, replace(case, run_mode=spec))
+    return all(r.passed for r in rows), max((r.max_abs for r in rows), default=0.0), ""
+
+
+def predictor_op_types(runner, predictor, inputs) -> List[str]:
+    """The op types a predictor runs, in first-use order (from its output hooks)."""
+    from ..execute.capture import run_with_sink
+    from ..execute.predictor import run_predictor
+
+    seen: List[str] = []
+    record = lambda op_type, name, tensor: seen.append(op_type.rsplit(":", 1)[0])  # noqa: E731
+    run_with_sink(runner.hooks.for_predictor(predictor), record,
+                  lambda: run_predictor(predictor, inputs))
+    return [t for i, t in enumerate(seen) if t not in seen[:i]]
+
+
+# -- the child's side ------------------------------------------------------------------------
+
+_STATE: dict = {}
+
+
+def serve(runner, op: str, *args):
+    """One request of the trial child: setup(case, model, inputs, baseline outputs),
+    run(spec, extra), passes(spec, off_calls), op_types(spec). Whatever Paddle raises is
+    the trial's outcome, a PaddleInferError with Paddle's summary."""
+    from ..execute.predictor import trim_paddle_error
+
+    try:
+        return _serve(runner, op, *args)
+    except PaddleInferError:
+        raise
+    except Exception as e:
+        raise PaddleInferError(trim_paddle_error(e)) from None
+
+
+def _serve(runner, op: str, *args):
+    if op == "setup":
+        _STATE["case"], _STATE["model"], _STATE["inputs"], _STATE["baseline"] = args
+        return None
+    case, model, inputs = _STATE["case"], _STATE["model"], _STATE["inputs"]
+    if op == "run":
+        spec, extra = args
+        return judge_trial(runner, case, model, inputs, _STATE["baseline"], spec, extra)
+    if op == "passes":
+        from .pir_passes import passes_beyond
+
+        spec, off_calls = args
+        runner.on_phase("listing the passes", spec.label)
+        return passes_beyond(spec, model, case.threads, off_calls)
+    if op == "op_types":
+        (spec,) = args
+        plan = runner.candidates.plan(spec, model, runner.input_specs(model, dict(case.shapes)),
+                                      case.threads, case.seed)
+        from ..execute.predictor import describe_recipe
+
+        runner.on_phase("building the candidate", describe_recipe(plan.final.recipe))
+        built = runner.candidates.executor.run(plan, model, inputs)
+        return predictor_op_types(runner, built.predictor, inputs)
+    raise PaddleInferError(f"unknown trial request {op!r}")
+
+
+# -- the executor's side ---------------------------------------------------------------------
+
+
+class TrialServer:
+    """Trials of one case in a supervised child; one child while none crashes."""
+
+    def __init__(self, init: dict, case, model, inputs: Mapping, baseline_outputs: Mapping,
+                 timeout: float = TRIAL_TIMEOUT):
+        from ..execute.executor import Executor
+
+        log_dir = Path(init["cache_dir"]) / "executor" / "trials"
+        self.executor = Executor(dict(init), log_dir, timeout)
+        self.payload = (case, model, dict(inputs), dict(baseline_outputs))
+        self.ready = -1  # which child (Executor.started) holds the case
+        self.crashes = 0
+
+    def _call(self, op: str, *args):
+        if self.executor.proc is None or self.ready != self.executor.started:
+            self.executor.call("trial", "setup", *self.payload)
+            self.ready = self.executor.started
+        return self.executor.call("trial", op, *args)
+
+    def trial(self, spec, extra: Sequence = ()) -> Tuple[Optional[bool], float, str]:
+        from ..execute.executor import ExecutorBug, ExecutorDied
+
+        try:
+            return self._call("run", spec, tuple(extra))
+        except ExecutorDied as died:
+            self.crashes += 1
+            return False, math.nan, f"{CRASHED}: the trial's process {died.how} while {died.phase}"
+        except (PaddleInferError, ExecutorBug) as e:
+            return False, math.nan, f"{RAISED}: {str(e).strip().splitlines()[0][:160]}"
+
+    def passes(self, spec, off_calls: Sequence = ()) -> List[str]:
+        """The passes ``spec`` runs beyond those of optimizations off (``off_calls``); none
+        when listing them crashes or raises."""
+        from ..execute.executor import ExecutorBug, ExecutorDied
+
+        try:
+            return [p for p in self._call("passes", spec, tuple(off_calls))
+                    if p not in spec.delete_passes]
+        except (ExecutorDied, ExecutorBug, PaddleInferError):
+            return []
+
+    def op_types(self, spec) -> List[str]:
+        """The op types ``spec``'s predictor runs; none when it crashes or raises."""
+        from ..execute.executor import ExecutorBug, ExecutorDied
+
+        try:
+            return list(self._call("op_types", spec))
+        except (ExecutorDied, ExecutorBug, PaddleInferError):
+            return []
+
+    def close(self) -> None:
+        self.executor.close()
