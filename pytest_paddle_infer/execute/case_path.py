@@ -8,10 +8,16 @@ localization.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import List, Optional, Sequence
 
 from ..errors import PaddleInferError
+
+
+LOCALIZE_NOT_RUN = ("--paddle-localize: not run: the ladder re-runs the candidate with recipe "
+                    "variations and compares its tensors with the baseline's, and this case "
+                    "stopped before any output was compared; fix the error above first")
 
 
 class CaseFailed(AssertionError):
@@ -27,10 +33,12 @@ def make_runner(init: dict):
 
     shared = init.get("shared_dir")
     runs = init.get("save_runs")
-    return Runner(Path(init["cache_dir"]), init["device"],
-                  GoldenPolicy(init["save_goldens"], init["update_goldens"],
-                               bool(init.get("goldens_float16")), Path(runs) if runs else None),
-                  Path(shared) if shared else None)
+    runner = Runner(Path(init["cache_dir"]), init["device"],
+                    GoldenPolicy(init["save_goldens"], init["update_goldens"],
+                                 bool(init.get("goldens_float16")), Path(runs) if runs else None),
+                    Path(shared) if shared else None)
+    runner.repro_dir = init.get("repro_dir")  # where --paddle-localize writes repro folders
+    return runner
 
 
 def prepare_case(runner, case):
@@ -46,6 +54,10 @@ def run_case(runner, prepared, localize: bool):
         result.localization = found.lines()
         result.culprit = found.culprit
         result.localization_builds = found.builds
+        # the static Executor rung, pruning to the first bad op, the repro folder
+        from ..localize.prune import after_ladder
+
+        after_ladder(runner, prepared, result, found)
     return result
 
 
@@ -94,7 +106,8 @@ class CasePath:
                 "save_goldens": settings.save_goldens, "update_goldens": settings.update_goldens,
                 "goldens_float16": settings.goldens_float16,
                 "save_runs": str(settings.save_runs) if settings.save_runs else None,
-                "shared_dir": str(shared_dir) if shared_dir else None}
+                "shared_dir": str(shared_dir) if shared_dir else None,
+                "repro_dir": str(settings.report_dir / "repro") if settings.report_dir else None}
         if settings.executor == "inline":
             self.executor = InlineExecutor(init)
         else:
@@ -113,10 +126,29 @@ class CasePath:
     def prepare(self, key: str, case) -> dict:
         """Model files, inputs, baseline and candidate predictor; raises CaseSkipped when the
         installation lacks what the mode needs. Returns {"int8": ..., "recipe": ...}."""
-        return self.executor.call("prepare", key, case)
+        with self._localize_said():
+            return self.executor.call("prepare", key, case)
 
     def run(self, key: str):
-        return self.executor.call("run", key, self.settings.localize)
+        with self._localize_said():
+            return self.executor.call("run", key, self.settings.localize)
+
+    @contextmanager
+    def _localize_said(self):
+        """With --paddle-localize, a case that errors before any output was compared says
+        that localization did not run, and why (a crash says it its own way)."""
+        try:
+            yield
+        except PaddleInferError as e:
+            from .executor import ExecutorDied
+
+            if not self.settings.localize or isinstance(e, ExecutorDied) or type(e) is PaddleInferError:
+                raise
+            try:
+                said = type(e)(f"{e}\n{LOCALIZE_NOT_RUN}")
+            except TypeError:  # an error class built from parts (files.ArrayFileError)
+                said = PaddleInferError(f"{e}\n{LOCALIZE_NOT_RUN}")
+            raise said from None
 
     def localize_crash(self, key: str, case) -> dict:
         """After the executor died on ``case``: the ladder in a fresh executor, each trial in
