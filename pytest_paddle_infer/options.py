@@ -10,7 +10,9 @@ baseline when it is called. The ``--run-mode`` grammar is the run-mode table's
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import os
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple
 
@@ -34,56 +36,80 @@ class Option:
     repeat: bool = False  # repeatable on the command line; an ini list
     paths: bool = False  # ini values are paths relative to the ini file
     switch: bool = False  # takes no value on the command line; ini: true/false
+    metavar: str = "VALUE"  # what the option takes, as --help shows it
+    directory: bool = False  # a directory path (created when missing): a file is a usage error
+
+    def example(self, value: str) -> str:
+        """How to write ``value`` where this option came from: ``--flag=v`` or ``ini = v``."""
+        return f"{self.flag}={value}" if self.flag.startswith("--") else f"{self.ini} = {value}"
+
+
+def run_mode_help() -> str:
+    """The run modes and toggles, one per line, from their tables."""
+    engines = {"paddle": "native kernels", "onednn": "oneDNN", "tensorrt": "TensorRT"}
+    bits = {"Float32": "fp32", "Half": "fp16", "Bfloat16": "bf16", "Int8": "int8"}
+    modes = [f"  {name}: {m.device.upper()}, {engines.get(m.engine, m.engine)}, "
+             f"{bits.get(m.precision, m.precision)}; atol {m.tolerance.atol:g} rtol {m.tolerance.rtol:g}"
+             for name, m in RUN_MODES.items()]
+    toggles = [f"  +{syntax}: {meaning}" for syntax, meaning in RUN_MODE_TOGGLES]
+    return "\n".join(
+        ["run mode(s) to check, comma-separated; repeatable. Default: onednn_fp32. MODE is one of:"]
+        + modes + [f"  aliases: {', '.join(f'{a}={m}' for a, m in ALIASES.items())}",
+                   "TOGGLE, after a mode (cpu_fp32+no_ir_optim+threads=4):"] + toggles)
 
 
 OPTIONS: Tuple[Option, ...] = (
     Option("--paddle-model", "paddle_model",
            "model to check: a zoo name (resnet50, mobilenet_v3_small, tiny_cnn, tiny_detector), "
-           "a model directory, or a .pdmodel/.json file; repeatable", repeat=True),
-    Option("--run-mode", "run_mode",
-           f"run mode(s) to check, comma-separated; repeatable: {', '.join(RUN_MODES)} (aliases "
-           f"{', '.join(ALIASES)}), each optionally with toggles "
-           f"{', '.join('+' + syntax for syntax, _ in RUN_MODE_TOGGLES)}. Default: onednn_fp32",
-           repeat=True),
+           "a model directory, or a .pdmodel/.json file; repeatable", repeat=True, metavar="NAME|PATH"),
+    Option("--run-mode", "run_mode", run_mode_help(), repeat=True,
+           metavar="MODE[+TOGGLE...][,MODE...]"),
     Option("--paddle-baseline", "paddle_baseline",
            "what candidates are compared with: auto (same device, fp32, IR optim off, oneDNN off), "
            "cpu, gpu, dygraph (the nn.Layer the model was exported from), static "
            "(paddle.static.Executor) or golden:DIR (outputs recorded by --paddle-save-goldens). "
-           "Default: auto"),
+           "Default: auto", metavar="auto|cpu|gpu|dygraph|static|golden:DIR"),
     Option("--paddle-atol", "paddle_atol",
            "absolute tolerance for every tensor; wins over suites and markers. "
-           "Default: 1e-4 (looser built-in defaults for bf16/fp16/int8 modes)"),
+           "Default: 1e-4 (looser built-in defaults for bf16/fp16/int8 modes)", metavar="ATOL"),
     Option("--paddle-rtol", "paddle_rtol",
            "relative tolerance for every tensor; wins over suites and markers. "
-           "Default: 1e-4 (looser built-in defaults for bf16/fp16/int8 modes)"),
-    Option("--paddle-seed", "paddle_seed", "seed of generated inputs. Default: 0"),
+           "Default: 1e-4 (looser built-in defaults for bf16/fp16/int8 modes)", metavar="RTOL"),
+    Option("--paddle-seed", "paddle_seed", "seed of generated inputs. Default: 0", metavar="N"),
+    Option("--paddle-shape", "paddle_shape",
+           "the concrete shape of one input of the --paddle-model cases, dims joined by x "
+           "(x=4x3x224x224); repeatable; ini: one per line. Dims the model fixes must match. "
+           "Default: the declared shapes at batch 1", repeat=True, metavar="NAME=DIMS"),
+    Option("--paddle-batch", "paddle_batch",
+           "the batch of the --paddle-model cases: the first dim of every input whose first dim "
+           "is dynamic. Default: 1", metavar="N"),
     Option("--paddle-cache-dir", "paddle_cache_dir",
            "where exported models and other artefacts are kept. "
-           "Default: paddle-infer under pytest's cache dir"),
+           "Default: paddle-infer under pytest's cache dir", metavar="DIR", directory=True),
     Option("--paddle-threads", "paddle_threads",
-           "CPU math library threads per predictor. Default: Paddle's own (1)"),
+           "CPU math library threads per predictor. Default: Paddle's own (1)", metavar="N"),
     Option("--paddle-suite", "paddle_suite",
            "a YAML suite file to collect whatever its name (paddle_*.yaml and *.paddle.yaml are "
-           "collected anyway); repeatable. Default: none", repeat=True, paths=True),
+           "collected anyway); repeatable. Default: none", repeat=True, paths=True, metavar="FILE"),
     Option("--paddle-program", "paddle_program",
            "the program checked: default (each model's own format: zoo entries and builders in "
            "the installed Paddle's export format, PIR .json on Paddle 3.x, and their legacy "
            ".pdmodel export for trt_* modes there; model files as given) or legacy (zoo entries "
            "and builders re-exported as .pdmodel; model files are never re-exported). "
-           "Default: default"),
+           "Default: default", metavar="default|legacy"),
     Option("--paddle-intermediates", "paddle_intermediates",
            "intermediate tensors to compare: none, all, or globs over tensor names and op types "
-           "(conv2d_*,relu_*). Default: none"),
+           "(conv2d_*,relu_*). Default: none", metavar="none|all|GLOB[,GLOB...]"),
     Option("--paddle-report", "paddle_report",
            "directory for per-case xlsx/json/csv/png reports and index.html/summary.json. "
-           "Default: none"),
+           "Default: none", metavar="DIR", directory=True),
     Option("--paddle-localize", "paddle_localize",
            "on a failing case, re-run it with optimizations off, memory optim, and IR passes "
            "(or TensorRT op types) bisected, and name the culprit. Default: off", switch=True),
     Option("--paddle-save-goldens", "paddle_save_goldens",
            "record each case's baseline outputs with their metadata (Paddle version and commit, "
            "device, CUDA/cuDNN/TensorRT, seed, inputs digest, tolerances) in this directory, "
-           "one file per case. Default: none"),
+           "one file per case. Default: none", metavar="DIR", directory=True),
     Option("--paddle-goldens-float16", "paddle_goldens_float16",
            "store the intermediate tensors of goldens and saved runs as float16 (half the "
            "size; values round to about 1e-3 relative; outputs are kept as computed). "
@@ -91,20 +117,20 @@ OPTIONS: Tuple[Option, ...] = (
     Option("--paddle-save-runs", "paddle_save_runs",
            "record each case's candidate run (outputs and the --paddle-intermediates tensors, "
            "in the goldens' format) in this directory, for offline diffs with "
-           "paddle-infer-diff. Default: none"),
+           "paddle-infer-diff. Default: none", metavar="DIR", directory=True),
     Option("--paddle-update-goldens", "paddle_update_goldens",
            "rewrite the goldens that cases with baseline golden:DIR compare against, from the "
            "live baseline each golden was recorded with (auto for new ones). Default: off",
            switch=True),
     Option("--paddle-device", "paddle_device",
-           "the GPU of GPU run modes: " + "; ".join(DEVICE_FORMS)),
+           "the GPU of GPU run modes: " + "; ".join(DEVICE_FORMS), metavar="auto|gpu:N|gpu:N,M,..."),
     Option("--paddle-timeout", "paddle_timeout",
            "seconds one request of a case (prepare, or run and localize) may take in the executor "
-           "process before it is killed and the case errors. Default: 900"),
+           "process before it is killed and the case errors. Default: 900", metavar="SECONDS"),
     Option("--paddle-executor", "paddle_executor",
            "where cases run: child (a supervised executor process per pytest process: a crash "
            "or hang costs one case) or inline (this process: for --pdb; a crash ends the "
-           "session). Default: child"),
+           "session). Default: child", metavar="child|inline"),
     Option("--paddle-strict", "paddle_strict",
            "fail a case with an output that cannot fail under its tolerance (empty, one-hot or "
            "flat, spread within the tolerance, the same for two input seeds) instead of passing "
@@ -120,14 +146,14 @@ def register(parser) -> None:
         dest = opt.ini
         if opt.repeat:
             group.addoption(opt.flag, action="append", dest=dest, default=None,
-                            metavar="VALUE", help=opt.help)
+                            metavar=opt.metavar, help=opt.help)
             parser.addini(opt.ini, opt.help, type="paths" if opt.paths else "args")
         elif opt.switch:
             group.addoption(opt.flag, action="store_true", dest=dest, default=None, help=opt.help)
             parser.addini(opt.ini, opt.help, type="bool", default=False)
         else:
             group.addoption(opt.flag, action="store", dest=dest, default=None,
-                            metavar="VALUE", help=opt.help)
+                            metavar=opt.metavar, help=opt.help)
             parser.addini(opt.ini, opt.help, type="string", default="")
 
 
@@ -159,6 +185,8 @@ class Settings:
     executor: str = "child"  # --paddle-executor: child | inline
     program: str = "default"  # --paddle-program: default | legacy (models/program.py)
     strict: bool = False  # --paddle-strict: an output that cannot fail fails its case
+    shapes: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()  # --paddle-shape NAME=DIMS, given order
+    batch: Optional[int] = None  # --paddle-batch: the dynamic first dim of --paddle-model cases
 
     @property
     def active(self) -> bool:
@@ -181,16 +209,37 @@ def _number(opt: Option, text, kind: Callable, minimum: float) -> Optional[float
         value = kind(str(text).strip())
     except ValueError:
         raise OptionError(f"{opt.flag}: {text!r} is not a {'whole ' if kind is int else ''}number "
-                          f"(e.g. {opt.flag}={'4' if kind is int else '1e-4'})") from None
+                          f"(e.g. {opt.example('4' if kind is int else '1e-4')})") from None
     if isinstance(value, float) and not math.isfinite(value) or value < minimum:
         raise OptionError(f"{opt.flag}: {text!r} must be a finite number >= {minimum:g}")
     return value
 
 
+def named(opt: Option, getoption: Callable) -> Option:
+    """The option as its messages name it: by its flag when the command line gave it, else
+    by its ini key (a bad ``paddle_atol`` in pytest.ini is not the command line's fault)."""
+    if getoption(opt.ini) not in (None, [], ""):
+        return opt
+    return replace(opt, flag=f"ini key {opt.ini}")
+
+
 def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Callable[[], Path]) -> Settings:
+    """The session's settings; an OptionError names the option as the user wrote it."""
+    try:
+        return _read_settings(getoption, getini, default_cache_dir)
+    except OptionError as e:
+        text = str(e)
+        for opt in OPTIONS:  # messages written deeper down start with the flag
+            if text.startswith(opt.flag + ":") or text.startswith(opt.flag + "="):
+                text = named(opt, getoption).flag + text[len(opt.flag):]
+                break
+        raise OptionError(text) from None
+
+
+def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Callable[[], Path]) -> Settings:
     from .models.source import parse_source  # resolves zoo names and paths; imported when used
 
-    opts = {o.ini: o for o in OPTIONS}
+    opts = {o.ini: named(o, getoption) for o in OPTIONS}
     get = lambda key: _value(getoption, getini, opts[key])
     model_refs = get("paddle_model") or []
     models = []
@@ -199,7 +248,7 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
         try:
             source = parse_source(ref)
         except PaddleInferError as e:
-            unresolved.append((ref, f"--paddle-model: {e}"))  # may name a model of a suite
+            unresolved.append((ref, f"{opts['paddle_model'].flag}: {e}"))  # may name a suite's model
             continue
         if source.name in {m.name for m in models}:
             continue
@@ -212,7 +261,10 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
     save_goldens, update_goldens = golden_options(baseline, get("paddle_save_goldens"),
                                                   bool(get("paddle_update_goldens")))
     cache = get("paddle_cache_dir")
-    threads = _number(opts["paddle_threads"], get("paddle_threads"), int, 1)
+    threads = _threads(opts["paddle_threads"], get("paddle_threads"))
+    for opt in OPTIONS:
+        if opt.directory:
+            check_directory(opts[opt.ini], get(opt.ini))
     seed = _number(opts["paddle_seed"], get("paddle_seed"), int, 0)
     suites = []
     for value in get("paddle_suite") or []:
@@ -246,6 +298,8 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
         executor=_choice(opts["paddle_executor"], get("paddle_executor") or "child", EXECUTORS),
         program=_program(opts["paddle_program"], get("paddle_program"), models),
         strict=bool(get("paddle_strict")),
+        shapes=parse_shapes(opts["paddle_shape"], get("paddle_shape") or ()),
+        batch=_number(opts["paddle_batch"], get("paddle_batch"), int, 1),
     )
 
 
@@ -259,6 +313,58 @@ def _program(opt: Option, text, models) -> str:
         raise OptionError(f"{opt.flag}=legacy: {never_re_exported(on_disk[0])}; drop "
                           f"{opt.flag}=legacy: a model file is checked in the format it is written in")
     return program
+
+
+def _threads(opt: Option, text) -> Optional[int]:
+    """CPU math threads: a whole number the machine can schedule (cpu_threads.py)."""
+    from .modes.cpu_threads import threads_problem
+
+    value = _number(opt, text, int, -math.inf)
+    if value is not None and threads_problem(value):
+        raise OptionError(f"{opt.flag}: {text!r}: {threads_problem(value)}")
+    return value
+
+
+def check_directory(opt: Option, text) -> None:
+    """A path that must be a directory: an existing file, or a file where a parent directory
+    would have to be made, is a usage error now rather than a traceback later."""
+    if text is None:
+        return
+    path = Path(str(text)).expanduser().absolute()
+    if path.exists() and not path.is_dir():
+        raise OptionError(f"{opt.flag}: {text!r} is a file ({path}), but it must be a directory; "
+                          f"give a directory (it is made when missing)")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OptionError(f"{opt.flag}: {text!r} cannot be made a directory: {parent} is "
+                                  f"a file; give a directory path")
+            if not os.access(parent, os.W_OK | os.X_OK) and not path.exists():
+                raise OptionError(f"{opt.flag}: {text!r} cannot be made: {parent} is not writable")
+            return
+
+
+SHAPE_FORM = re.compile(r"^\s*([^=\s]+)\s*=\s*(\d+(?:\s*x\s*\d+)*)\s*$")
+
+
+def parse_shapes(opt: Option, values) -> Tuple[Tuple[str, Tuple[int, ...]], ...]:
+    """``NAME=DIMS`` values (``x=4x3x224x224``) -> ((name, dims), ...) in the order given."""
+    shapes: dict = {}
+    for value in values:
+        match = SHAPE_FORM.match(str(value))
+        if not match:
+            raise OptionError(f"{opt.flag}: {value!r} is not NAME=DIMS; write the input's name, "
+                              f"'=' and its dims joined by x, e.g. {opt.example('x=4x3x224x224')}")
+        name, text = match.groups()
+        dims = tuple(int(d) for d in re.split(r"\s*x\s*", text))
+        if 0 in dims:
+            raise OptionError(f"{opt.flag}: {value!r}: every dim must be 1 or more, e.g. "
+                              f"{opt.example(name + '=' + 'x'.join(str(d or 1) for d in dims))}")
+        if name in shapes and shapes[name] != dims:
+            raise OptionError(f"{opt.flag}: input {name!r} is given two shapes "
+                              f"({'x'.join(map(str, shapes[name]))} and {text}); give one")
+        shapes[name] = dims
+    return tuple(shapes.items())
 
 
 def _timeout(opt: Option, text) -> float:

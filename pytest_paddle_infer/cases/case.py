@@ -43,5 +43,9 @@ def default_label(model: ModelSource, shapes: Shapes) -> str:
     if not candidates:
         return "x".join("-".join(map(str, s)) for _, s in shapes) or "default"
     primary = max(candidates, key=lambda s: len(s.shape))
-    shape = given.get(primary.name) or tuple(1 if d is None or d < 0 else d for d in primary.shape)
-    return shape_label(shape)
+    if primary.name in given:
+        return shape_label(given[primary.name])
+    # the declared shape as the case runs it: a dynamic batch is 1, another dynamic dim has
+    # no size until one is given (the case then errors saying how), so it shows as "?"
+    return "x".join("1" if i == 0 and (d is None or d < 0) else "?" if d is None or d < 0
+                    else str(d) for i, d in enumerate(primary.shape))

@@ -136,7 +136,8 @@ def read_number(kind: Number, node: Node, what: str, fields, ctx) -> int:
         low, high = kind.minimum, kind.maximum
         about = f" ({kind.what}s; {kind.note})" if kind.what and kind.note else ""
         unit = kind.what.split()[-1] if kind.what else "value"
-        raise node.fail(f"{what} is out of range", f"a whole number {low}..{high}{about}",
+        reason = f": {kind.above}" if kind.above else ""  # e.g. more threads than the CPUs take
+        raise node.fail(f"{what} is out of range{reason}", f"a whole number {low}..{high}{about}",
                         fix=f"use a {unit} from {low} to {high}")
     return value
 

@@ -39,6 +39,12 @@ def shape_label(shape: Sequence[int]) -> str:
     return "x".join(str(d) for d in shape)
 
 
+def example_dims(declared: Sequence[int], batch: int = 1) -> str:
+    """A concrete shape to suggest for ``declared``: the batch, fixed dims, 224 elsewhere."""
+    return shape_label(d if d is not None and d >= 0 else batch if i == 0 else 224
+                       for i, d in enumerate(declared))
+
+
 def fill_shape(declared: Sequence[int], given: Optional[Sequence[int]], name: str,
                default_batch: int = 1) -> Tuple[int, ...]:
     """A concrete shape: ``given`` checked against ``declared``, or ``declared`` with its
@@ -49,7 +55,9 @@ def fill_shape(declared: Sequence[int], given: Optional[Sequence[int]], name: st
             if d is None or d < 0:
                 if i != 0:
                     raise InputError(
-                        f"input {name!r} has dynamic dim {i} in {list(declared)}: give a shape for it")
+                        f"input {name!r} has dynamic dim {i} in {list(declared)}: give a shape "
+                        f"for it: --paddle-shape {name}={example_dims(declared, default_batch)} "
+                        f"on the command line (or under shapes: in a suite)")
                 d = default_batch
             dims.append(int(d))
         return tuple(dims)

@@ -162,29 +162,35 @@ class Names(Kind):
 
 @dataclass(frozen=True)
 class Number(Kind):
-    """A whole number ``+NAME=N``, at least ``minimum`` (the grammar reads smaller ones as no
-    toggle at all) and at most ``maximum``. ``below`` says why smaller values are wrong;
-    ``what`` and ``note`` describe the range: "TensorRT builder level", "3 is its default"."""
+    """A whole number ``+NAME=N``, at least ``minimum`` and at most ``maximum``. ``below``
+    and ``above`` say why smaller or larger values are wrong (a value out of range is read,
+    then refused with that reason, never taken for an unknown toggle); ``what`` and ``note``
+    describe the range: "TensorRT builder level", "3 is its default"."""
 
     minimum: int
     maximum: Optional[int] = None
     below: str = ""
     what: str = ""
     note: str = ""
+    above: str = ""
     default = None
     type = Optional[int]
     metavar = "N"
 
     def take(self, key: str, eq: bool, value: str, state: Any) -> Any:
-        if not (value.isdigit() and int(value) >= self.minimum):
+        if not eq:
             raise NotThisKind
-        return int(value)
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise OptionError(f"{key}={value!r}: give a whole number, e.g. +{key}="
+                              f"{max(self.minimum, 1)}") from None
 
     def problem(self, name: str, value: Any) -> Optional[str]:
         if value < self.minimum:
             return f"{name} {value}: {self.below or f'the least is {self.minimum}'}"
         if self.maximum is not None and value > self.maximum:
-            return f"{name} {value}: {self.limits}"
+            return f"{name} {value}: {self.above or self.limits}"
         return None
 
     @property

@@ -16,7 +16,7 @@ from helpers import summary_rows
     (["--paddle-model=tiny_cnn", "--paddle-rtol=-1"],
      "ERROR: --paddle-rtol: '-1' must be a finite number >= 0"),
     (["--paddle-model=tiny_cnn", "--paddle-threads=0"],
-     "ERROR: --paddle-threads: '0' must be a finite number >= 1"),
+     "ERROR: --paddle-threads: '0': a predictor needs at least one thread"),
     (["--paddle-model=tiny_cnn", "--paddle-baseline=nope"],
      "ERROR: --paddle-baseline: unknown baseline 'nope'; valid baselines: auto, cpu, gpu*"),
     (["--paddle-model=tiny_cnn", "--run-mode=cpu_fp32+turbo"],

@@ -485,7 +485,7 @@ def test_toggles_in_any_order_give_one_spec():
     ("trt_fp16+disable_trt_plugin_fp16", "needs explicit dynamic_shape ranges"),
     ("onednn_fp32+use_static", "run mode onednn_fp32 does not take use_static"),
     ("trt_int8+int8_source=quantized+calib_data=d", "does not take calib_data"),
-    ("trt_int8+calib_batches=0", "unknown toggle 'calib_batches=0'"),
+    ("trt_int8+calib_batches=0", "calib_batches 0: calibration needs at least one batch"),
     ("trt_fp16+trt_optimization_level=9", "builder levels are 0..5"),
 ])
 def test_bad_toggles_say_what_is_valid(text, message):
