@@ -51,6 +51,7 @@ class Localization:
     culprit: str = ""  # the pass, op types, or stage to blame
     fix: str = ""  # a run mode (toggle syntax) that a trial ran within tolerance
     search_builds: int = 0  # the builds of the last search (passes or op types)
+    alternatives: List[str] = field(default_factory=list)  # other run modes trials passed
     extra: List[str] = field(default_factory=list)  # lines the steps after the ladder add
 
     @property
@@ -62,6 +63,7 @@ class Localization:
         out = [f"localization: {self.verdict} ({self.builds} builds)"]
         if self.fix:
             out.append(f"  suggested run mode: {self.fix}  (checked: a trial of it passes)")
+        out.extend(f"  also within tolerance: {a}" for a in self.alternatives)
         for r in self.rungs:
             figure = "" if r.passed is None or r.max_abs != r.max_abs else f" (max abs {r.max_abs:.3g})"
             out.append(f"  {r.name:<28} {r.state}{figure}  {r.change}" + (f"  {r.detail}" if r.detail else ""))
@@ -157,7 +159,7 @@ def single_culprit_bound(n: int) -> int:
 
 
 # Passes whose only work is to switch the low precision on: deleting them says "the
-# precision is to blame", so the ladder goes on to op types.
+# precision is to blame"; where op types cannot be kept out, the verdict says why.
 PRECISION_PASS_WORDS = ("bfloat16", "bf16", "mixed_precision")
 
 
@@ -214,18 +216,21 @@ def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
         replace(spec, delete_passes=spec.delete_passes + tuple(deleted)),
         f"delete_pass: {_span(deleted)}"))
     loc.search_builds = loc.builds - before
-    if found and all(is_precision_pass(p) for p in found) and knob is not None:
-        # the pass that turns the precision on: which op types does it hurt?
-        if _blame_ops(loc, spec, knob, op_types, rung):
-            return loc
+    pass_fix = replace(spec, delete_passes=spec.delete_passes + tuple(found)).label if found else ""
+    pass_words = (f"deleting {'pass ' if len(found) == 1 else 'passes '}{', '.join(found)}"
+                  if found else "")
+    # a low-precision mode: which op types to keep out is the fix a user can keep (the
+    # passes found too, as an alternative)
+    if knob is not None and _blame_ops(loc, spec, knob, op_types, rung):
+        if found:
+            loc.verdict += f"; so does {pass_words}"
+            loc.alternatives.append(pass_fix)
+        return loc
     if found:
         loc.culprit = ", ".join(found)
-        loc.fix = replace(spec, delete_passes=spec.delete_passes + tuple(found)).label
-        loc.verdict = (f"deleting {'pass ' if len(found) == 1 else 'passes '}{loc.culprit} "
-                       f"brings {spec.mode} within tolerance"
+        loc.fix = pass_fix
+        loc.verdict = (f"{pass_words} brings {spec.mode} within tolerance"
                        + (f" ({no_knob})" if no_knob and all(is_precision_pass(p) for p in found) else ""))
-        return loc
-    if knob is not None and _blame_ops(loc, spec, knob, op_types, rung):
         return loc
     loc.verdict = ("no set of IR passes explains it: the optimized kernels do"
                    + (f" ({no_knob})" if no_knob else ""))

@@ -133,7 +133,10 @@ def test_bf16_precision_pass_goes_on_to_the_op_types_to_keep_in_fp32():
                    (), "legacy")
     assert loc.culprit == "fused_conv2d"
     assert loc.fix == "onednn_bf16+fp32_op=fused_conv2d"
-    assert "fused_conv2d kept in fp32 brings onednn_bf16 within tolerance" in loc.verdict
+    assert loc.verdict == ("op type fused_conv2d kept in fp32 brings onednn_bf16 within "
+                           f"tolerance; so does deleting pass {BF16_PASS}")
+    assert loc.alternatives == [f"onednn_bf16+delete_pass={BF16_PASS}"]
+    assert f"  also within tolerance: onednn_bf16+delete_pass={BF16_PASS}" in loc.lines()
     assert loc.search_builds <= single_culprit_bound(4)  # fused_conv2d, pool2d, fc, relu
 
 
