@@ -403,6 +403,24 @@ class SessionSummary:
     def __init__(self, config):
         self.config = config
         self.rows: Dict[str, Dict[str, str]] = {}
+        self.order: Dict[str, int] = {}  # node id -> its place in the collection
+        self.index_path = None  # where the report's index.html went
+
+    def pytest_collection_finish(self, session):
+        if session.items:  # not the xdist controller, which collects nothing
+            self.order = {item.nodeid: i for i, item in enumerate(session.items)}
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        """The xdist controller collects nothing itself: the workers' order is the order given."""
+        if not self.order:
+            self.order = {nodeid: i for i, nodeid in enumerate(ids)}
+
+    def ordered_rows(self) -> Dict[str, Dict[str, str]]:
+        """The rows in the order the cases were given (collected), whatever order they ran in."""
+        late = len(self.order)
+        ranked = sorted(enumerate(self.rows), key=lambda p: (self.order.get(p[1], late), p[0]))
+        return {nodeid: self.rows[nodeid] for _, nodeid in ranked}
 
     def pytest_runtest_logreport(self, report):
         props = dict(report.user_properties)
@@ -426,7 +444,8 @@ class SessionSummary:
         if settings.report_dir is not None and not hasattr(self.config, "workerinput") and self.rows:
             from .report.case_files import write_index
 
-            write_index(settings.report_dir, self.rows)
+            self.index_path = write_index(settings.report_dir, self.ordered_rows(),
+                                          report_environment(self.config))
 
     def pytest_terminal_summary(self, terminalreporter):
         if hasattr(self.config, "workerinput"):
@@ -439,7 +458,7 @@ class SessionSummary:
         from .report.text import outputs_table, summary_table
 
         terminalreporter.write_sep("=", "paddle-infer summary")
-        terminalreporter.write_line(summary_table(list(self.rows.values())))
+        terminalreporter.write_line(summary_table(list(self.ordered_rows().values())))
         outputs = outputs_table(list(self.rows.values()))
         if outputs:  # a section of its own: the summary table ends at the next rule
             terminalreporter.write_sep("=", "paddle-infer outputs (baseline value ranges)")
@@ -450,6 +469,24 @@ class SessionSummary:
         if tasks:  # outputs judged by a task-aware comparison (compare: in a suite)
             terminalreporter.write_sep("=", "paddle-infer task comparisons")
             terminalreporter.write_line("\n".join(tasks))
+        if self.index_path is not None:
+            terminalreporter.write_line(f"paddle-infer: report: {self.index_path} (summary.json and each "
+                                        f"case's xlsx/json/csv/png beside it)")
+
+
+def report_environment(config) -> Dict[str, str]:
+    """The head of index.html: what ran where, and how it was started."""
+    from .report.index_page import session_environment
+
+    try:
+        caps, software = installation(config)
+        paddle = caps.describe
+    except Exception:  # the report still says what it can; the session's outcome stands
+        from .modes.capabilities import installed_paddle
+
+        paddle, software = " ".join(installed_paddle()) or "not installed", {}
+    params = config.invocation_params
+    return session_environment(paddle, software, params.args, params.dir)
 
 
 def unused_update_goldens(settings, rows) -> str:

@@ -24,13 +24,15 @@ from ..models.program import DEFAULT as DEFAULT_PROGRAM, LEGACY, PROGRAM_HELP, P
 from ..models.source import display_name, find_model_files
 from .baseline_forms import BASELINE_FORMS as BASELINES, parse_baseline
 from ..modes.run_modes import RUN_MODES, TOGGLE_HELP, RunModeSpec, canonical_mode, parse_run_mode
+from ..modes.cpu_threads import MAX_THREADS, threads_problem
 from .suite_inputs import InputEntry, merge_entries, parse_input_entries, parse_shape_sets
 from .suite_nodes import (DOCS, AnyName, Context, Node, Where, did_you_mean, error, join_names,
                           read_yaml, short)
 from .suite_modes import (MODE_KEY_HINTS, SPELLING_HINTS, TOGGLE_KEYS, build_spec, check_model_ranges,
                           read_toggles, resolve_directories, string_problem)
 from .suite_sources import BUILDER_PATTERN, resolve_source
-from ..verdict.tolerances import CaseTolerances, Rule
+from ..verdict.tolerances import METRIC_KEYS, CaseTolerances, Rule
+from .suite_compare import parse_compare
 from ..models.zoo import ZOO
 
 __all__ = ["SuiteError", "Context", "Where", "SuiteCase", "load_suite", "marker_cases", "marker_rule"]
@@ -40,7 +42,8 @@ SHARED_KEYS = ("inputs", "shapes", "run_modes", "tolerances", "skip", "xfail")  
 DEFAULTS_KEYS = ("baseline", "seed", "threads", "intermediates") + SHARED_KEYS + ("program",)
 MODEL_KEYS = ("source", "kwargs") + SHARED_KEYS + ("program",)
 RUN_MODE_KEYS = ("mode",) + TOGGLE_KEYS + ("tolerances", "skip", "xfail")
-RULE_KEYS = ("atol", "rtol", "cosine_min")
+RULE_KEYS = ("atol", "rtol") + tuple(key for key, _, _ in METRIC_KEYS)
+OUTPUT_RULE_KEYS = RULE_KEYS + ("compare",)  # a task-aware comparison is per output
 TOLERANCE_KEYS = RULE_KEYS + ("outputs", "tensors")
 XFAIL_KEYS = ("reason", "strict")
 MARKER_KEYS = ("model", "name", "kwargs", "inputs", "shapes", "run_modes", "seed", "baseline",
@@ -126,28 +129,38 @@ class Defaults:
                                 "use them")
 
 
+RANGES = {"cosine_min": (-1.0, 1.0), "sqnr_min": (-math.inf, math.inf)}  # others: >= 0
+
+
 def parse_rule(fields: Mapping[str, Node]) -> Rule:
     values = {}
     for key in RULE_KEYS:
         if key in fields:
-            low, high = (-1.0, 1.0) if key == "cosine_min" else (0.0, math.inf)
+            low, high = RANGES.get(key, (0.0, math.inf))
             values[key] = fields[key].number(key, low, high)
+    if "compare" in fields:
+        values["compare"] = parse_compare(fields["compare"])
     return Rule(**values)
 
 
 def parse_tolerances(node: Optional[Node]) -> Layer:
     if node is None:
         return Layer()
-    fields = node.mapping(TOLERANCE_KEYS, "tolerances")
+    fields = node.mapping(TOLERANCE_KEYS, "tolerances", {
+        "compare": "compare is per output: write it under tolerances.outputs, e.g. "
+                   "outputs: {'#0': {compare: {topk: 5}}}"})
     named = {}
     for key in ("outputs", "tensors"):
         entries = []
         if key in fields:
             what = "an output name" if key == "outputs" else "a tensor-name glob"
+            allowed = OUTPUT_RULE_KEYS if key == "outputs" else RULE_KEYS
+            hints = {} if key == "outputs" else {
+                "compare": "compare applies to outputs: write it under tolerances.outputs"}
             for name, child in fields[key].mapping(AnyName(), f"tolerances.{key}").items():
-                rule = parse_rule(child.mapping(RULE_KEYS, f"the tolerance of {name!r}"))
+                rule = parse_rule(child.mapping(allowed, f"the tolerance of {name!r}", hints))
                 if rule == Rule():
-                    raise child.fail(f"{what} with no tolerance", "at least one of atol, rtol, cosine_min")
+                    raise child.fail(f"{what} with no tolerance", f"at least one of {join_names(allowed)}")
                 entries.append((name, rule))
         named[key] = tuple(entries)
     return Layer(parse_rule(fields), named["outputs"], named["tensors"])
@@ -282,6 +295,9 @@ def read_defaults(node: Optional[Node], ctx: Context) -> Defaults:
     forced = dict(ctx.forced)
     seed = fields["seed"].integer("seed", 0) if "seed" in fields else ctx.seed
     threads = fields["threads"].integer("threads", 1) if "threads" in fields else ctx.threads
+    if "threads" in fields and threads_problem(threads):
+        raise fields["threads"].fail(f"threads {threads}: {threads_problem(threads)}",
+                                     f"a whole number 1..{MAX_THREADS}", f"use at most {MAX_THREADS}")
     baseline = ctx.baseline
     if "baseline" in fields:
         text = fields["baseline"].text("baseline", "auto")

@@ -28,7 +28,7 @@ def failure_message(result: CaseResult) -> str:
     if result.problems:  # the run mode did not do what it names: first, with the tensors' verdict
         headline = "\n".join([f"{result.case_id}: {p}" for p in result.problems]
                              + ([headline] if failing_outputs else []))
-    lines = [headline] + divergence_lines(result) + result.localization + [
+    lines = [headline] + needed_lines(result) + divergence_lines(result) + result.localization + [
         f"baseline:  {result.baseline}",
         f"candidate: {result.recipe}",
         f"inputs digest: {result.inputs_digest}",
@@ -40,6 +40,26 @@ def failure_message(result: CaseResult) -> str:
     lines += [f"cannot fail: {r.name}: {', '.join(r.vacuous)}" for r in result.rows
               if r.vacuous and r.passed]
     return "\n".join(lines + [f"note: {n}" for n in result.notes])
+
+
+def needed_lines(result: CaseResult) -> List[str]:
+    """For each failing tensor, the smallest atol (at its rtol) and rtol (at its atol) with
+    which it would pass the element-wise check, or why no tolerance would."""
+    lines = []
+    for r in result.failures:
+        if not r.shape_ok and not r.task:
+            why = "none: the shapes differ"
+        elif r.task and any("without a match" in p for p in r.problems):
+            why = (f"none for the unmatched boxes (iou and score_min decide them); matched "
+                   f"boxes {r.needed_text or 'pass'}")
+        elif r.task.startswith(("top-", "argmax")):
+            why = f"none: the ranks decide ({r.task}); element-wise it {r.needed_text or 'passes'}"
+        elif r.task.startswith("count of"):
+            why = "none: the box counts are judged by the boxes comparison"
+        else:
+            why = r.needed_text or "none: no finite pair of values to compare"
+        lines.append(f"smallest passing tolerance: {r.name}: {why}")
+    return lines
 
 
 def evidence_lines(result: CaseResult) -> List[str]:
@@ -97,10 +117,11 @@ def vacuity_properties(result: CaseResult) -> List[Tuple[str, object]]:
 
 def properties(result: CaseResult) -> List[Tuple[str, object]]:
     first = first_divergence(result)
-    return vacuity_properties(result) + [
+    task = [("paddle_task", result.task_text)] if result.task_text else []  # task_compare.py
+    return vacuity_properties(result) + task + [
         ("paddle_max_abs", f"{result.max_abs:.6g}"),
         ("paddle_max_rel", f"{result.max_rel:.6g}"),
-        ("paddle_mismatched", f"{result.mismatched}/{result.total}"),
+        ("paddle_mismatched", result.mismatched_text),
         ("paddle_program", result.program),  # the format and file checked: "pir inference.json"
         ("paddle_first_divergent", first),
         ("paddle_duration", f"{result.duration:.3f}"),
@@ -122,8 +143,8 @@ def shown_status(row: Mapping[str, str]) -> str:
 
 
 def summary_table(rows: Sequence[Mapping[str, str]]) -> str:
-    """One row per case, sorted by id so runs with and without xdist print the same."""
-    ordered = sorted(rows, key=lambda r: r["nodeid"])
+    """One row per case, in the order given (the cases' order: the same with and without xdist)."""
+    ordered = list(rows)
     return format_table(SUMMARY_COLUMNS, [[shown_status(r) if k == "status" else r.get(k, "-")
                                            for k in SUMMARY_KEYS] for r in ordered])
 
@@ -151,6 +172,12 @@ def outputs_table(rows: Sequence[Mapping[str, str]]) -> List[str]:
                      f"(PaddleInferWarning; --paddle-strict fails the case):")
         lines += [f"  {r.get('paddle_case', r['nodeid'])}: {r['paddle_vacuous']}" for r in warned]
     return lines
+
+
+def task_lines(rows: Sequence[Mapping[str, str]]) -> List[str]:
+    """The task comparisons' figures per case (``paddle_task``), for the terminal summary."""
+    return [f"{r.get('paddle_case', r['nodeid'])}: {r['paddle_task']}"
+            for r in sorted(rows, key=lambda r: r["nodeid"]) if r.get("paddle_task")]
 
 
 def summary_row(nodeid: str, outcome: str, props: Mapping[str, object], seconds: float) -> Dict[str, str]:

@@ -2,19 +2,24 @@
 under the case's tolerances."""
 from __future__ import annotations
 
-from typing import List, Mapping
+from typing import Dict, List, Mapping
 
 import numpy as np
 
 from ..cases.case import Case
 from ..errors import SuiteError
-from .compare import TensorComparison, compare_arrays
+from .compare import TensorComparison, compare_rule
+from .task_compare import compare_task, count_row, find_count_output
 
 
 def check_output_names(case: Case, outputs: Mapping[str, np.ndarray]) -> None:
     """A tolerance for an output the model does not have would never apply: say so."""
     positions = {f"#{i}" for i in range(len(outputs))}
     unknown = [name for name, _ in case.tolerances.outputs if name not in outputs and name not in positions]
+    # compare: boxes may name the output that counts its boxes
+    unknown += [rule.compare.count for _, rule in case.tolerances.outputs if rule.compare is not None
+                and rule.compare.count is not None and rule.compare.count not in outputs
+                and rule.compare.count not in positions]
     if unknown:
         where = f"{case.origin}: " if case.origin else ""
         raise SuiteError(
@@ -43,17 +48,42 @@ def pair_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.nda
 
 def compare_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
                     case: Case) -> List[TensorComparison]:
-    rows = []
+    """One row per output, in pairing order. Outputs whose rule has ``compare:`` are compared
+    as their task says (task_compare.py); the output that counts a boxes output's boxes is
+    judged with that comparison."""
     positions = {name: i for i, name in enumerate(actual)}
-    for output, name, a, e in pair_outputs(actual, expected):
-        # tolerances name the predictor's outputs, or their positions (#0, #1, ...)
-        rule = case.tolerances.for_tensor(output, positions.get(output))
-        if a is None or e is None:
-            row = TensorComparison(name, () if e is None else e.shape, () if a is None else a.shape,
-                                   "", "", rule.atol, rule.rtol)
-            row.problems.append("missing from the candidate's outputs" if a is None
-                                else "not among the baseline's outputs")
-        else:
-            row = compare_arrays(name, a, e, rule.atol, rule.rtol, rule.cosine_min)
-        rows.append(row)
-    return rows
+    pairs = list(pair_outputs(actual, expected))
+    # tolerances name the predictor's outputs, or their positions (#0, #1, ...)
+    rules = {output: case.tolerances.for_tensor(output, positions.get(output)) for output, *_ in pairs}
+    both = {output: (a, e) for output, _, a, e in pairs if a is not None and e is not None}
+    counted = {}  # count output -> the boxes output it counts
+    for output, rule in rules.items():
+        if rule.compare is not None and rule.compare.kind == "boxes" and output in both:
+            found = find_count_output(output, rule.compare, {o: e for o, (_, e) in both.items()},
+                                      positions)
+            if found is not None:
+                counted[found] = output
+    rows: Dict[str, TensorComparison] = {}
+    for output, name, a, e in pairs:  # boxes first: their count outputs are judged with them
+        if output in counted.values() or output not in counted:
+            rows[output] = _compare_one(output, name, a, e, rules[output], both, counted)
+    for output, name, a, e in pairs:
+        if output in counted and output not in counted.values():
+            boxes = rows[counted[output]]
+            rows[output] = (count_row(name, a, e, rules[output], boxes) if output in both
+                            else _compare_one(output, name, a, e, rules[output], both, {}))
+    return [rows[output] for output, *_ in pairs]
+
+
+def _compare_one(output: str, name: str, a, e, rule, both, counted) -> TensorComparison:
+    if a is None or e is None:
+        row = TensorComparison(name, () if e is None else e.shape, () if a is None else a.shape,
+                               "", "", rule.atol, rule.rtol)
+        row.problems.append("missing from the candidate's outputs" if a is None
+                            else "not among the baseline's outputs")
+        return row
+    if rule.compare is None:
+        return compare_rule(name, a, e, rule)
+    count = next((c for c, boxes in counted.items() if boxes == output), None)
+    counts = both[count] if count is not None and count in both else None
+    return compare_task(name, a, e, rule, counts)

@@ -2,13 +2,42 @@
 
 Precedence, highest first: command line > marker > per-tensor glob > per-output >
 per-run-mode > per-model > suite defaults > the run mode's built-in default (1e-4 for fp32
-modes). Each layer may set atol, rtol and cosine_min independently.
+modes). Each layer may set every key of a Rule independently (atol, rtol, cosine_min, the
+metric bounds, and ``compare``, a task-aware comparison: task_compare.py).
 """
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Optional, Tuple
+
+# metric bounds beside atol/rtol: (key, what it bounds, "min" or "max")
+METRIC_KEYS = (
+    ("cosine_min", "cosine similarity", "min"),
+    ("sqnr_min", "signal-to-quantization-noise ratio in dB", "min"),
+    ("rel_l2_max", "relative L2 error ||c - b|| / ||b||", "max"),
+    ("p99_abs_max", "99th percentile of |c - b|", "max"),
+)
+
+
+@dataclass(frozen=True)
+class Compare:
+    """A task-aware comparison of one output (verdict/task_compare.py): ``kind`` is topk,
+    boxes, sorted or argmax; the other fields are the kind's settings (None: its default)."""
+
+    kind: str
+    k: Optional[int] = None  # topk
+    axis: Optional[int] = None  # topk, sorted, argmax
+    min_agreement: Optional[float] = None  # topk, argmax: share of samples that must agree
+    iou: Optional[float] = None  # boxes: IoU at or above which two boxes of a class match
+    score_min: Optional[float] = None  # boxes: boxes scored below it are not detections
+    columns: Optional[Tuple[str, ...]] = None  # boxes: the meaning of each column
+    count: Optional[str] = None  # boxes: the output holding boxes per image ("#1", a name)
+
+    def describe(self) -> str:
+        settings = [f"{f.name}={getattr(self, f.name)}" for f in fields(self)[1:]
+                    if getattr(self, f.name) is not None]
+        return self.kind + (f"({', '.join(settings)})" if settings else "")
 
 
 @dataclass(frozen=True)
@@ -16,19 +45,22 @@ class Rule:
     atol: Optional[float] = None
     rtol: Optional[float] = None
     cosine_min: Optional[float] = None
+    sqnr_min: Optional[float] = None
+    rel_l2_max: Optional[float] = None
+    p99_abs_max: Optional[float] = None
+    compare: Optional[Compare] = None
 
     def over(self, lower: "Rule") -> "Rule":
         """This rule's values, falling back to ``lower`` where this one sets none."""
-        return Rule(
-            self.atol if self.atol is not None else lower.atol,
-            self.rtol if self.rtol is not None else lower.rtol,
-            self.cosine_min if self.cosine_min is not None else lower.cosine_min,
-        )
+        return Rule(**{f.name: getattr(self, f.name) if getattr(self, f.name) is not None
+                       else getattr(lower, f.name) for f in fields(self)})
 
     def describe(self) -> str:
         parts = [f"atol={self.atol:g}", f"rtol={self.rtol:g}"]
-        if self.cosine_min is not None:
-            parts.append(f"cosine_min={self.cosine_min:g}")
+        parts += [f"{key}={getattr(self, key):g}" for key, _, _ in METRIC_KEYS
+                  if getattr(self, key) is not None]
+        if self.compare is not None:
+            parts.append(f"compare={self.compare.describe()}")
         return " ".join(parts)
 
 
