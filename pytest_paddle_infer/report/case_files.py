@@ -25,7 +25,10 @@ EXTRA_COLUMNS = ("Cosine", "Worst Index", "NaN", "Inf", "Baseline Tensor", "Matc
                  "Rtol", "Std(base)", "Cannot Fail", "Result")
 # the seed's text cells split into numbers a spreadsheet sorts and filters
 NUMBER_COLUMNS = ("Elements", "Min Val", "Min Base", "Max Val", "Max Base", "Worst Position")
-COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS + NUMBER_COLUMNS
+# --paddle-localize: the error a tensor's op makes on its own, fed the baseline's inputs
+# (localize/prune.py), against the error it inherits (Max Atol); empty where not measured
+LOCAL_COLUMNS = ("Local Atol", "Local Result")
+COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS + NUMBER_COLUMNS + LOCAL_COLUMNS
 SUMMARY = "summary.json"
 REPORT_SUFFIXES = (".xlsx", ".json", ".csv", ".png", ".html")  # what a run writes here
 
@@ -44,10 +47,18 @@ def table(result: CaseResult) -> List[List[object]]:
     with their four values split into Min Val, Min Base, Max Val, Max Base."""
     rows = []
     for r in result.intermediates:
-        rows.append(_row(r.comparison, r.comparison.op_type, r.baseline_name, r.matched_by))
+        rows.append(_row(r.comparison, r.comparison.op_type, r.baseline_name, r.matched_by)
+                    + _local_cells(r))
     for c in result.rows:
-        rows.append(_row(c, "(output)", c.name, "output name"))
+        rows.append(_row(c, "(output)", c.name, "output name") + [None, ""])
     return rows
+
+
+def _local_cells(r) -> List[object]:
+    passed = getattr(r, "local_passed", None)
+    if getattr(r, "local_max_abs", None) is None:
+        return [None, ""]
+    return [r.local_max_abs, "ok" if passed else "FAIL: its op alone breaks tolerance"]
 
 
 def _row(c: TensorComparison, op_type: str, baseline_name: str, matched_by: str) -> List[object]:
@@ -136,6 +147,25 @@ def write_case(directory: Path, nodeid: str, result: CaseResult) -> List[str]:
     return written
 
 
+_warned_missing: set = set()
+
+
+def warn_missing(package: str, suffix: str) -> None:
+    """Once per process: a report file kind skipped because its package is not installed."""
+    if package in _warned_missing:
+        return
+    _warned_missing.add(package)
+    import warnings
+
+    from ..plugin import PaddleInferWarning
+
+    # located at the option, not at this line of the plugin
+    warnings.warn_explicit(PaddleInferWarning(
+        f"{package} is not installed, so no {suffix} files are written "
+        f"(pip install {package}, or pytest-paddle-infer[report]); the .json and .csv files "
+        f"carry the same table"), None, "--paddle-report", 0)
+
+
 def _csv(rows: Sequence[Sequence[object]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
@@ -149,6 +179,7 @@ def _write_xlsx(path: Path, rows: Sequence[Sequence[object]], summary: Mapping[s
         from openpyxl import Workbook
         from openpyxl.styles import Font, PatternFill
     except ImportError:  # the report extra is not installed: json and csv still carry it all
+        warn_missing("openpyxl", ".xlsx")
         return False
     wb = Workbook()
     ws = wb.active
