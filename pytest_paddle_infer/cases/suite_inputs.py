@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..models.inputs import DTYPES, INT_DTYPES, InputSpec
-from .suite_nodes import AnyName, Context, Node, did_you_mean, error, join_names
+from .suite_nodes import AnyName, Context, Node, did_you_mean, dims_in_text, error, join_names
 
 INPUT_KEYS = ("shape", "dtype", "range", "values", "normal", "file")
 DATA_KEYS = ("range", "values", "normal", "file")
@@ -173,7 +173,15 @@ def parse_shape_sets(node: Optional[Node], specs: Sequence[InputSpec], file_node
     if node is None:
         return [complete({}, specs, file_shapes, model_node, model)]
     sets = []
+    if dims_in_text(node.value) and names:  # shapes: "1x3x32x32", as on the command line
+        raise node.fail("shapes must be a list of shape sets", "a list, e.g. "
+                        "[{x: [1, 3, 224, 224]}, {x: [4, 3, 224, 224]}]",
+                        f"write shapes: [{{{names[0]}: {dims_in_text(node.value)}}}]")
     for item in node.items("shapes", "[{x: [1, 3, 224, 224]}, {x: [4, 3, 224, 224]}]"):
+        if dims_in_text(item.value) and names:  # shapes: ["1x3x32x32"]
+            raise item.fail("a shape set must be a mapping from input name to shape",
+                            "input name -> a list of dims",
+                            f"write {{{names[0]}: {dims_in_text(item.value)}}}")
         if isinstance(item.value, (list, tuple)):
             if len(specs) != 1:
                 raise item.fail(f"model {model!r} has {len(specs)} inputs ({join_names(names)})",

@@ -222,7 +222,9 @@ class Node:
 
     def items(self, what: str, example: str) -> List["Node"]:
         if not isinstance(self.value, (list, tuple)):
-            fix = f"write it as a list: [{self.value}]" if isinstance(self.value, (str, int, float)) else ""
+            dims = dims_in_text(self.value)
+            fix = f"write the dims as a list of numbers: {dims}" if dims else \
+                f"write it as a list: [{self.value}]" if isinstance(self.value, (str, int, float)) else ""
             raise self.fail(f"{what} must be a list", f"a list, e.g. {example}", fix)
         lines = getattr(self.value, "item_lines", [None] * len(self.value))
         return [Node(v, self.where.at(line), f"{self.path}[{i}]")
@@ -256,6 +258,13 @@ class Node:
             raise self.fail(f"{what} must be true or false", "true or false",
                             "write true or false (no quotes)")
         return self.value
+
+
+def dims_in_text(value: Any) -> Optional[List[int]]:
+    """``"1x3x32x32"`` (the command line's way of writing a shape) -> [1, 3, 32, 32]."""
+    if not isinstance(value, str) or not re.fullmatch(r"\s*-?\d+(\s*[x,]\s*-?\d+)*\s*", value):
+        return None
+    return [int(d) for d in re.split(r"\s*[x,]\s*", value.strip())]
 
 
 def range_text(low: float, high: float) -> str:
