@@ -1,0 +1,222 @@
+"""Cut an inference program at tensors: the sub-program between some tensors (fed) and
+others (fetched), saved as a model a predictor loads like any other.
+
+Runs in a child process whose ``FLAGS_enable_pir_api`` matches the program's format
+(``prune_child.py``): ``paddle.static.load_inference_model`` reads only that format there.
+
+- Legacy (``.pdmodel``): ``save_inference_model`` with intermediate variables as its feeds
+  prunes the program to the ops between them and the fetches (``Program._prune_with_input``).
+- PIR (``.json``): ``save_inference_model`` prunes from the fetches only and keeps the ops
+  that computed a fed value, so each cut value is first replaced by a ``pd_op.data`` op of
+  its own (``replace_all_uses_with``) in a clone of the program; pruning then drops the rest.
+
+Only values that depend on the program's inputs are cut: constants (``full_int_array``,
+parameters) stay with the ops that read them, so a pooled op keeps its kernel size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple
+
+# ops that move data in and out of a program, not computations
+IO_OPS = {"feed", "fetch", "pd_op.data", "pd_op.feed", "pd_op.fetch", "builtin.parameter",
+          "builtin.constant", "pd_op.parameter"}
+
+
+@dataclass
+class Op:
+    index: int  # position among the computing ops, in execution order
+    type: str
+    inputs: List[str]  # keys of the data-dependent values it reads
+    outputs: List[str]  # keys of the values it writes (data-dependent by construction)
+
+
+@dataclass
+class Program:
+    """A loaded program: its computing ops in order, its input and output value keys."""
+
+    path: str
+    format: str  # "legacy" | "pir"
+    ops: List[Op] = field(default_factory=list)
+    inputs: List[str] = field(default_factory=list)  # feed names, in the program's order
+    outputs: List[str] = field(default_factory=list)  # keys of the fetched values
+    output_names: List[str] = field(default_factory=list)  # the names predictors give them
+    producer: Dict[str, int] = field(default_factory=dict)  # value key -> op index
+    shapes: Dict[str, Tuple[int, ...]] = field(default_factory=dict)
+    dtypes: Dict[str, str] = field(default_factory=dict)
+    _program: object = None
+    _exe: object = None
+    _values: Dict[str, object] = field(default_factory=dict)  # PIR: key -> Value
+
+    def needed(self, start: int, targets: Sequence[str]) -> List[int]:
+        """Indices of the ops at or after ``start`` that the targets depend on."""
+        wanted, keep = set(targets), []
+        for op in reversed(self.ops[start:]):
+            if wanted.intersection(op.outputs):
+                keep.append(op.index)
+                wanted.update(op.inputs)
+        return sorted(keep)
+
+    def crossing(self, start: int, targets: Sequence[str]) -> List[str]:
+        """The values the ops from ``start`` on read to compute ``targets`` that come from
+        before ``start`` (earlier ops or the program's inputs): what a cut there feeds."""
+        ops = self.needed(start, targets)
+        made = {k for i in ops for k in self.ops[i].outputs}
+        feeds: List[str] = []
+        for i in ops:
+            for key in self.ops[i].inputs:
+                if key not in made and key not in feeds:
+                    feeds.append(key)
+        for key in targets:  # a target that is itself an input or made before start
+            if key not in made and key not in feeds:
+                feeds.append(key)
+        return feeds
+
+
+def load(prog_file: str) -> Program:
+    import os
+
+    import paddle
+
+    paddle.enable_static()
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    prefix, ext = os.path.splitext(os.path.abspath(prog_file))
+    program, feed_names, fetch_targets = paddle.static.load_inference_model(
+        prefix, exe, model_filename=prefix + ext, params_filename=prefix + ".pdiparams")
+    fmt = "legacy" if ext == ".pdmodel" else "pir"
+    prog = Program(prog_file, fmt, inputs=list(feed_names), _program=program, _exe=exe)
+    (_read_legacy if fmt == "legacy" else _read_pir)(prog, program, fetch_targets)
+    main_outputs(prog)
+    return prog
+
+
+def _read_legacy(prog: Program, program, fetch_targets) -> None:
+    block = program.global_block()
+    dependent = set(prog.inputs)
+    for op in block.ops:
+        if op.type in IO_OPS:
+            continue
+        reads = [n for k in op.input_names for n in op.input(k)]
+        data_in = [n for n in reads if n in dependent]
+        if not data_in:  # a constant: it stays with the ops that read it
+            continue
+        writes = [n for k in op.output_names for n in op.output(k)
+                  if n and not block.var(n).persistable]
+        index = len(prog.ops)
+        prog.ops.append(Op(index, op.type, list(dict.fromkeys(data_in)), writes))
+        for name in writes:
+            dependent.add(name)
+            prog.producer[name] = index
+    for name in dependent:
+        var = block.var(name)
+        prog.shapes[name] = tuple(var.shape)
+        prog.dtypes[name] = str(var.dtype)
+    prog.outputs = [t.name for t in fetch_targets]
+    prog.output_names = list(prog.outputs)
+
+
+def _read_pir(prog: Program, program, fetch_targets) -> None:
+    block = program.global_block()
+    keys: Dict[int, str] = {}  # Value.id -> key
+    dependent = set()
+    for position, op in enumerate(block.ops):
+        name = op.name()
+        results = list(op.results())
+        if name in ("pd_op.data", "pd_op.feed"):
+            key = op.attrs().get("name")
+            keys[results[0].id] = key
+            prog._values[key] = results[0]
+            dependent.add(key)
+            continue
+        if name in IO_OPS:
+            continue
+        reads = [keys.get(o.source().id) for o in op.operands() if o.source() is not None]
+        data_in = [k for k in reads if k in dependent]
+        if not data_in:
+            continue
+        index = len(prog.ops)
+        writes = []
+        for j, value in enumerate(results):
+            key = f"op{index}:{name.split('.')[-1]}:{j}"
+            keys[value.id] = key
+            prog._values[key] = value
+            dependent.add(key)
+            prog.producer[key] = index
+            writes.append(key)
+        prog.ops.append(Op(index, name, list(dict.fromkeys(data_in)), writes))
+    for key in dependent:
+        value = prog._values[key]
+        prog.shapes[key] = tuple(int(d) for d in value.shape)
+        prog.dtypes[key] = str(value.dtype)
+    prog.outputs = [keys[t.id] for t in fetch_targets]
+    names = [op.attrs().get("name") for op in block.ops if op.name() == "pd_op.fetch"]
+    prog.output_names = names if len(names) == len(fetch_targets) else list(prog.outputs)
+
+
+def _params_file(dest: Path) -> None:
+    """A legacy sub-program without parameters gets no params file, and a predictor asked
+    to load one fails: an empty file loads as no parameters. (A PIR one takes ``""`` as its
+    params file instead: ``params_file``.)"""
+    (Path(dest) / "inference.pdiparams").touch()
+
+
+def params_file(model_dir: Path) -> str:
+    """What a Config takes as the params file of a saved (sub-)program."""
+    path = Path(model_dir) / "inference.pdiparams"
+    return str(path) if path.is_file() else ""
+
+
+def main_outputs(prog: Program) -> None:
+    """Put each op's main output first: the one a later op reads or the program fetches
+    (a legacy batch_norm lists MeanOut, SavedMean, ... before Y)."""
+    read = {k for op in prog.ops for k in op.inputs} | set(prog.outputs)
+    for op in prog.ops:
+        used = [k for k in op.outputs if k in read]
+        op.outputs = used + [k for k in op.outputs if k not in used]
+
+
+def feed_name(key: str) -> str:
+    """The name a cut value is fed by: legacy variables keep theirs; a PIR value's key
+    ``op3:conv2d:0`` becomes ``op3_conv2d_0``."""
+    return key.replace(":", "_")
+
+
+def extract(prog: Program, feeds: Sequence[str], fetches: Sequence[str], dest: Path) -> Tuple[List[str], List[str]]:
+    """Write the sub-program computing ``fetches`` from ``feeds`` to ``dest/inference.*``
+    with its parameters; return (input names, output names) as a predictor sees them."""
+    import paddle
+
+    import shutil
+
+    dest = Path(dest)
+    if dest.exists():  # a params file left there would be read as this program's
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    prefix = str(dest / "inference")
+    if prog.format == "legacy":
+        block = prog._program.global_block()
+        paddle.static.save_inference_model(prefix, [block.var(n) for n in feeds],
+                                           [block.var(n) for n in fetches], prog._exe,
+                                           program=prog._program)
+        _params_file(dest)
+        return list(feeds), list(fetches)
+    mapping = paddle.pir.IrMapping()
+    clone = prog._program.clone(mapping)
+    fed, fetched = [], [mapping.look_up(prog._values[k]) for k in fetches]
+    with paddle.static.program_guard(clone):
+        for key in feeds:
+            value = mapping.look_up(prog._values[key])
+            source = value.get_defining_op()
+            if source.name() in ("pd_op.data", "pd_op.feed"):
+                fed.append(value)
+                continue
+            data = paddle._pir_ops.data(feed_name(key), value.shape, value.dtype,
+                                        paddle.base.core.Place())
+            value.replace_all_uses_with(data)
+            data.get_defining_op().move_before(source)
+            fetched = [data if f.id == value.id else f for f in fetched]
+            fed.append(data)
+    paddle.static.save_inference_model(prefix, fed, fetched, prog._exe, program=clone)
+    names = [feed_name(k) if k not in prog.inputs else k for k in feeds]
+    return names, [f"fetch_name_{i}" for i in range(len(fetches))]

@@ -1,0 +1,214 @@
+"""After the ladder: the static Executor rung, pruning to the first bad op, and the repro.
+
+Runs in the executor process for a failing case under ``--paddle-localize``; the Paddle work
+runs in a child process (``prune_child.py``) whose ``FLAGS_enable_pir_api`` matches the
+program, so a crash there costs this step, not the case. What it finds goes into the case's
+localization lines, the local-error column of its intermediate tensors, and a repro folder:
+under the report dir (``--paddle-report``) or the cache dir's ``repro/``.
+"""
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import shutil
+from dataclasses import replace
+from pathlib import Path
+from typing import List, Optional
+
+from ..errors import PaddleInferError
+from ..files import safe_file_stem
+
+CHILD = "pytest_paddle_infer.localize.prune_child"
+LOCAL_BUDGET = 24  # local errors measured per case: the ops from the first divergence on
+MATCH_DISTANCE = 1e-3  # a pruned op's baseline value and a hooked baseline tensor: the same
+
+
+def after_ladder(runner, prepared, result, found) -> None:
+    """The static Executor rung when every optimization off still fails; then pruning and
+    the repro folder. Adds its lines to ``result.localization``; never raises for Paddle."""
+    from .static_rung import all_off_failed, static_rung
+
+    if all_off_failed(found):
+        result.localization.extend(static_rung(runner, prepared))
+    result.localization.extend(prune_case(runner, prepared, result))
+
+
+def _work_dir(runner) -> Path:
+    path = Path(runner.cache_dir) / "prune" / f"pid{os.getpid()}"
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
+def repro_root(runner) -> Path:
+    root = getattr(runner, "repro_dir", None)
+    return Path(root) if root else Path(runner.cache_dir) / "repro"
+
+
+def _calls(runner, prepared):
+    """(baseline calls, candidate calls, why not pruned): the case's own recipes."""
+    case = prepared.case
+    base_case = case if case.baseline in ("auto", "cpu", "gpu") else replace(case, baseline="auto")
+    baseline = runner.baseline_calls(base_case, prepared.model)
+    specs = runner.input_specs(prepared.model, dict(case.shapes))
+    plan = runner.candidates.plan(case.run_mode, prepared.model, specs, case.threads, case.seed)
+    why = "" if len(plan.steps) == 1 else f"the candidate takes {len(plan.steps)} steps (not one build)"
+    return baseline, plan.final.recipe, why
+
+
+def _tolerance(prepared, result):
+    failing = [r for r in result.rows if not r.passed] or result.rows
+    rule = prepared.case.tolerances.for_tensor(failing[0].name) if failing else None
+    if rule is None:
+        return 1e-4, 1e-4, None
+    return rule.atol, rule.rtol, rule.cosine_min
+
+
+def _hint(prepared, result) -> Optional[dict]:
+    """The first divergent intermediate tensor, as the baseline holds it."""
+    from ..execute.capture import ADDRESS_NAME
+
+    store = prepared.baseline_store
+    divergent = result.divergent
+    if store is None or not divergent:
+        return None
+    record = store.by_name.get(divergent[0].baseline_name)
+    if record is None:
+        return None
+    name = "" if ADDRESS_NAME.match(record.name) else record.name
+    return {"name": name, "shape": list(record.shape), "fingerprint": record.fingerprint.tolist()}
+
+
+def prune_case(runner, prepared, result) -> List[str]:
+    import numpy as np
+
+    from ..models.cache import run_child
+    from .repro import INPUTS, write_repro
+
+    case = prepared.case
+    runner.on_phase("localizing", "pruning the program")
+    folder = repro_root(runner) / safe_file_stem(case.id)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    baseline, candidate, why_not = _calls(runner, prepared)
+    atol, rtol, cosine_min = _tolerance(prepared, result)
+    work = _work_dir(runner)
+    lines: List[str] = []
+    answer: dict = {}
+    try:
+        with open(work / "inputs.npz", "wb") as f:
+            np.savez(f, **prepared.inputs)
+        if not why_not:
+            request = {"prog_file": prepared.model.prog_file, "inputs_npz": str(work / "inputs.npz"),
+                       "baseline_calls": baseline, "candidate_calls": candidate, "atol": atol,
+                       "rtol": rtol, "cosine_min": cosine_min, "hint": _hint(prepared, result),
+                       "work_dir": str(work / "cuts"), "repro_dir": str(folder), "budget": LOCAL_BUDGET}
+            with open(work / "request.pkl", "wb") as f:
+                pickle.dump(request, f)
+            try:
+                answer = run_child(["prune", str(work / "request.pkl")],
+                                   prepared.model.format == "legacy", "pruning the program",
+                                   module=CHILD)
+            except PaddleInferError as e:
+                why_not = str(e).splitlines()[0][:200]
+        lines += prune_lines(answer, why_not)
+        mark_local_errors(result, answer, prepared.baseline_store)
+        repro = answer.get("repro") or {}
+        if repro:
+            what = _repro_what(answer, repro)
+            program = Path(repro["program"]).name
+        else:  # the whole model, on the case's inputs
+            model = folder / "model"
+            model.mkdir(exist_ok=True)
+            suffix = Path(prepared.model.prog_file).suffix
+            shutil.copyfile(prepared.model.prog_file, model / f"inference{suffix}")
+            shutil.copyfile(prepared.model.params_file, model / "inference.pdiparams")
+            shutil.copyfile(work / "inputs.npz", folder / INPUTS)
+            what = f"the whole program {Path(prepared.model.prog_file).name} diverges"
+            program = f"inference{suffix}"
+        script = write_repro(folder, case.id, what, program, baseline, candidate, atol, rtol, lines)
+        lines.append(f"repro: {folder} (python {script}: plain paddle.inference and numpy)")
+        result.notes.append(f"repro: {folder}")
+    except OSError as e:
+        lines.append(f"repro: not written: {e}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return lines
+
+
+def _op_text(answer: dict, index: int) -> str:
+    return f"op {index} {answer['op_types'][index]}"
+
+
+def _repro_what(answer: dict, repro: dict) -> str:
+    if repro["kind"] == "op":
+        return f"{_op_text(answer, repro['ops'][0])} alone, fed the baseline's values, breaks tolerance"
+    return (f"ops {repro['ops'][0]}..{repro['ops'][-1]} ({', '.join(repro['types'])}), fed the "
+            f"baseline's values at op {repro['ops'][0]}, break tolerance")
+
+
+def _local(answer: dict, index: int) -> Optional[dict]:
+    return next((l for l in answer.get("locals", []) if l["op"] == index), None)
+
+
+def prune_lines(answer: dict, why_not: str) -> List[str]:
+    """What pruning found, for the failure message."""
+    if why_not:
+        return [f"pruning: not done: {why_not}; the repro holds the whole program"]
+    if answer.get("note"):
+        return [f"pruning: {answer['note']}; the repro holds the whole program"]
+    lines = []
+    first_bad, run_start = answer.get("first_bad"), answer.get("run_start")
+    divergent = answer.get("first_divergent")
+    if first_bad is not None:
+        local = _local(answer, first_bad)
+        lines.append(f"first bad op: {_op_text(answer, first_bad)} ({local['tensor']}, shape "
+                     f"{local['shape']}) breaks tolerance on its own, fed the baseline's inputs: "
+                     f"local max abs {local['max_abs']:.3g}")
+    if run_start is not None:
+        end = "the outputs" if divergent is None else _op_text(answer, divergent)
+        lines.append(f"no op alone up to {end} breaks tolerance; from op {run_start} "
+                     f"({answer['op_types'][run_start]}) on they do together, fed the baseline's "
+                     f"values there (from op {run_start + 1} on they do not): a fused pattern or "
+                     f"accumulated rounding starting at op {run_start}")
+    if first_bad is None and run_start is None:
+        lines.append("pruning: no cut of the program reproduces the failure; the repro holds the whole program")
+    if divergent is not None:
+        source = "the intermediates" if answer.get("divergent_from") == "intermediates" else "halving"
+        lines.append(f"  first divergent tensor: {_op_text(answer, divergent)} (found by {source})")
+    own = [l for l in answer.get("locals", []) if l["passed"] is False]
+    lines.append(f"  local errors measured for {len(answer.get('locals', []))} op(s), {len(own)} "
+                 f"out of tolerance on their own; {answer.get('builds', 0)} predictor builds, "
+                 f"{answer.get('seconds', 0.0):.1f} s ({answer.get('ops', 0)} ops in the program)")
+    return lines
+
+
+def mark_local_errors(result, answer: dict, store) -> None:
+    """Each measured op's local error onto the intermediate rows of its output tensor:
+    paired by name (legacy) or by the baseline's values (PIR names are addresses)."""
+    import numpy as np
+
+    locals_ = answer.get("locals", [])
+    if not locals_ or store is None:
+        return
+    by_baseline = {}
+    for local in locals_:
+        record = store.by_name.get(local["tensor"])
+        if record is None:
+            want = np.asarray(local["fingerprint"], dtype=np.float64)
+            best = (MATCH_DISTANCE, None)
+            for candidate in store.records:
+                if list(candidate.shape) != list(local["shape"]) or candidate.fingerprint.shape != want.shape:
+                    continue
+                d = float(np.linalg.norm(candidate.fingerprint - want)) / (float(np.linalg.norm(want)) + 1e-12)
+                if d < best[0]:
+                    best = (d, candidate)
+            record = best[1]
+        if record is not None:
+            by_baseline[record.name] = local
+    for row in result.intermediates:
+        local = by_baseline.get(row.baseline_name)
+        if local is not None and not math.isnan(local["max_abs"]):
+            row.local_max_abs = local["max_abs"]
+            row.local_passed = local["passed"]

@@ -1,0 +1,314 @@
+"""Runs in a child process: prune a failing program to its first bad op, and the static
+Executor rung. ``FLAGS_enable_pir_api`` matches the program's format (program_cut.py).
+
+    python -m pytest_paddle_infer.localize.prune_child prune REQUEST_PICKLE
+    python -m pytest_paddle_infer.localize.prune_child static REQUEST_PICKLE
+
+The request is a pickled dict (prune.py writes it: recipes are ``Call`` tuples); the answer
+is JSON on the last stdout line. A crash of Paddle here costs the pruning, not the case.
+
+Pruning follows the precision-tracing procedure's "cut the model, by halves", with the
+baseline's values fed at the cut so that only the error made after it shows:
+
+1. the first divergent tensor: the one the case's intermediates named, else the first op
+   whose output (the program cut after it, fed the case's inputs) breaks tolerance, by halving;
+2. local errors, in execution order up to it: each op alone, fed the baseline's values of its
+   inputs, under the candidate's configuration, against the baseline's value of its output
+   (fused ops hide the tensors between observed ones, so every op up to there is a suspect);
+   the first out of tolerance is the first bad op;
+3. when no op alone breaks tolerance (the error builds up, or a fused pattern makes it), the
+   shortest run of ops ending at the divergence that still does from the baseline's values at
+   its start, by halving;
+4. the local errors of the ops after it (a budget in all), so the table can say which tensors
+   make their own error and which inherit it.
+"""
+from __future__ import annotations
+
+import pickle
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+MATCH_DISTANCE = 1e-3  # a hinted baseline tensor and the child's own baseline value: equal
+
+
+class Pruner:
+    def __init__(self, request: dict):
+        from .program_cut import load
+
+        self.req = request
+        self.work = Path(request["work_dir"])
+        self.prog = load(request["prog_file"])
+        with np.load(request["inputs_npz"], allow_pickle=False) as data:
+            self.inputs = {k: data[k] for k in data.files}
+        self.builds = 0
+        self.trials: List[dict] = []
+        self._cuts: Dict[tuple, tuple] = {}
+        self._base: Dict[str, np.ndarray] = {}
+        self.suffix = ".pdmodel" if self.prog.format == "legacy" else ".json"
+
+    # -- running sub-programs ------------------------------------------------------------
+
+    def run(self, model_dir: Path, calls, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
+        from paddle import inference
+
+        from ..execute.predictor import apply_recipe, run_predictor
+
+        from .program_cut import params_file
+
+        config = inference.Config(str(model_dir / f"inference{self.suffix}"), params_file(model_dir))
+        apply_recipe(config, calls)
+        config.disable_glog_info()
+        self.builds += 1
+        predictor = inference.create_predictor(config)
+        return list(run_predictor(predictor, feeds).values())
+
+    def cut(self, start: int, targets: Sequence[str]):
+        """(model dir, feed keys, feed names) of the ops from ``start`` computing ``targets``."""
+        from .program_cut import extract
+
+        key = (start, tuple(targets))
+        if key not in self._cuts:
+            feeds = self.prog.crossing(start, targets)
+            dest = self.work / f"cut{len(self._cuts)}"
+            names, _ = extract(self.prog, feeds, targets, dest)
+            self._cuts[key] = (dest, feeds, names)
+        return self._cuts[key]
+
+    def baseline_values(self) -> Dict[str, np.ndarray]:
+        """The baseline's value of every value an op reads or writes first, in one run."""
+        if not self._base:
+            keys = []
+            for op in self.prog.ops:
+                for k in op.inputs + op.outputs[:1]:
+                    if k not in keys and k not in self.prog.inputs:
+                        keys.append(k)
+            for k in self.prog.outputs:
+                if k not in keys and k not in self.prog.inputs:
+                    keys.append(k)
+            dest, _, names = self.cut(0, keys)
+            values = self.run(dest, self.req["baseline_calls"], {n: self.inputs[n] for n in names})
+            self._base = dict(zip(keys, values))
+            self._base.update(self.inputs)
+        return self._base
+
+    def judge(self, what: str, start: int, targets: Sequence[str], ops: Sequence[int]) -> dict:
+        """The ops from ``start`` fed the baseline's values at the cut, run under the
+        candidate's configuration; each target against the baseline's value."""
+        from ..verdict.compare import compare_arrays
+
+        base = self.baseline_values()
+        dest, feeds, names = self.cut(start, targets)
+        trial = {"what": what, "start": start, "ops": list(ops), "targets": list(targets)}
+        self.trials.append(trial)
+        try:
+            got = self.run(dest, self.req["candidate_calls"], {n: base[k] for n, k in zip(names, feeds)})
+        except Exception as e:  # an erroring build or run: neither within tolerance nor out
+            from ..execute.predictor import trim_paddle_error
+
+            trial.update(passed=None, error=trim_paddle_error(e).splitlines()[0][:200],
+                         max_abs=float("nan"), max_rel=float("nan"))
+            return trial
+        rows = [compare_arrays(k, g, base[k], self.req["atol"], self.req["rtol"], self.req["cosine_min"])
+                for k, g in zip(targets, got)]
+        trial.update(passed=all(r.passed for r in rows), max_abs=max(r.max_abs for r in rows),
+                     max_rel=max(r.max_rel for r in rows))
+        return trial
+
+    def prefix_fails(self, index: int) -> bool:
+        """The program up to op ``index``, fed the case's inputs: does its output diverge
+        (or the cut program not run)?"""
+        target = self.prog.ops[index].outputs[:1]
+        return self.judge("prefix", 0, target, self.prog.needed(0, target))["passed"] is not True
+
+    def local(self, index: int) -> dict:
+        op = self.prog.ops[index]
+        return self.judge("local", index, op.outputs[:1], [index])
+
+    def segment(self, start: int, end: Optional[int]) -> dict:
+        targets = self.prog.ops[end].outputs[:1] if end is not None else self.prog.outputs
+        return self.judge("segment", start, targets, self.prog.needed(start, targets))
+
+    # -- the search ----------------------------------------------------------------------
+
+    def hinted_op(self) -> Optional[int]:
+        """The op that wrote the case's first divergent tensor: by name (legacy), else by the
+        baseline's values (fingerprint) among the ops' outputs."""
+        from ..execute.capture import fingerprint
+
+        hint = self.req.get("hint")
+        if not hint:
+            return None
+        if hint["name"] in self.prog.producer:
+            return self.prog.producer[hint["name"]]
+        base, best = self.baseline_values(), (MATCH_DISTANCE, None)
+        want = np.asarray(hint["fingerprint"], dtype=np.float64)
+        for op in self.prog.ops:
+            for k in op.outputs[:1]:
+                value = base.get(k)
+                if value is None or tuple(value.shape) != tuple(hint["shape"]):
+                    continue
+                print_ = fingerprint(value)
+                if print_.shape != want.shape:
+                    continue
+                distance = float(np.linalg.norm(print_ - want)) / (float(np.linalg.norm(want)) + 1e-12)
+                if distance < best[0]:
+                    best = (distance, op.index)
+        return best[1]
+
+    def first_divergent(self) -> Optional[int]:
+        """The first op whose output breaks tolerance, halving over prefixes of the program
+        (a divergence, once made, is taken to stay); None when even the last op's does not."""
+        lo, hi = -1, len(self.prog.ops) - 1
+        if not self.prefix_fails(hi):
+            return None
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.prefix_fails(mid):
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    def shortest_failing_run(self, end: Optional[int]) -> Optional[int]:
+        """The latest start from which the ops up to ``end`` (None: to the outputs), fed the
+        baseline's values there, still break tolerance; None if not even from the inputs."""
+        last = end if end is not None else len(self.prog.ops)
+        if self.segment(0, end)["passed"] is not False:
+            return None
+        lo, hi = 0, last  # lo fails; from hi on (the op alone, or nothing) it passes
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.segment(mid, end)["passed"] is not False:
+                hi = mid
+            else:
+                lo = mid
+        return lo
+
+    def prune(self) -> dict:
+        start_time = time.perf_counter()
+        ops = self.prog.ops
+        whole = self.judge("whole", 0, self.prog.outputs, [op.index for op in ops])
+        answer = {"format": self.prog.format, "ops": len(ops), "whole": whole,
+                  "op_types": [op.type for op in ops]}
+        if whole["passed"]:
+            answer["note"] = "the program as a whole does not fail in the pruning process"
+            return self._finish(answer, start_time)
+        hinted = self.hinted_op()
+        divergent = hinted if hinted is not None else self.first_divergent()
+        answer["first_divergent"] = divergent
+        answer["divergent_from"] = "intermediates" if hinted is not None else "halving"
+        locals_: Dict[int, dict] = {}
+        first_bad, run_start = None, None
+        budget = int(self.req.get("budget", 24))
+        last = divergent if divergent is not None else len(ops) - 1
+        # the culprit is at or before the first divergence: fused ops hide the tensors
+        # between, so each op up to there is tried alone, in order
+        for index in range(0, last + 1):
+            if len(locals_) >= budget:
+                break
+            locals_[index] = self.local(index)
+            if locals_[index]["passed"] is False:
+                first_bad = index
+                break
+        if first_bad is None:  # none alone (or past the budget): the shortest run that fails
+            run_start = self.shortest_failing_run(divergent)
+        for index in range(last + 1 if first_bad is None else first_bad + 1, len(ops)):
+            if len(locals_) >= budget:  # the rest of the table: own error or inherited
+                break
+            locals_[index] = self.local(index)
+        answer["first_bad"] = first_bad
+        answer["run_start"] = run_start
+        answer["locals"] = [self._describe_local(i, t) for i, t in sorted(locals_.items())]
+        answer["repro"] = self.write_repro(first_bad, run_start, divergent)
+        return self._finish(answer, start_time)
+
+    def _describe_local(self, index: int, trial: dict) -> dict:
+        from ..execute.capture import fingerprint
+
+        op = self.prog.ops[index]
+        key = op.outputs[0]
+        value = self.baseline_values()[key]
+        return {"op": index, "type": op.type, "tensor": key, "shape": list(value.shape),
+                "fingerprint": fingerprint(value).tolist(), "passed": trial["passed"],
+                "max_abs": trial["max_abs"], "max_rel": trial["max_rel"]}
+
+    def write_repro(self, first_bad: Optional[int], run_start: Optional[int],
+                    divergent: Optional[int]) -> dict:
+        """The smallest program found that still fails, with the baseline's values of its
+        inputs: the first bad op alone, else the shortest failing run of ops."""
+        import shutil
+
+        from .program_cut import params_file
+
+        if first_bad is not None:
+            start, end, what = first_bad, first_bad, "op"
+        elif run_start is not None:
+            start, end, what = run_start, divergent, "run"
+        else:
+            return {}
+        targets = self.prog.ops[end].outputs[:1] if end is not None else self.prog.outputs
+        dest, feeds, names = self.cut(start, targets)
+        out = Path(self.req["repro_dir"])
+        model = out / "model"
+        if model.exists():
+            shutil.rmtree(model)
+        shutil.copytree(dest, model)
+        base = self.baseline_values()
+        with open(out / "inputs.npz", "wb") as f:
+            np.savez(f, **{n: base[k] for n, k in zip(names, feeds)})
+        ops = self.prog.needed(start, targets)
+        return {"kind": what, "ops": ops, "types": [self.prog.ops[i].type for i in ops],
+                "inputs": names, "program": str(model / f"inference{self.suffix}"),
+                "params": params_file(model)}
+
+    def _finish(self, answer: dict, start_time: float) -> dict:
+        answer["builds"] = self.builds
+        answer["trials"] = self.trials
+        answer["seconds"] = time.perf_counter() - start_time
+        return answer
+
+
+def prune(request_path: str) -> dict:
+    with open(request_path, "rb") as f:
+        request = pickle.load(f)
+    return Pruner(request).prune()
+
+
+def static(request_path: str) -> dict:
+    """The static Executor rung: the program under ``paddle.static.Executor`` on the CPU, the
+    framework's own kernels without inference passes; with ``onednn`` its oneDNN kernels
+    (``FLAGS_use_mkldnn``), as the mode's backend. Outputs go to ``out_npz``."""
+    import paddle
+
+    from .program_cut import load
+
+    with open(request_path, "rb") as f:
+        request = pickle.load(f)
+    if request.get("onednn"):
+        paddle.set_flags({"FLAGS_use_mkldnn": True})
+    prog = load(request["prog_file"])
+    with np.load(request["inputs_npz"], allow_pickle=False) as data:
+        feed = {n: data[n] for n in prog.inputs}
+    program = prog._program
+    if prog.format == "legacy":
+        targets = [program.global_block().var(n) for n in prog.outputs]
+    else:
+        targets = [prog._values[k] for k in prog.outputs]
+    outputs = prog._exe.run(program, feed=feed, fetch_list=targets)
+    with open(request["out_npz"], "wb") as f:
+        np.savez(f, **{f"o{i}": np.asarray(a) for i, a in enumerate(outputs)})
+    return {"names": prog.output_names, "paddle": paddle.__version__}
+
+
+def main(argv) -> int:
+    from ..models.exporter import run_command
+
+    return run_command(argv, {"prune": prune, "static": static})
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

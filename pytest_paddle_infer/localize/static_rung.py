@@ -1,0 +1,87 @@
+"""The static Executor rung of the precision-tracing procedure (seed, step 2.2): when the
+candidate still diverges with every optimization off, run the program under
+``paddle.static.Executor`` (the framework's forward, no inference passes) with the mode's
+backend (oneDNN kernels through ``FLAGS_use_mkldnn`` for oneDNN modes) and compare it with the
+baseline. The Executor diverging too points at the framework's op implementations; the
+Executor agreeing while the predictor does not points at inference.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+RUNG = "static Executor"
+ALL_OFF = "all optimizations off"
+
+
+def all_off_failed(found) -> bool:
+    """Did the ladder's rung with every optimization off fail?"""
+    return any(getattr(r, "name", "").startswith(ALL_OFF) and getattr(r, "passed", None) is False
+               for r in getattr(found, "rungs", ()))
+
+
+def verdict(executor_passed: Optional[bool], backend: str) -> str:
+    if executor_passed is None:
+        return "the static Executor could not run the program: no verdict on framework or inference"
+    if executor_passed:
+        return (f"the static Executor ({backend}) agrees with the baseline while the predictor "
+                f"with every optimization off does not: an inference issue (its kernels' "
+                f"precision or placement), not the framework's op implementations")
+    return (f"the static Executor ({backend}) diverges from the baseline too: the framework's "
+            f"op implementations (kernels), not inference, make the difference")
+
+
+def rung_line(passed: Optional[bool], max_abs: float, change: str, detail: str = "") -> str:
+    """Formatted like the ladder's rungs."""
+    state = {True: "passes", False: "fails", None: "error"}[passed]
+    figure = "" if passed is None else f" (max abs {max_abs:.3g})"
+    return f"  {RUNG:<28} {state}{figure}  {change}" + (f"  {detail}" if detail else "")
+
+
+def run_static(runner, prepared, onednn: bool) -> Tuple[Optional[bool], float, str]:
+    """(within the case's tolerances?, max abs, error) of the Executor's outputs."""
+    import numpy as np
+
+    from ..errors import PaddleInferError
+    from ..models.cache import run_child
+    from ..verdict.outputs import compare_outputs
+    from .prune import CHILD
+
+    work = Path(runner.cache_dir) / "static-rung" / f"pid{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    try:
+        with open(work / "inputs.npz", "wb") as f:
+            np.savez(f, **prepared.inputs)
+        with open(work / "request.pkl", "wb") as f:
+            pickle.dump({"prog_file": prepared.model.prog_file, "inputs_npz": str(work / "inputs.npz"),
+                         "onednn": onednn, "out_npz": str(work / "out.npz")}, f)
+        try:
+            answer = run_child(["static", str(work / "request.pkl")],
+                               prepared.model.format == "legacy", "the static Executor rung",
+                               module=CHILD)
+        except PaddleInferError as e:
+            return None, float("nan"), str(e).splitlines()[0][:160]
+        with np.load(work / "out.npz", allow_pickle=False) as data:
+            outputs = {name: data[f"o{i}"] for i, name in enumerate(answer["names"])}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    try:
+        rows = compare_outputs(outputs, prepared.baseline_outputs, prepared.case)
+    except PaddleInferError as e:  # outputs that do not pair
+        return None, float("nan"), str(e).splitlines()[0][:160]
+    return all(r.passed for r in rows), max((r.max_abs for r in rows), default=0.0), ""
+
+
+def static_rung(runner, prepared) -> List[str]:
+    from ..modes.run_modes import ONEDNN
+
+    runner.on_phase("localizing", "the static Executor rung")
+    onednn = prepared.case.run_mode.run_mode.engine == ONEDNN
+    backend = "oneDNN kernels, FLAGS_use_mkldnn" if onednn else "native kernels"
+    passed, max_abs, error = run_static(runner, prepared, onednn)
+    change = f"paddle.static.Executor on the CPU ({backend})"
+    return [rung_line(passed, max_abs, change, error), f"  -> {verdict(passed, backend)}"]
