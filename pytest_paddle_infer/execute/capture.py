@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..verdict.compare import TensorComparison, compare_arrays
+from ..verdict.compare import TensorComparison, compare_rule
 from ..verdict.result import IntermediateRow
 from ..cases.tensor_selection import Selection, op_label
 
@@ -227,8 +227,7 @@ class CandidateComparer:
             row.problems.append(f"unmatched: {how}")
             self.rows.append(IntermediateRow(len(self.rows), row, "", how, False))
             return
-        row = compare_arrays(name, array, self.store.load(record), rule.atol, rule.rtol,
-                             rule.cosine_min, op_type=label)
+        row = compare_rule(name, array, self.store.load(record), rule, op_type=label)  # every bound
         self.rows.append(IntermediateRow(len(self.rows), row, record.name, how,
                                          self.judged(name, label) or self.judged(record.name, label)))
 
