@@ -18,6 +18,7 @@ import numpy as np
 from ..verdict.compare import TensorComparison, compare_rule
 from ..verdict.result import IntermediateRow
 from ..cases.tensor_selection import Selection, op_label
+from ..modes.trt_marking import program_name
 
 # PIR programs name intermediates by address: they differ between predictors.
 ADDRESS_NAME = re.compile(r"^0x[0-9a-fA-F]+_inner_var_\d+$")
@@ -167,7 +168,8 @@ class Aligner:
     def match(self, name: str, shape: Tuple[int, ...], dtype: str,
               print_: np.ndarray) -> Tuple[Optional[Record], str]:
         if not ADDRESS_NAME.match(name):
-            record = self.store.by_name.get(name)
+            # a TensorRT engine's tensors carry Paddle's _subgraph_<id> suffix
+            record = self.store.by_name.get(name) or self.store.by_name.get(program_name(name))
             if record is not None:
                 return record, "name"
         # renamed by a pass (PIR addresses, oneDNN bf16 quantize/dequantize names): by structure
@@ -209,8 +211,17 @@ class CandidateComparer:
         self.aligner = Aligner(store)
         self.rows: List[IntermediateRow] = []
 
+    def wants(self, name: str, op_type: str) -> bool:
+        """The selection's verdict; a tensor a TensorRT engine outputs carries op type
+        tensorrt_engine, which op-type globs never name: it is wanted when the baseline
+        tensor of its name was (the engine exposes the tensors marked from the baseline's)."""
+        if self.selection.wants(name, op_type):
+            return True
+        return (op_label(op_type).rsplit(".", 1)[-1] == "tensorrt_engine"
+                and program_name(name) in self.store.by_name)
+
     def __call__(self, op_type: str, name: str, tensor) -> None:
-        if not self.selection.wants(name, op_type):
+        if not self.wants(name, op_type):
             return
         self.add(op_type, name, plain_numpy(tensor))
 

@@ -55,6 +55,7 @@ class Prepared:
     seeds: Optional[SeedPair] = None  # the plain baseline's outputs for two input seeds
     baseline_evidence: Optional[dict] = None  # what the baseline run executed (evidence.py)
     candidate_inputs: Optional[Mapping[str, np.ndarray]] = None  # cast for the candidate (plan.feed_dtype)
+    engines: Tuple[Tuple[str, ...], float] = ((), 0.0)  # legacy TensorRT: engine_info dirs, build time
 
 
 class Runner:
@@ -180,7 +181,8 @@ class Runner:
                       f"program's feeds and fetches are {plan.feed_dtype})",)
         return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
                         describe_recipe(built.recipe), baseline.store, notes, built.int8, seeds,
-                        baseline_evidence=baseline.evidence, candidate_inputs=feeds)
+                        baseline_evidence=baseline.evidence, candidate_inputs=feeds,
+                        engines=(built.engine_dirs, built.built_at))
 
     def seed_outputs(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                      digest: str) -> Optional[SeedPair]:
@@ -284,6 +286,7 @@ class Runner:
         result.program_choice = choice_text(case.model, case.program, case.run_mode.run_mode,
                                             capabilities.installed_paddle()[1])
         judge_evidence(result, shown.evidence, prepared.baseline_evidence)
+        judge_engines(result, case.run_mode, *prepared.engines)
         if tally is not None:
             quantized = quantize_ops(program_op_types(prepared.model.prog_file))
             problem = no_int8_problem(case.run_mode.mode, tally, quantized)
@@ -403,6 +406,26 @@ def judge_evidence(result: CaseResult, candidate: Evidence, baseline: Optional[d
     if candidate.format == "pir" and "switch_ir_optim(False)" in result.recipe and candidate.fused:
         result.notes.append(f"switch_ir_optim(False) does not turn a PIR program's passes off: "
                             f"fused ops ran ({candidate.ops_text(candidate.fused, 6)})")
+
+
+def judge_engines(result: CaseResult, spec, directories: Tuple[str, ...], built_at: float) -> None:
+    """What the legacy TensorRT engines recorded (engine_info_*.json), into the notes; an int8
+    engine without an int8 layer fails the case (the table or scales were not consumed)."""
+    from ..modes.run_modes import INT8
+    from ..modes.trt_marking import engine_text, fresh_engine_info, int8_engine_problem
+
+    if not directories:
+        return
+    files = fresh_engine_info(directories[:1], 0.0) + fresh_engine_info(directories[1:], built_at)
+    if not files:
+        if spec.run_mode.precision == INT8:
+            result.notes.append("TensorRT engine info: no engine_info_*.json written (the inspector "
+                                "needs TensorRT 8.2+): whether int8 layers were built is not known")
+        return
+    result.notes.append(engine_text(files))
+    problem = int8_engine_problem(spec.mode, files) if spec.run_mode.precision == INT8 else ""
+    if problem:
+        result.problems.append(problem)
 
 
 def quantized_trt(spec) -> bool:

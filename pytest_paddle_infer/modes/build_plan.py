@@ -14,6 +14,7 @@ import gc
 import hashlib
 import os
 import shutil
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import (TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence,
@@ -23,10 +24,10 @@ from .devices import MAIN_WORKER, AUTO, DeviceChoice, current_worker, gpu_for_wo
 from ..errors import InputError, OptionError, PredictorError
 from ..models.inputs import InputSpec, fill_shape, generate_all, numpy_dtype
 from ..files import file_lock
-from .trt_marking import marking_calls
+from .trt_marking import INSPECTOR, marking_calls
 from . import pir_tensorrt
 from ..execute.predictor import PredictorCache, build_predictor, describe_recipe, run_predictor
-from .run_modes import (GPU, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec,
+from .run_modes import (GPU, INT8, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec,
                         calibration_batch_count, calibration_tables, check_shape_in_range,
                         needs_calibration, optim_cache_call, optim_cache_subdir, recipe,
                         shape_collect_recipe)
@@ -275,6 +276,8 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
         + (optim_cache_call(str(cache)),)
     if mark_outputs:
         calls += marking_calls(mark_outputs)
+    elif spec.run_mode.precision == INT8:
+        calls += (INSPECTOR,)  # engine_info_*.json shows whether int8 layers were built
     if needs_calibration(spec):
         steps.append(Calibrate(
             calls, calibration_batches(spec, specs, seed), table_dir=str(cache),
@@ -332,6 +335,8 @@ class Built:
     notes: Tuple[str, ...] = ()  # what the steps before the build did, for the report
     int8: str = ""  # INT8_GENERATED | INT8_LOADED | INT8_QUANTIZED | ""
     path: str = ""  # TensorRT modes: the TensorRT path taken (Plan.path)
+    built_at: float = 0.0  # time.time() when the plan's steps started
+    engine_dirs: Tuple[str, ...] = ()  # where its TensorRT engines write engine_info_*.json
 
 
 class PlanExecutor:
@@ -341,15 +346,18 @@ class PlanExecutor:
     def __init__(self, predictors: PredictorCache, build: Callable = build_predictor):
         self.predictors = predictors
         self.build = build
-        self._outcomes: Dict[Tuple, Tuple[Tuple[str, ...], str]] = {}
+        self._outcomes: Dict[Tuple, Tuple[Tuple[str, ...], str, float]] = {}
         self.on_phase: Callable[..., None] = lambda name, recipe="": None  # where a crash happened
 
     def run(self, plan: Plan, model: "ModelFiles", inputs: Mapping[str, "np.ndarray"]) -> Built:
         if plan.final.program is not None:  # a converted program (ConvertPir) runs instead
             model = replace(model, prog_file=plan.final.program[0], params_file=plan.final.program[1])
         key = (model.prog_file, model.params_file, plan.final.recipe)
+        started = 0.0
 
         def make(files, calls):
+            nonlocal started
+            started = time.time()
             notes: List[str] = []
             int8 = plan.int8
             for step in plan.steps[:-1]:
@@ -361,12 +369,13 @@ class PlanExecutor:
             if len(plan.steps) > 1:
                 self.on_phase("building the candidate", describe_recipe(calls))
             predictor = self.build(files, calls)
-            self._outcomes[key] = (tuple(notes), int8)
+            self._outcomes[key] = (tuple(notes), int8, started)
             return predictor
 
         predictor = self.predictors.get(model, plan.final.recipe, build=make)
-        notes, int8 = self._outcomes.get(key, ((), plan.int8))
-        return Built(predictor, plan.final.recipe, notes, int8, plan.path)
+        notes, int8, when = self._outcomes.get(key, ((), plan.int8, 0.0))
+        return Built(predictor, plan.final.recipe, notes, int8, plan.path, when,
+                     engine_dirs(plan, model))
 
     def _run_step(self, step: Step, model, inputs, int8: str) -> Tuple[str, str]:
         if isinstance(step, (CollectShapes, Calibrate)):
@@ -428,6 +437,14 @@ class PlanExecutor:
                 f"recipe: {describe_recipe(step.recipe)}")
         return (f"int8: {INT8_GENERATED}: {_names(tables)} in {table_dir} from {step.batches}",
                 INT8_GENERATED)
+
+
+def engine_dirs(plan: Plan, model: "ModelFiles") -> Tuple[str, ...]:
+    """Legacy TensorRT: the case's optim cache dir, and ``<model dir>/_opt_cache`` where Paddle
+    writes some files whatever the optim cache dir."""
+    if plan.path != pir_tensorrt.LEGACY_PATH or not isinstance(plan.steps[0], PrepareCacheDir):
+        return ()
+    return (plan.steps[0].path, str(Path(model.prog_file).resolve().parent / PADDLE_MODEL_CACHE))
 
 
 def convert_pir(step: ConvertPir) -> str:

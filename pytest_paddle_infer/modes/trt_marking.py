@@ -1,4 +1,5 @@
-"""How a TensorRT candidate exposes tensors for intermediate comparison.
+"""How a TensorRT candidate exposes tensors for intermediate comparison, and what its
+engines recorded (``engine_info_*.json``).
 
 TensorRT fuses layers, so most intermediate tensors do not exist inside an engine. Paddle
 can mark tensors as extra engine outputs (``mark_trt_engine_outputs``), but marking a
@@ -7,8 +8,13 @@ that ships. Selecting fewer tensors keeps the change small.
 """
 from __future__ import annotations
 
-from typing import Sequence, Tuple
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple, Union
 
+from ..errors import OptionError
 from .run_modes import Call, call
 
 FUSION_WARNING = ("marking intermediate tensors as TensorRT outputs can change what TensorRT "
@@ -17,8 +23,114 @@ FUSION_WARNING = ("marking intermediate tensors as TensorRT outputs can change w
                   "the real one.")
 
 
+# The TensorRT inspector, serialized: each engine writes engine_info_<key>.json (below)
+INSPECTOR = call("enable_tensorrt_inspector", True)
+
+
 def marking_calls(names: Sequence[str]) -> Tuple[Call, ...]:
     """The Config calls that expose ``names`` (with the TensorRT inspector on, which records
     the engine's layers in its log)."""
     # a tuple, not a list: recipes are hashable (predictor cache keys); pybind takes either
-    return (call("enable_tensorrt_inspector", True), call("mark_trt_engine_outputs", tuple(names)))
+    return (INSPECTOR, call("mark_trt_engine_outputs", tuple(names)))
+
+
+# -- the engine's own record: engine_info_<key>.json ------------------------------------------
+#
+# With the inspector on and serialized (``enable_tensorrt_inspector(True)``), Paddle's
+# ``TensorRTEngine::GetEngineInfo`` writes ``engine_info_<engine key>.json`` into the optim
+# cache dir: a JSON array with one element per engine layer, each what TensorRT's
+# ``IEngineInspector::getLayerInformation(i, kJSON)`` returns (under kDETAILED verbosity an
+# object with Name, LayerType, Inputs and Outputs, each tensor with "Format/Datatype"; else
+# the layer's name alone). Tensors inside an engine carry Paddle's ``_subgraph_<node id>``
+# suffix (``RenameVarBeUnique``): stripped, they are the program's tensor names again.
+
+SUBGRAPH_SUFFIX = re.compile(r"_subgraph_\d+$")
+PRECISION_WORDS = re.compile(r"\b(FP32|FP16|BF16|FP8|Int8|UInt8|Int32|Int64|Bool)\b", re.I)
+
+
+def program_name(engine_tensor: str) -> str:
+    """``relu_3.tmp_0_subgraph_12`` -> ``relu_3.tmp_0``."""
+    return SUBGRAPH_SUFFIX.sub("", engine_tensor)
+
+
+@dataclass(frozen=True)
+class EngineLayer:
+    name: str
+    type: str = ""
+    outputs: Tuple[str, ...] = ()  # program tensor names (suffix stripped)
+    precisions: Tuple[str, ...] = ()  # of its outputs: FP32, FP16, Int8, ...
+
+
+def engine_info_files(directory: Union[str, Path]) -> List[Path]:
+    return sorted(Path(directory).glob("engine_info_*.json"))
+
+
+def read_engine_info(path: Union[str, Path]) -> List[EngineLayer]:
+    """The layers of one engine_info file; OptionError for a file that is not Paddle's array."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise OptionError(f"cannot read TensorRT engine info {path}: {e}") from None
+    if not isinstance(data, list):
+        raise OptionError(f"TensorRT engine info {path} is not a JSON array of layers "
+                          f"(Paddle's GetEngineInfo writes one)")
+    layers = []
+    for item in data:
+        if isinstance(item, str):
+            layers.append(EngineLayer(item))
+            continue
+        if not isinstance(item, dict):
+            continue
+        outputs = [o for o in item.get("Outputs", ()) if isinstance(o, dict)]
+        precisions = []
+        for o in outputs:
+            for word in PRECISION_WORDS.findall(str(o.get("Format/Datatype", ""))):
+                canonical = {"fp32": "FP32", "fp16": "FP16", "bf16": "BF16", "fp8": "FP8"}.get(
+                    word.lower(), word[0].upper() + word[1:].lower() if word.lower() != "uint8" else "UInt8")
+                if canonical not in precisions:
+                    precisions.append(canonical)
+        layers.append(EngineLayer(str(item.get("Name", "")), str(item.get("LayerType", "")),
+                                  tuple(program_name(str(o.get("Name", ""))) for o in outputs),
+                                  tuple(precisions)))
+    return layers
+
+
+def engine_precisions(layers: Sequence[EngineLayer]) -> Dict[str, int]:
+    """Layers per output precision."""
+    counts: Dict[str, int] = {}
+    for layer in layers:
+        for p in layer.precisions:
+            counts[p] = counts.get(p, 0) + 1
+    return counts
+
+
+def engine_text(files: Sequence[Path]) -> str:
+    """One line for the report: engines, layers and their output precisions."""
+    layers = [layer for f in files for layer in read_engine_info(f)]
+    precisions = engine_precisions(layers)
+    shown = ", ".join(f"{p} x{n}" for p, n in precisions.items()) or "not recorded"
+    return (f"TensorRT engine info: {len(files)} engine(s), {len(layers)} layers; "
+            f"layer output precisions: {shown}")
+
+
+def fresh_engine_info(directories: Sequence[Union[str, Path]], since: float) -> List[Path]:
+    """engine_info files written at or after ``since`` (a time.time()) in ``directories``:
+    the case's optim cache dir, and ``<model dir>/_opt_cache`` where Paddle writes some files
+    whatever the optim cache dir."""
+    found = []
+    for d in directories:
+        found += [p for p in engine_info_files(d) if p.stat().st_mtime >= since - 1]
+    return sorted(set(found))
+
+
+def int8_engine_problem(mode_name: str, files: Sequence[Path]) -> str:
+    """An int8 engine without an int8 layer: the calibration table (or the quantize ops) did
+    not reach TensorRT and the engine ran in float; "" when int8 layers were built or nothing
+    was recorded."""
+    layers = [layer for f in files for layer in read_engine_info(f)]
+    precisions = engine_precisions(layers)
+    if not layers or not any(layer.precisions for layer in layers) or precisions.get("Int8"):
+        return ""
+    shown = ", ".join(f"{p} x{n}" for p, n in precisions.items())
+    return (f"{mode_name}: no int8 layer in the TensorRT engine ({len(layers)} layers: {shown}): "
+            f"the calibration table or the model's quantize scales did not reach TensorRT")

@@ -68,6 +68,7 @@ def render(plan: bp.Plan, cache: str):
 CACHE_PATTERN = re.compile(r"/cache/optim/resnet50-[0-9a-f]{8}/(\w+)-[0-9a-f]{10}/gw1$")
 LOCK = "/cache/optim/locks/{key}.lock"
 MODEL_CACHE = "/models/resnet50/_opt_cache"
+INSPECT = "enable_tensorrt_inspector(True)"  # int8: engine_info shows the engine's int8 layers
 SEEDS8 = "8 batches generated like the case's inputs (seeds 1000007..1000014)"
 
 # (run mode as --run-mode spells it, input, expected steps); worker gw1 on GPU 1, seed 7.
@@ -111,39 +112,39 @@ PLANS = [
     ("trt_int8", X1, [
         ("prepare", "{cache}", False),
         ("calibrate", [gpu(1), "switch_ir_optim(True)", trt("Int8", True),
-                       "set_optim_cache_dir('{cache}')"], SEEDS8, "{cache}", MODEL_CACHE, LOCK, False),
+                       "set_optim_cache_dir('{cache}')", INSPECT], SEEDS8, "{cache}", MODEL_CACHE, LOCK, False),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Int8", True),
-                   "set_optim_cache_dir('{cache}')"])]),
+                   "set_optim_cache_dir('{cache}')", INSPECT])]),
     ("trt_int8+use_static+calib_batches=3", X1, [
         ("prepare", "{cache}", True),
         ("calibrate", [gpu(1), "switch_ir_optim(True)", trt("Int8", True, static=True),
-                       "set_optim_cache_dir('{cache}')"],
+                       "set_optim_cache_dir('{cache}')", INSPECT],
          "3 batches generated like the case's inputs (seeds 1000007..1000009)", "{cache}",
          MODEL_CACHE, LOCK, True),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Int8", True, static=True),
-                   "set_optim_cache_dir('{cache}')"])]),
+                   "set_optim_cache_dir('{cache}')", INSPECT])]),
     ("trt_int8+calib_batches=2+calib_data=/data/calib", X1, [
         ("prepare", "{cache}", False),
         ("calibrate", [gpu(1), "switch_ir_optim(True)", trt("Int8", True),
-                       "set_optim_cache_dir('{cache}')"],
+                       "set_optim_cache_dir('{cache}')", INSPECT],
          "up to 2 .npy/.npz batches from /data/calib", "{cache}", MODEL_CACHE, LOCK, False),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Int8", True),
-                   "set_optim_cache_dir('{cache}')"])]),
+                   "set_optim_cache_dir('{cache}')", INSPECT])]),
     ("trt_int8+dynamic_shape=tuned", X4, [
         ("prepare", "{cache}", False),
         ("collect", [gpu(1), "collect_shape_range_info('{cache}/shape_range.pbtxt')"],
          "{cache}/shape_range.pbtxt", False),
         ("calibrate", [gpu(1), "switch_ir_optim(True)", trt("Int8", True, batch=4),
                        "enable_tuned_tensorrt_dynamic_shape('{cache}/shape_range.pbtxt', True)",
-                       "set_optim_cache_dir('{cache}')"], SEEDS8, "{cache}", MODEL_CACHE, LOCK, False),
+                       "set_optim_cache_dir('{cache}')", INSPECT], SEEDS8, "{cache}", MODEL_CACHE, LOCK, False),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Int8", True, batch=4),
                    "enable_tuned_tensorrt_dynamic_shape('{cache}/shape_range.pbtxt', True)",
-                   "set_optim_cache_dir('{cache}')"])]),
+                   "set_optim_cache_dir('{cache}')", INSPECT])]),
     ("trt_int8+int8_source=quantized", X1, [
         ("prepare", "{cache}", False),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Int8", False),
                    "enable_tensorrt_explicit_quantization() [if available]",
-                   "set_optim_cache_dir('{cache}')"])]),
+                   "set_optim_cache_dir('{cache}')", INSPECT])]),
 ]
 
 
