@@ -313,6 +313,10 @@ class Service:
         _CURRENT["case"] = prepared.case.id
         return run_case(self.runner, prepared, localize)
 
+    def measure(self, key: str, seeds):
+        """--paddle-suggest-tolerances: the prepared case on other seeds' inputs."""
+        return self.runner.measure_seeds(self.prepared[key], seeds)
+
     def about(self):
         """The installed Paddle's capabilities and software environment."""
         from ..modes.capabilities import detect
@@ -324,6 +328,8 @@ class Service:
         """A localization trial's request, in a trial child (localize/trials.py)."""
         from ..localize.trials import serve
 
+        if op == "setup":  # (case, model, inputs, baseline outputs)
+            _CURRENT["case"] = args[0].id
         return serve(self.runner, op, *args)
 
     def localize_crash(self, key: str, case):

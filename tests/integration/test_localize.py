@@ -1,35 +1,51 @@
-"""--paddle-localize end to end: the precision-tracing ladder names the pass (or stage) to blame."""
+"""--paddle-localize end to end: the precision-tracing ladder names the pass or op types to
+blame and a run mode that a trial saw within tolerance, on both program formats; a crashing
+candidate is localized like a diverging one."""
+import re
+
+import pytest
 
 
-def test_ladder_names_the_pass_on_a_legacy_program(run_pytest, pytester, paddle_cache, xdist_mode):
-    """oneDNN bf16 on the legacy export of tiny_cnn: the ladder ends at one pass whose
-    deletion alone brings the case within tolerance."""
+def _suggested(text: str) -> str:
+    return re.search(r"suggested run mode: (\S+)", text).group(1)
+
+
+def test_legacy_bf16_names_op_types_to_keep_in_fp32(run_pytest, pytester, paddle_cache, xdist_mode):
+    """oneDNN bf16 on the legacy export of tiny_cnn: the op types whose bf16 kernels break
+    the tolerance (set_bfloat16_op with every other type), the run mode that keeps them in
+    fp32, and the pass whose deletion also helps; the suggested run mode, run as a case of
+    its own, passes."""
     from pytest_paddle_infer.models.source import parse_source
     from pytest_paddle_infer.models.cache import resolve
 
     legacy = resolve(parse_source("tiny_cnn"), paddle_cache, legacy=True)
-    result = run_pytest(f"--paddle-model={legacy.prog_file}", "--run-mode=onednn_bf16",
-                        "--paddle-atol=1e-3", "--paddle-rtol=1e-3", "--paddle-localize",
-                        "--junitxml=out.xml", *xdist_mode)
+    tolerance = ("--paddle-atol=1e-3", "--paddle-rtol=1e-3")
+    result = run_pytest(f"--paddle-model={legacy.prog_file}", "--run-mode=onednn_bf16", *tolerance,
+                        "--paddle-localize", "--junitxml=out.xml", *xdist_mode)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "*localization: deleting pass * brings onednn_bf16 within tolerance",
+        "*localization: op type* kept in fp32 bring* onednn_bf16 within tolerance* builds)",
+        "*suggested run mode: onednn_bf16+fp32_op=*(checked: a trial of it passes)",
         "*all optimizations off*passes*onednn_bf16+no_ir_optim",
-        "*memory optimization on*passes*onednn_bf16+no_ir_optim+memory_optim",
         "*as configured*fails*onednn_bf16",
-        "*without 1 pass(es)*passes*delete_pass: *",
+        "*op type(s) kept in fp32*passes*set_bfloat16_op (every other op type): *",
     ])
     text = result.stdout.str()
-    culprit = text.split("localization: deleting pass ")[1].split(" brings")[0]
-    assert f'name="paddle_culprit" value="{culprit}"' in (pytester.path / "out.xml").read_text()
+    fix = _suggested(text)
+    builds = int(re.search(r"localization: .* \((\d+) builds\)", text).group(1))
+    junit = (pytester.path / "out.xml").read_text()
+    culprit = re.search(r'name="paddle_culprit" value="([^"]+)"', junit).group(1)
+    assert fix == "onednn_bf16+" + "+".join(f"fp32_op={op}" for op in culprit.split(", "))
+    assert f'name="paddle_localization_builds" value="{builds}"' in junit
+    again = run_pytest(f"--paddle-model={legacy.prog_file}", f"--run-mode={fix}", *tolerance)
+    again.assert_outcomes(passed=1)
 
 
-def test_pir_ladder_turns_the_passes_off_for_real(run_pytest, paddle_cache, xdist_mode):
-    """A PIR program ignores switch_ir_optim(False): oneDNN's passes, bf16 among them, would
-    still run. The ladder's first rung turns them off for real (enable_custom_passes, keeping
-    only oneDNN's kernel placement), passes, and the bisection names the bf16 pass."""
-    import pytest
-
+def test_pir_ladder_searches_the_passes_paddle_ran(run_pytest, paddle_cache, xdist_mode):
+    """A PIR program ignores switch_ir_optim(False): the first rung turns its passes off for
+    real (enable_custom_passes, keeping oneDNN's placement) and passes; the search runs over
+    the PIR passes Paddle reported running beyond those, and names the bf16 pass (PIR's bf16
+    placement takes no op list, which the verdict says)."""
     from pytest_paddle_infer.models.source import parse_source
     from pytest_paddle_infer.models.cache import resolve
 
@@ -39,8 +55,38 @@ def test_pir_ladder_turns_the_passes_off_for_real(run_pytest, paddle_cache, xdis
                         "--paddle-rtol=1e-3", "--paddle-localize", *xdist_mode)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "*localization: deleting pass cpu_bfloat16_placement_pass brings onednn_bf16 within tolerance",
+        "*localization: deleting pass cpu_bfloat16_placement_pass brings onednn_bf16 within "
+        "tolerance (op types cannot be kept in fp32 on a PIR program*) (* builds)",
+        "*suggested run mode: onednn_bf16+delete_pass=cpu_bfloat16_placement_pass*",
         "*all optimizations off*passes*onednn_bf16+no_ir_optim + "
         "enable_custom_passes([[]'onednn_placement_pass'[]], True)",
         "*as configured*fails*onednn_bf16",
+        "*without 1 pass(es)*passes*delete_pass: cpu_bfloat16_placement_pass",
+    ])
+    text = result.stdout.str()
+    first = re.search(r"without (\d+) pass\(es\)", text).group(1)
+    assert 20 < int(first) < 43  # PIR's own passes, not the legacy builder's 52 nor the basics
+    search = len(re.findall(r"without \d+ pass\(es\)", text))
+    assert search <= 2 * 6 + 2  # one culprit among < 64 passes
+
+
+def test_a_crashing_candidate_is_localized_to_the_pass(run_pytest, monkeypatch, xdist_mode):
+    """Fault injection (testing only): the candidate's build dies by SIGSEGV whenever its
+    recipe runs conv2d_bn_onednn_fuse_pass, as a crash inside that pass would. The case
+    errors with the crash, and the ladder, its trials in a child process, records each
+    crashing trial and names the pass whose deletion runs."""
+    from pytest_paddle_infer.execute.executor import FAULT_ENV, FAULT_PASS_ENV
+
+    monkeypatch.setenv(FAULT_ENV, "building the candidate:SIGSEGV:onednn_fp32")
+    monkeypatch.setenv(FAULT_PASS_ENV, "conv2d_bn_onednn_fuse_pass")
+    result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_fp32", "--paddle-localize",
+                        *xdist_mode)
+    result.assert_outcomes(errors=1) if "error" in result.stdout.str().splitlines()[-1] \
+        else result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*was killed by SIGSEGV while building the candidate*",
+        "*localization: deleting pass conv2d_bn_onednn_fuse_pass brings onednn_fp32 within "
+        "tolerance (* builds)",
+        "*suggested run mode: onednn_fp32+delete_pass=conv2d_bn_onednn_fuse_pass*",
+        "*as configured*crashed*crashed: the trial's process was killed by SIGSEGV*",
     ])
