@@ -8,10 +8,10 @@ into Evidence and judges it.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 from ..verdict.evidence import Tally
-from .capture import HookRouter
+from .capture import HookRouter, run_with_sink
 
 
 class EvidenceSink:
@@ -43,3 +43,32 @@ def recorded(router: HookRouter, tally: Tally, run: Callable) -> Callable:
             router.recorder = None
 
     return go
+
+
+def needs_warm_up(calls) -> bool:
+    """GPU predictors on Paddle 3.x: the first run goes through the new executor, which runs
+    ops without calling the output hooks (or only some): a store of intermediate tensors
+    filled from that run would be empty or partial."""
+    return any(getattr(c, "method", "") == "enable_use_gpu" for c in calls) or \
+        any(str(c).startswith("enable_use_gpu(") for c in calls if isinstance(c, str))
+
+
+def warm_up(router: HookRouter, run: Callable) -> None:
+    """One run no sink or recorder sees, before the run that is recorded."""
+    sink, recorder = router.sink, router.recorder
+    router.sink = router.recorder = None
+    try:
+        run()
+    finally:
+        router.sink, router.recorder = sink, recorder
+
+
+def hooked_run(router: HookRouter, sink: Optional[Callable], tally: Tally, run: Callable,
+               warm: bool = False):
+    """``run`` with ``sink`` (intermediate tensors, ...) and ``tally`` (evidence) on its
+    hooks; ``warm``: a warm-up run first (``needs_warm_up``)."""
+    if warm:
+        warm_up(router, run)
+    if sink is None:
+        return recorded(router, tally, run)()
+    return run_with_sink(router, sink, recorded(router, tally, run))

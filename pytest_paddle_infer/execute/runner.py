@@ -30,13 +30,14 @@ from ..verdict.outputs import check_output_names, compare_outputs
 from ..verdict.result import CaseResult
 from ..verdict.evidence import Evidence, Tally, broken_rules
 from ..verdict.vacuity import OTHER_SEED_OFFSET, SeedPair, judge_outputs
+from ..cases.baseline_forms import GOLDEN, kind_of
 from .baselines import BaselineOutputs, Baselines
 from .capture import selection_problems, BaselineStore, CandidateComparer, HookRouters, Selection, run_with_sink
 from .goldens import GoldenPolicy
 from .int8_evidence import (DtypeTally, int8_note, no_int8_problem, not_quantized_reason,
                             program_op_types, quantize_ops, wants_int8_kernels)
 from .predictor import PredictorCache, describe_recipe, run_predictor
-from .recording import recorded
+from .recording import hooked_run, needs_warm_up, recorded, warm_up
 
 @dataclass
 class Prepared:
@@ -221,8 +222,8 @@ class Runner:
                 predictor = self.predictors.get(model, base_calls)
                 router = self.hooks.for_predictor(predictor)
                 try:
-                    outputs = run_with_sink(router, sink, recorded(
-                        router, tally, lambda: run_predictor(predictor, inputs)))
+                    outputs = hooked_run(router, sink, tally, lambda: run_predictor(predictor, inputs),
+                                         warm=sink is not None and needs_warm_up(base_calls))
                 except PredictorError as e:  # as the candidate's: with the recipe
                     raise PredictorError(f"the baseline ({case.baseline}): {e}\n"
                                          f"recipe: {describe_recipe(base_calls)}") from None
@@ -264,6 +265,9 @@ class Runner:
         saved = self.run_store(case)  # --paddle-save-runs: the candidate's own tensors
         if saved is not None:
             sink = fan_out(sink, saved)
+        if comparer is not None and needs_warm_up([prepared.candidate_recipe]):
+            warm_up(self.hooks.for_predictor(prepared.candidate),
+                    lambda: run_predictor(prepared.candidate, feeds))
         try:
             if sink is not None:
                 outputs = run_with_sink(self.hooks.for_predictor(prepared.candidate), sink, run)
@@ -280,6 +284,8 @@ class Runner:
                             notes=list(prepared.notes))
         if comparer is not None:
             result.intermediates = comparer.rows
+            if not prepared.baseline_store.records:
+                result.notes.append(empty_store_note(case.intermediates, prepared.baseline_evidence))
         if self.runs_dir is not None:
             self.save_run(prepared, outputs, saved, result)
         result.program, result.program_file = describe_program(prepared.model), prepared.model.prog_file
@@ -324,6 +330,36 @@ class Runner:
         finally:
             if store is not None:
                 store.remove()
+
+    def measure_seeds(self, prepared: Prepared, seeds) -> Tuple[List[list], List[str]]:
+        """--paddle-suggest-tolerances: the case's outputs compared on the inputs of other
+        seeds, with the same candidate predictor and a live baseline of the same kind for
+        each (never recorded as a golden). Returns (rows per seed, notes)."""
+        case = prepared.case
+        if kind_of(case.baseline) == GOLDEN:
+            return [], [f"{case.baseline}: goldens hold the recorded seed's outputs only: measured "
+                        f"on seed {case.seed}"]
+        rows, notes, digests = [], [], {inputs_digest(prepared.inputs)}
+        for seed in seeds:
+            inputs = self.inputs(prepared.model, dict(case.shapes), seed)
+            digest = inputs_digest(inputs)
+            if digest in digests:  # read from files: every seed feeds the same arrays
+                notes.append(f"seed {seed}: the same inputs as another seed (read from files)")
+                continue
+            digests.add(digest)
+            other = replace(case, seed=seed, intermediates="none")
+            self.on_phase("running the baseline on other inputs", f"seed {seed}")
+            baseline = self.baselines.live_outputs(
+                other, prepared.model, inputs, digest, lambda kind: self.baseline_device(other, kind),
+                lambda kind: self.predictor_baseline(replace(other, baseline=kind), prepared.model,
+                                                     inputs, digest))
+            fed = prepared.candidate_inputs
+            if fed is not None and fed is not prepared.inputs:  # low_precision_io: the same casts
+                inputs = {n: a.astype(fed[n].dtype) if n in fed else a for n, a in inputs.items()}
+            self.on_phase("running the candidate", f"seed {seed}: {prepared.candidate_recipe}")
+            outputs = run_predictor(prepared.candidate, inputs)
+            rows.append(compare_outputs(outputs, baseline.outputs, other))
+        return rows, notes
 
     def localize(self, prepared: Prepared):
         """Walk the precision-tracing ladder for a failing case (localize/ladder.py); its
@@ -426,6 +462,15 @@ def judge_engines(result: CaseResult, spec, directories: Tuple[str, ...], built_
     problem = int8_engine_problem(spec.mode, files) if spec.run_mode.precision == INT8 else ""
     if problem:
         result.problems.append(problem)
+
+
+def empty_store_note(selected: str, baseline_evidence: Optional[dict]) -> str:
+    """Intermediates were asked for, and the baseline's hooks gave none: say so, rather than
+    a comparison of nothing that reads as a pass."""
+    runs = (baseline_evidence or {}).get("runs", 1)
+    return (f"intermediates {selected!r}: the baseline's output hooks gave no selected tensor in "
+            f"{runs} run(s) (GPU baselines run once before recording): no intermediate tensor "
+            f"was compared")
 
 
 def quantized_trt(spec) -> bool:

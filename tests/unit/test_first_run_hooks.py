@@ -1,0 +1,77 @@
+"""Hook streams whose first run is empty or partial (Paddle 3.x GPU: the new executor's first
+run executes ops without calling the output hooks), replayed from a recorded stream: a GPU
+recipe gets a warm-up run before the recorded one, so the store of intermediate tensors holds
+every tensor once; a store that stays empty is said so in the case's notes."""
+from __future__ import annotations
+
+import numpy as np
+
+from pytest_paddle_infer.cases.tensor_selection import Selection
+from pytest_paddle_infer.execute.capture import BaselineStore, HookRouter
+from pytest_paddle_infer.execute.recording import hooked_run, needs_warm_up
+from pytest_paddle_infer.execute.runner import empty_store_note
+from pytest_paddle_infer.modes.run_modes import baseline_recipe
+from pytest_paddle_infer.verdict.evidence import Tally
+
+
+class Tensor:
+    def __init__(self, array):
+        self.array, self.layout, self.dtype = array, "NCHW", "paddle.float32"
+
+    def numpy(self):
+        return self.array
+
+
+# a legacy program's stream on GPU: (op type, output name)
+STREAM = [("conv2d", "conv2d_0.tmp_0"), ("batch_norm", "batch_norm_0.tmp_2"),
+          ("relu", "relu_0.tmp_0"), ("pool2d", "pool2d_0.tmp_0")]
+
+
+class RecordedGpuPredictor:
+    """Replays STREAM through the registered hook; its first run calls the hook for the last
+    op only, as recorded on the new executor's first run."""
+
+    def __init__(self, first_run=STREAM[-1:]):
+        self.first_run, self.runs, self.hook = first_run, 0, None
+
+    def register_output_hook(self, hook):
+        self.hook = hook
+
+    def run(self):
+        self.runs += 1
+        for i, (op, name) in enumerate(self.first_run if self.runs == 1 else STREAM):
+            self.hook(op, name, Tensor(np.full((1, 2), i, "float32")))
+        return {"out": np.zeros(1)}
+
+
+def baseline_run(predictor, tmp_path, calls):
+    router = HookRouter(predictor)
+    store = BaselineStore(tmp_path / "store", Selection("all"))
+    tally = Tally("baseline", "m/inference.pdmodel", "legacy")
+    hooked_run(router, store, tally, predictor.run, warm=needs_warm_up(calls))
+    return store, tally.evidence
+
+
+def test_gpu_baselines_record_after_a_warm_up_run(tmp_path):
+    gpu = baseline_recipe("gpu", device_id=0)
+    assert needs_warm_up(gpu) and not needs_warm_up(baseline_recipe("cpu"))
+    assert needs_warm_up(["enable_use_gpu(256, 0, PrecisionType.Float32); switch_ir_optim(True)"])
+    predictor = RecordedGpuPredictor()
+    store, evidence = baseline_run(predictor, tmp_path, gpu)
+    assert [r.name for r in store.records] == [name for _, name in STREAM]  # each once
+    assert predictor.runs == 2 and evidence.ops == {op: 1 for op, _ in STREAM}
+
+
+def test_without_the_warm_up_the_partial_first_run_is_all_the_store_gets(tmp_path):
+    """What the warm-up prevents: a CPU recipe takes no warm-up, and a partial first run is
+    recorded as it is."""
+    predictor = RecordedGpuPredictor()
+    store, _ = baseline_run(predictor, tmp_path, baseline_recipe("cpu"))
+    assert [r.name for r in store.records] == ["pool2d_0.tmp_0"]
+
+
+def test_an_empty_store_is_said_so():
+    note = empty_store_note("conv*", {"runs": 2})
+    assert note == ("intermediates 'conv*': the baseline's output hooks gave no selected tensor in "
+                    "2 run(s) (GPU baselines run once before recording): no intermediate tensor "
+                    "was compared")
