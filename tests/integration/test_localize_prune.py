@@ -1,0 +1,43 @@
+"""--paddle-localize past the ladder, end to end: the static Executor rung, pruning to the
+first bad op with its local error in the per-tensor table, and the repro folder whose script
+fails with plain Paddle as the case did."""
+import json
+import subprocess
+import sys
+
+
+def test_localize_prunes_to_the_first_bad_op_and_leaves_a_repro(run_pytest, pytester, paddle_cache,
+                                                                  xdist_mode):
+    """tiny_cnn (the default program: PIR on Paddle 3.x) under onednn_bf16 at zero tolerance:
+    even with every optimization off oneDNN's fp32 kernels differ (3e-7), and so does the
+    static Executor with oneDNN kernels: the framework's kernels, not inference. The first
+    convolution alone, fed the baseline's input, breaks tolerance; its repro script fails."""
+    import pytest
+
+    from pytest_paddle_infer.models.cache import resolve
+    from pytest_paddle_infer.models.source import parse_source
+
+    if resolve(parse_source("tiny_cnn"), paddle_cache).format != "pir":
+        pytest.skip("this Paddle exports legacy programs only")
+    result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_bf16", "--paddle-atol=0",
+                        "--paddle-rtol=0", "--paddle-localize", "--paddle-intermediates=all",
+                        "--paddle-report=rep", *xdist_mode)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*all optimizations off*fails*",
+        "*static Executor*fails (max abs *)  paddle.static.Executor on the CPU (oneDNN kernels, FLAGS_use_mkldnn)",
+        "*-> the static Executor * diverges from the baseline too: the framework's op implementations*",
+        "first bad op: op 0 pd_op.conv2d (*) breaks tolerance on its own, fed the baseline's inputs: local max abs *",
+        "*first divergent tensor: op * (found by the intermediates)",
+        "repro: */rep/repro/tiny_cnn-1x3x32x32-onednn_bf16-* (python *repro.py: plain paddle.inference and numpy)",
+    ])
+    folder = next((pytester.path / "rep" / "repro").iterdir())
+    assert sorted(p.name for p in folder.iterdir()) == ["README.md", "inputs.npz", "model", "repro.py"]
+    doc = json.loads(next((pytester.path / "rep").glob("tiny_cnn-*.json")).read_text())
+    local = doc["columns"].index("Local Atol")
+    measured = [row for row in doc["rows"] if row[local] is not None]
+    assert measured and all(row[local] >= 0 for row in measured)
+    run = subprocess.run([sys.executable, str(folder / "repro.py")], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr[-2000:]
+    assert "1 of 1 outputs outside atol=0.0 rtol=0.0" in run.stdout

@@ -1,0 +1,157 @@
+"""localize/prune.py, prune_child.py, program_cut.py, repro.py and static_rung.py: pruning a
+failing program to its first bad op (real predictors on tiny_cnn, in the pruning child, both
+program formats), the repro script it leaves (run as a user would run it), and the texts."""
+import pickle
+import shutil
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from pytest_paddle_infer.execute.capture import Record, fingerprint
+from pytest_paddle_infer.localize import prune, repro, static_rung
+from pytest_paddle_infer.modes.run_modes import Call, PassNames, Precision, baseline_recipe, \
+    parse_run_mode, recipe
+from pytest_paddle_infer.verdict.compare import TensorComparison
+from pytest_paddle_infer.verdict.result import CaseResult, IntermediateRow
+
+
+def tiny_cnn(paddle_cache, legacy: bool):
+    from pytest_paddle_infer.models.cache import resolve
+    from pytest_paddle_infer.models.source import parse_source
+
+    model = resolve(parse_source("tiny_cnn"), paddle_cache, legacy=legacy)
+    if not legacy and model.format != "pir":
+        pytest.skip("this Paddle exports legacy programs only")
+    return model
+
+
+def run_script(folder, *args):
+    return subprocess.run([sys.executable, str(folder / repro.SCRIPT), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def prune_in_child(model, tmp_path, mode: str, atol: float):
+    from pytest_paddle_infer.models.cache import run_child
+
+    inputs = tmp_path / "inputs.npz"
+    np.savez(inputs, x=np.random.RandomState(0).uniform(-1, 1, (1, 3, 32, 32)).astype("float32"))
+    folder = tmp_path / "repro"
+    folder.mkdir()
+    base = baseline_recipe("cpu", None, 0, model.format)
+    cand = recipe(parse_run_mode(mode))
+    request = {"prog_file": model.prog_file, "inputs_npz": str(inputs), "baseline_calls": base,
+               "candidate_calls": cand, "atol": atol, "rtol": atol, "cosine_min": None,
+               "hint": None, "work_dir": str(tmp_path / "cuts"), "repro_dir": str(folder),
+               "budget": 24}
+    (tmp_path / "request.pkl").write_bytes(pickle.dumps(request))
+    answer = run_child(["prune", str(tmp_path / "request.pkl")], model.format == "legacy",
+                       "pruning", module=prune.CHILD)
+    return answer, folder, base, cand
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["pir", "legacy"])
+def test_pruning_names_the_first_bad_op_and_its_repro_fails_alone(paddle_cache, tmp_path, legacy):
+    """onednn_bf16 at 1e-3. PIR: the first convolution alone, fed the baseline's input, breaks
+    tolerance (PIR places a lone conv in bf16). Legacy: no op alone does (a lone conv stays
+    fp32), but ops 0..3 do from the baseline's input, and not from op 1 on: the conv+bn fusion
+    that the ladder blames. Either way the repro script fails with plain Paddle."""
+    model = tiny_cnn(paddle_cache, legacy)
+    answer, folder, base, cand = prune_in_child(model, tmp_path, "onednn_bf16", 1e-3)
+    assert answer["whole"]["passed"] is False
+    if legacy:
+        assert answer["first_bad"] is None and answer["run_start"] == 0
+        assert answer["repro"]["kind"] == "run" and answer["repro"]["ops"] == [0, 1, 2, 3]
+        assert answer["repro"]["types"] == ["conv2d", "batch_norm", "relu", "conv2d"]
+        assert all(l["passed"] for l in answer["locals"] if l["op"] <= 3)  # none alone
+        assert [t["passed"] for t in answer["trials"] if t["what"] == "segment"] == [False, True]
+    else:
+        assert answer["first_bad"] == 0 and answer["op_types"][0] == "pd_op.conv2d"
+        assert answer["repro"] == {**answer["repro"], "kind": "op", "ops": [0], "inputs": ["x"]}
+        assert answer["locals"][0]["max_abs"] > 1e-3
+    assert answer["builds"] <= 30
+    lines = prune.prune_lines(answer, "")
+    what = prune._repro_what(answer, answer["repro"])
+    write_program = answer["repro"]["program"].rsplit("/", 1)[1]
+    repro.write_repro(folder, "tiny_cnn[bf16]", what, write_program, base, cand, 1e-3, 1e-3, lines)
+    failing = run_script(folder)
+    assert failing.returncode == 1, failing.stderr[-2000:]
+    assert "1 of 1 outputs outside atol=0.001 rtol=0.001" in failing.stdout
+    # the same program within a tolerance it meets: exit 0
+    assert run_script(folder, "--atol", "1", "--rtol", "1").returncode == 0
+
+
+def test_a_repro_of_a_passing_configuration_exits_0(paddle_cache, tmp_path):
+    """The counter-check: the whole-model repro of a configuration that matches its
+    baseline (cpu_fp32) passes at the default tolerance."""
+    model = tiny_cnn(paddle_cache, legacy=False)
+    folder = tmp_path / "repro"
+    (folder / "model").mkdir(parents=True)
+    shutil.copyfile(model.prog_file, folder / "model" / "inference.json")
+    shutil.copyfile(model.params_file, folder / "model" / "inference.pdiparams")
+    np.savez(folder / repro.INPUTS, x=np.random.RandomState(0).uniform(-1, 1, (1, 3, 32, 32)).astype("float32"))
+    repro.write_repro(folder, "tiny_cnn[cpu_fp32]", "the whole program", "inference.json",
+                      baseline_recipe("cpu", None, 0, "pir"), recipe(parse_run_mode("cpu_fp32")),
+                      1e-4, 1e-4)
+    passing = run_script(folder)
+    assert passing.returncode == 0, passing.stdout + passing.stderr[-2000:]
+    assert "all 1 outputs within atol=0.0001 rtol=0.0001" in passing.stdout
+
+
+def test_call_source_is_python_on_config():
+    assert repro.call_source(Call("enable_mkldnn")) == "config.enable_mkldnn()"
+    assert (repro.call_source(Call("enable_use_gpu", (256, 0, Precision("Half"))))
+            == "config.enable_use_gpu(256, 0, PrecisionType.Half)")
+    assert (repro.call_source(Call("enable_custom_passes", (PassNames(["a"]), True)))
+            == "config.enable_custom_passes(['a'], True)")
+    guarded = repro.call_source(Call("set_tensorrt_optimization_level", (3,), optional=True))
+    assert guarded.startswith("if hasattr(config, 'set_tensorrt_optimization_level'):")
+    compile(repro.script_text("c", "w", "inference.json", [Call("disable_mkldnn")],
+                              [Call("x", optional=True)], 1e-4, 1e-4), "repro.py", "exec")
+
+
+def test_static_rung_runs_only_when_everything_off_fails_and_says_which_side():
+    rung = lambda name, passed: SimpleNamespace(name=name, passed=passed)
+    assert static_rung.all_off_failed(SimpleNamespace(rungs=[rung("all optimizations off", False)]))
+    assert not static_rung.all_off_failed(SimpleNamespace(rungs=[rung("all optimizations off", True),
+                                                                 rung("as configured", False)]))
+    assert "framework's op implementations" in static_rung.verdict(False, "native kernels")
+    assert "an inference issue" in static_rung.verdict(True, "native kernels")
+    assert "no verdict" in static_rung.verdict(None, "native kernels")
+    assert static_rung.rung_line(False, 3e-7, "Executor").startswith("  static Executor              fails (max abs 3e-07)")
+
+
+def test_prune_lines_say_what_was_found():
+    answer = {"op_types": ["conv2d", "batch_norm", "relu"], "ops": 3, "builds": 7, "seconds": 1.0,
+              "first_bad": None, "run_start": 0, "first_divergent": 2, "divergent_from": "halving",
+              "locals": [{"op": i, "passed": True, "max_abs": 0.0, "tensor": "t", "shape": [1]}
+                         for i in range(3)]}
+    text = "\n".join(prune.prune_lines(answer, ""))
+    assert "no op alone up to op 2 relu breaks tolerance; from op 0 (conv2d) on they do together" in text
+    assert "first divergent tensor: op 2 relu (found by halving)" in text
+    assert "7 predictor builds" in text
+    answer.update(first_bad=1, run_start=None)
+    answer["locals"][1].update(passed=False, max_abs=0.5)
+    assert prune.prune_lines(answer, "")[0].startswith("first bad op: op 1 batch_norm (t, shape [1])")
+    assert "not done: the candidate takes 3 steps" in prune.prune_lines({}, "the candidate takes 3 steps")[0]
+
+
+def test_local_errors_go_to_the_rows_of_their_tensor_by_name_or_by_values(tmp_path):
+    """Legacy tensors pair by name; PIR ones (address names) by the baseline's values."""
+    values = {"conv_out": np.arange(16, dtype=np.float32), "0x1_inner_var_3": -np.arange(16, dtype=np.float32)}
+    records = [Record(i, "op", n, (16,), "float32", tmp_path / f"{i}.npy", fingerprint(a))
+               for i, (n, a) in enumerate(values.items())]
+    store = SimpleNamespace(records=records, by_name={r.name: r for r in records})
+    row = lambda name: IntermediateRow(0, TensorComparison(name, (16,), (16,), "float32", "float32", 0, 0),
+                                       name, "name", False)
+    result = CaseResult("c", [], "", "", "", intermediates=[row("conv_out"), row("0x1_inner_var_3"), row("other")])
+    answer = {"locals": [
+        {"tensor": "conv_out", "shape": [16], "fingerprint": [], "max_abs": 0.25, "passed": False},
+        {"tensor": "op7:relu:0", "shape": [16], "max_abs": 0.0, "passed": True,
+         "fingerprint": fingerprint(values["0x1_inner_var_3"]).tolist()},
+    ]}
+    prune.mark_local_errors(result, answer, store)
+    assert [(r.local_max_abs, r.local_passed) for r in result.intermediates] == [
+        (0.25, False), (0.0, True), (None, None)]
