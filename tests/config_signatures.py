@@ -29,8 +29,8 @@ class BindError(TypeError):
 
 
 # Arguments a recipe must pass even though the binding has a default: the binding defaults
-# use_calib_mode to True where Paddle's TensorRT guide documents False, so a default silently
-# turns int8 calibration on. Names absent from the installed signature are not required.
+# use_calib_mode to True, so leaving it out silently turns int8 calibration on (for a
+# quantized model too). Names absent from the installed signature are not required.
 EXPLICIT_REQUIRED: Mapping[str, Tuple[str, ...]] = {
     "enable_tensorrt_engine": ("workspace_size", "max_batch_size", "min_subgraph_size",
                                "precision_mode", "use_static", "use_calib_mode",

@@ -176,6 +176,7 @@ class Plan:
     # "float16": the candidate's float inputs are fed as float16 (gpu_fp16+low_precision_io:
     # the program's feeds and fetches become fp16, as Paddle's own test feeds np.float16)
     feed_dtype: str = ""
+    remarks: Tuple[str, ...] = ()  # what the report should know about the recipe (plan_remarks)
 
     @property
     def final(self) -> Build:
@@ -192,6 +193,25 @@ def model_key(model: "ModelFiles") -> str:
     """The model's name plus a hash of where its files are: two models of one name differ."""
     where = os.path.abspath(model.prog_file)
     return f"{model.name}-{hashlib.sha1(where.encode()).hexdigest()[:8]}"
+
+
+def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None) -> Tuple[str, ...]:
+    """Toggles whose Config call Paddle takes but does not act on, read from its source."""
+    from ..models.program import paddle_major
+    from .capabilities import installed_paddle
+    from .run_modes import MATRIX_MULTIPLY_OPS
+
+    version = installed_paddle()[1] if paddle_version is None else paddle_version
+    remarks = []
+    if spec.memory_optim and spec.run_mode.device == GPU and paddle_major(version) >= 3:
+        remarks.append("memory_optim: on Paddle 3.x GPU the new executor runs with memory "
+                       "optimization off whatever enable_memory_optim() asks")
+    if spec.run_mode.tensorrt and spec.dynamic_shape is not None \
+            and set(spec.disable_trt_ops) & set(MATRIX_MULTIPLY_OPS):
+        remarks.append("disable_trt_op: with a dynamic shape Paddle renames mul/matmul/matmul_v2 "
+                       "to matrix_multiply before TensorRT's op teller reads the list, so "
+                       "matrix_multiply is disabled too (all three kinds stay in Paddle)")
+    return tuple(remarks)
 
 
 def table_dir_key(model: "ModelFiles") -> str:
@@ -259,9 +279,10 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
     OptionError for an input shape outside the declared dynamic range."""
     shapes = {s.name: tuple(s.shape) for s in specs}
     check_shape_in_range(shapes, spec.dynamic_shape)
+    remarks = plan_remarks(spec)
     if not spec.run_mode.tensorrt:
         return Plan((Build(recipe(spec, threads, device_id)),),
-                    feed_dtype="float16" if spec.low_precision_io else "")
+                    feed_dtype="float16" if spec.low_precision_io else "", remarks=remarks)
     cache = Path(optim_root) / optim_cache_subdir(model_key(model), spec, worker, shapes)
     steps: List[Step] = [PrepareCacheDir(str(cache), keep=spec.use_static)]
     if pir_tensorrt.takes_pir_path(spec.run_mode, model.format):
@@ -286,7 +307,8 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
             reuse=spec.use_static))
     steps.append(Build(calls))
     quantized = spec.int8_source == QUANTIZED  # only TensorRT int8 takes it
-    return Plan(tuple(steps), INT8_QUANTIZED if quantized else "", pir_tensorrt.LEGACY_PATH)
+    return Plan(tuple(steps), INT8_QUANTIZED if quantized else "", pir_tensorrt.LEGACY_PATH,
+                remarks=remarks)
 
 
 def pir_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec], cache: Path,
@@ -374,7 +396,7 @@ class PlanExecutor:
 
         predictor = self.predictors.get(model, plan.final.recipe, build=make)
         notes, int8, when = self._outcomes.get(key, ((), plan.int8, 0.0))
-        return Built(predictor, plan.final.recipe, notes, int8, plan.path, when,
+        return Built(predictor, plan.final.recipe, notes + plan.remarks, int8, plan.path, when,
                      engine_dirs(plan, model))
 
     def _run_step(self, step: Step, model, inputs, int8: str) -> Tuple[str, str]:

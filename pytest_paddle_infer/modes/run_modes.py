@@ -199,7 +199,8 @@ def gpu_enable(precision: str = FP32, device_id: Any = DEVICE_ID) -> Call:
 
 
 def tensorrt_engine(precision: str) -> Call:
-    # Every argument explicit: the binding defaults use_calib_mode to True, the guide to False.
+    # Every argument explicit: the binding defaults use_calib_mode to True (calibrate), which an
+    # int8 engine from a quantized model must not do; the recipe says what each case means.
     return call("enable_tensorrt_engine", workspace_size=TRT_WORKSPACE_SIZE,
                 max_batch_size=MAX_BATCH_SIZE, min_subgraph_size=TRT_MIN_SUBGRAPH_SIZE,
                 precision_mode=Precision(precision), use_static=Slot("use_static", False),
@@ -484,6 +485,21 @@ def calibration_batch_count(spec: RunModeSpec) -> int:
 # -- recipes -----------------------------------------------------------------------------------
 
 
+# With dynamic shape, trt_map_ops_to_matrix_multiply_pass renames these ops matrix_multiply
+# before the TensorRT teller reads the disabled list: disabling them by name does nothing.
+MATRIX_MULTIPLY_OPS = ("mul", "matmul", "matmul_v2")
+
+
+def disabled_trt_ops(spec: RunModeSpec) -> Tuple[str, ...]:
+    """``disable_trt_op`` values as Config gets them: with a dynamic shape, a matmul-kind op
+    is disabled as ``matrix_multiply`` too (which leaves all three kinds to Paddle)."""
+    ops = tuple(spec.disable_trt_ops)
+    if spec.dynamic_shape is not None and set(ops) & set(MATRIX_MULTIPLY_OPS) \
+            and "matrix_multiply" not in ops:
+        ops += ("matrix_multiply",)
+    return ops
+
+
 def _gpu_toggle_calls(spec: RunModeSpec, shape_range_file: Optional[Union[str, Path]],
                       explicit_quantization: bool = True) -> List[Call]:
     """What the GPU and TensorRT toggles add after the engine's calls."""
@@ -504,7 +520,7 @@ def _gpu_toggle_calls(spec: RunModeSpec, shape_range_file: Optional[Union[str, P
             calls.append(call("set_trt_dynamic_shape_info", *dyn.shape_maps(),
                               dyn.disable_trt_plugin_fp16))
         if spec.disable_trt_ops:
-            calls.append(call("exp_disable_tensorrt_ops", spec.disable_trt_ops))
+            calls.append(call("exp_disable_tensorrt_ops", disabled_trt_ops(spec)))
         if spec.trt_optimization_level is not None:
             calls.append(optional_call("set_tensorrt_optimization_level",
                                        spec.trt_optimization_level))

@@ -154,3 +154,31 @@ def test_configs_name_programs_by_absolute_path(paddle_cache, monkeypatch):
     config = make_config(relative, ())
     assert os.path.isabs(config.prog_file()) and os.path.isabs(config.params_file())
     assert config.prog_file() == str(Path(model.prog_file).resolve())
+
+
+# -- item 11: what belongs to plans ----------------------------------------------------------
+
+
+def test_disabling_a_matmul_with_dynamic_shape_disables_matrix_multiply():
+    """trt_map_ops_to_matrix_multiply_pass renames mul/matmul/matmul_v2 when the engine has a
+    dynamic shape, before the TensorRT teller reads the disabled list."""
+    def disabled(text):
+        p = plan(text)
+        return next(c.args[0] for c in p.final.recipe if c.method == "exp_disable_tensorrt_ops"), p
+
+    ops, p = disabled("trt_fp16+dynamic_shape=tuned+disable_trt_op=matmul_v2")
+    assert ops == ("matmul_v2", "matrix_multiply")
+    assert any("renames mul/matmul/matmul_v2 to matrix_multiply" in r for r in p.remarks)
+    ops, p = disabled("trt_fp16+disable_trt_op=matmul_v2")  # static shape: no renaming
+    assert ops == ("matmul_v2",) and p.remarks == ()
+    ops, _ = disabled("trt_fp16+dynamic_shape=tuned+disable_trt_op=softmax")
+    assert ops == ("softmax",)
+
+
+def test_memory_optim_on_gpu_under_paddle_3_is_remarked():
+    spec = parse_run_mode("gpu_fp32+memory_optim")
+    assert bp.plan_remarks(spec, "3.3.1") == (
+        "memory_optim: on Paddle 3.x GPU the new executor runs with memory optimization off "
+        "whatever enable_memory_optim() asks",)
+    assert bp.plan_remarks(spec, "2.6.2") == ()
+    assert bp.plan_remarks(parse_run_mode("cpu_fp32+memory_optim"), "3.3.1") == ()
