@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 DEFAULT_RUN_MODES = ("onednn_fp32",)
 DEFAULT_SEED = 0
+DEFAULT_SUGGEST_SEEDS = 5  # verdict/suggest.py: its defaults, without importing numpy here
+DEFAULT_SUGGEST_MARGIN = 2.0
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class Option:
     switch: bool = False  # takes no value on the command line; ini: true/false
     metavar: str = "VALUE"  # what the option takes, as --help shows it
     directory: bool = False  # a directory path (created when missing): a file is a usage error
+    const: Optional[str] = None  # the value when the flag is given bare (--flag, or --flag=VALUE)
 
     def example(self, value: str) -> str:
         """How to write ``value`` where this option came from: ``--flag=v`` or ``ini = v``."""
@@ -104,8 +107,10 @@ OPTIONS: Tuple[Option, ...] = (
            "directory for per-case xlsx/json/csv/png reports and index.html/summary.json. "
            "Default: none", metavar="DIR", directory=True),
     Option("--paddle-localize", "paddle_localize",
-           "on a failing case, re-run it with optimizations off, memory optim, and IR passes "
-           "(or TensorRT op types) bisected, and name the culprit. Default: off", switch=True),
+           "on a failing or crashing case, re-run it with optimizations off, memory optim, and "
+           "a delta-debugging search over IR passes and op types kept out (fp32, TensorRT), "
+           "each trial in a child process; name the culprit and a run mode that passes. "
+           "Default: off", switch=True),
     Option("--paddle-save-goldens", "paddle_save_goldens",
            "record each case's baseline outputs with their metadata (Paddle version and commit, "
            "device, CUDA/cuDNN/TensorRT, seed, inputs digest, tolerances) in this directory, "
@@ -135,7 +140,20 @@ OPTIONS: Tuple[Option, ...] = (
            "fail a case with an output that cannot fail under its tolerance (empty, one-hot or "
            "flat, spread within the tolerance, the same for two input seeds) instead of passing "
            "it with a PaddleInferWarning. Default: off", switch=True),
+    Option("--paddle-suggest-tolerances", "paddle_suggest_tolerances",
+           "measure each case over several input seeds (--paddle-suggest-seeds) and suggest per "
+           "output the worst figure times a margin (--paddle-suggest-margin): print (the bare "
+           "flag) prints them after the summary; write also writes them into the suite files "
+           "in place, keeping comments and order. Default: off",
+           metavar="print|write", const="print"),
+    Option("--paddle-suggest-seeds", "paddle_suggest_seeds",
+           "input seeds per case for --paddle-suggest-tolerances: the case's seed and the next "
+           f"N - 1. Default: {DEFAULT_SUGGEST_SEEDS}", metavar="N"),
+    Option("--paddle-suggest-margin", "paddle_suggest_margin",
+           "the factor between the worst measured error and the suggested tolerance. "
+           f"Default: {DEFAULT_SUGGEST_MARGIN:g}", metavar="X"),
 )
+SUGGEST_CHOICES = ("print", "write")
 EXECUTORS = ("child", "inline")
 DEFAULT_TIMEOUT = 900.0
 
@@ -151,6 +169,10 @@ def register(parser) -> None:
         elif opt.switch:
             group.addoption(opt.flag, action="store_true", dest=dest, default=None, help=opt.help)
             parser.addini(opt.ini, opt.help, type="bool", default=False)
+        elif opt.const is not None:
+            group.addoption(opt.flag, action="store", nargs="?", const=opt.const, dest=dest,
+                            default=None, metavar=opt.metavar, help=opt.help)
+            parser.addini(opt.ini, opt.help, type="string", default="")
         else:
             group.addoption(opt.flag, action="store", dest=dest, default=None,
                             metavar=opt.metavar, help=opt.help)
@@ -187,6 +209,9 @@ class Settings:
     strict: bool = False  # --paddle-strict: an output that cannot fail fails its case
     shapes: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()  # --paddle-shape NAME=DIMS, given order
     batch: Optional[int] = None  # --paddle-batch: the dynamic first dim of --paddle-model cases
+    suggest: str = ""  # --paddle-suggest-tolerances: "", print or write (verdict/suggest.py)
+    suggest_seeds: int = DEFAULT_SUGGEST_SEEDS
+    suggest_margin: float = DEFAULT_SUGGEST_MARGIN
 
     @property
     def active(self) -> bool:
@@ -300,7 +325,26 @@ def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Cal
         strict=bool(get("paddle_strict")),
         shapes=parse_shapes(opts["paddle_shape"], get("paddle_shape") or ()),
         batch=_number(opts["paddle_batch"], get("paddle_batch"), int, 1),
+        suggest=_suggest(opts["paddle_suggest_tolerances"], get("paddle_suggest_tolerances")),
+        suggest_seeds=int(_number(opts["paddle_suggest_seeds"], get("paddle_suggest_seeds"), int, 1)
+                          or DEFAULT_SUGGEST_SEEDS),
+        suggest_margin=_margin(opts["paddle_suggest_margin"], get("paddle_suggest_margin")),
     )
+
+
+def _suggest(opt: Option, text) -> str:
+    if not text:
+        return ""
+    if str(text).strip() not in SUGGEST_CHOICES:
+        raise OptionError(f"{opt.flag}: {text!r} is not one of {', '.join(SUGGEST_CHOICES)} (a path "
+                          f"right after the bare flag is read as its value: write {opt.flag}=print, "
+                          f"or give the paths first)")
+    return str(text).strip()
+
+
+def _margin(opt: Option, text) -> float:
+    value = _number(opt, text, float, 1.0)
+    return DEFAULT_SUGGEST_MARGIN if value is None else float(value)
 
 
 def _program(opt: Option, text, models) -> str:

@@ -112,7 +112,8 @@ def case_summary(result: CaseResult) -> Dict[str, object]:
         "program_choice": result.program_choice,
         "notes": result.notes,
         "localization": result.localization,
-        "localization_builds": getattr(result, "localization_builds", 0),
+        "localization_builds": getattr(result, "localization_builds", 0),  # predictors it built
+        "culprit": getattr(result, "culprit", ""),
         # what the candidate and baseline really ran, and the rules they broke (evidence.py)
         "evidence": result.evidence,
         "problems": result.problems,

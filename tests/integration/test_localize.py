@@ -21,7 +21,8 @@ def test_legacy_bf16_names_op_types_to_keep_in_fp32(run_pytest, pytester, paddle
     legacy = resolve(parse_source("tiny_cnn"), paddle_cache, legacy=True)
     tolerance = ("--paddle-atol=1e-3", "--paddle-rtol=1e-3")
     result = run_pytest(f"--paddle-model={legacy.prog_file}", "--run-mode=onednn_bf16", *tolerance,
-                        "--paddle-localize", "--junitxml=out.xml", *xdist_mode)
+                        "--paddle-localize", "--junitxml=out.xml", "--paddle-report=report",
+                        *xdist_mode)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*localization: op type* kept in fp32 bring* onednn_bf16 within tolerance* builds)",
@@ -37,6 +38,10 @@ def test_legacy_bf16_names_op_types_to_keep_in_fp32(run_pytest, pytester, paddle
     culprit = re.search(r'name="paddle_culprit" value="([^"]+)"', junit).group(1)
     assert fix == "onednn_bf16+" + "+".join(f"fp32_op={op}" for op in culprit.split(", "))
     assert f'name="paddle_localization_builds" value="{builds}"' in junit
+    import json
+
+    (case,) = json.loads((pytester.path / "report" / "summary.json").read_text())["cases"]
+    assert case["localization_builds"] == builds and case["culprit"] == culprit
     again = run_pytest(f"--paddle-model={legacy.prog_file}", f"--run-mode={fix}", *tolerance)
     again.assert_outcomes(passed=1)
 
