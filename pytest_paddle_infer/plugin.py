@@ -127,8 +127,9 @@ def installation(config):
 
 def pytest_report_header(config) -> Optional[List[str]]:
     settings = settings_of(config)
-    if not settings.active:
+    if not settings.active and not suite_session(config):
         return (program_header(settings) + golden_header(config, settings)) or None
+    cases_ahead = True
     caps, _ = installation(config)
     tol = ("atol={} rtol={}".format(settings.atol if settings.atol is not None else "mode default",
                                     settings.rtol if settings.rtol is not None else "mode default"))
@@ -136,7 +137,7 @@ def pytest_report_header(config) -> Optional[List[str]]:
         f"paddle-infer: {caps.describe}",
         f"paddle-infer: baseline {settings.baseline}, {tol}, seed {settings.seed}, "
         f"cache {settings.cache_dir}",
-    ] + program_header(settings)
+    ] + program_header(settings, cases_ahead)
     gpu_modes = [s.label for s in settings.run_modes if s.run_mode.device == "gpu"]
     if settings.baseline == "gpu" and not gpu_modes:
         gpu_modes = ["baseline gpu"]
@@ -149,9 +150,18 @@ def pytest_report_header(config) -> Optional[List[str]]:
     return lines + golden_header(config, settings)
 
 
-def program_header(settings) -> List[str]:
-    """The program the session checks (its --paddle-program), when it adds cases or sets it."""
-    if not settings.active and "paddle_program" not in settings.given:
+def suite_session(config) -> bool:
+    """A session that will collect a suite: its header shows the same lines as a
+    --paddle-model session's."""
+    from .cases.suite_scan import suites_ahead
+
+    return suites_ahead(config.args, Path(config.invocation_params.dir),
+                        config.getini("norecursedirs"))
+
+
+def program_header(settings, cases_ahead: bool = False) -> List[str]:
+    """The program the session checks (its --paddle-program), when it has cases or sets it."""
+    if not (settings.active or cases_ahead) and "paddle_program" not in settings.given:
         return []
     from .models.program import header_line
     from .modes.capabilities import installed_paddle
@@ -363,11 +373,15 @@ def pytest_collection_modifyitems(session, config, items):
         cases = build_cases(settings)
     except OptionError as e:
         raise usage_error(config, str(e)) from None
-    for case in cases:
-        items.append(PaddleCaseItem.from_parent(session, name=case.id, nodeid=case.id, case=case))
-    # pytest counted its "collected N items" before these were added: say what was added
-    config.stash[NARROWED] = [f"paddle-infer: added {len(cases)} case(s) from --paddle-model "
-                              f"and --run-mode"]
+    added = [PaddleCaseItem.from_parent(session, name=case.id, nodeid=case.id, case=case)
+             for case in cases]
+    items.extend(added)
+    # reported as collected, so pytest's "collected N items" counts them (not "collected 0
+    # items" before they appear), and said where they come from
+    config.hook.pytest_collectreport(report=pytest.CollectReport(
+        nodeid="", outcome="passed", longrepr=None, result=added))
+    config.stash[NARROWED] = [f"paddle-infer: {len(cases)} of the items collected are cases "
+                              f"from --paddle-model and --run-mode"]
 
 
 @pytest.hookimpl(wrapper=True)
@@ -405,6 +419,7 @@ class SessionSummary:
         self.rows: Dict[str, Dict[str, str]] = {}
         self.order: Dict[str, int] = {}  # node id -> its place in the collection
         self.index_path = None  # where the report's index.html went
+        self.suggest_written: List[str] = []  # --paddle-suggest-tolerances=write: what changed
 
     def pytest_collection_finish(self, session):
         if session.items:  # not the xdist controller, which collects nothing
@@ -441,6 +456,13 @@ class SessionSummary:
 
     def pytest_sessionfinish(self, session):
         settings = settings_of(self.config)
+        if settings.suggest == "write" and not hasattr(self.config, "workerinput") and self.rows:
+            from .report.suggestions import write_suites
+
+            try:  # only here (the controller under xdist): one writer per suite file
+                self.suggest_written = write_suites(list(self.rows.values()), settings.cache_dir)
+            except (OSError, ImportError, ValueError) as e:
+                self.suggest_written = [f"paddle-infer: the suggested tolerances were not written: {e}"]
         if settings.report_dir is not None and not hasattr(self.config, "workerinput") and self.rows:
             from .report.case_files import write_index
 
@@ -469,6 +491,12 @@ class SessionSummary:
         if tasks:  # outputs judged by a task-aware comparison (compare: in a suite)
             terminalreporter.write_sep("=", "paddle-infer task comparisons")
             terminalreporter.write_line("\n".join(tasks))
+        from .report.suggestions import suggestion_lines
+
+        suggested = suggestion_lines(list(self.rows.values()), self.suggest_written)
+        if suggested:  # --paddle-suggest-tolerances
+            terminalreporter.write_sep("=", "paddle-infer suggested tolerances")
+            terminalreporter.write_line("\n".join(suggested))
         if self.index_path is not None:
             terminalreporter.write_line(f"paddle-infer: report: {self.index_path} (summary.json and each "
                                         f"case's xlsx/json/csv/png beside it)")
@@ -635,6 +663,12 @@ class PaddleSuiteFile(pytest.File):
         for declared in load_suite(self.path, suite_context(self.config, self.path)):
             item = PaddleCaseItem.from_parent(self, name=declared.case.id, case=declared.case)
             item.line = (declared.where.line or 1) - 1
+            if settings_of(self.config).suggest and declared.mode_path:  # where its tolerances live
+                import json
+
+                item.user_properties.append(("paddle_suite_entry", json.dumps(
+                    {"file": str(self.path), "model": declared.model_name,
+                     "mode": list(declared.mode_path)})))
             if declared.skip is not None:
                 item.add_marker(pytest.mark.skip(reason=declared.skip))
             if declared.xfail is not None:

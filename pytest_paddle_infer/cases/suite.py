@@ -64,6 +64,8 @@ class SuiteCase:
     skip: Optional[str] = None
     xfail: Optional[str] = None
     xfail_strict: bool = False
+    model_name: str = ""  # the key under models:
+    mode_path: Tuple = ()  # the keys to its run-mode item: ("models", name, "run_modes", 0)
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ class ModeEntry:
     reasons: Reasons
     where: Where
     ranges_at: Optional[Node] = None  # where explicit dynamic-shape ranges were written
+    path: Tuple = ()  # the keys to this item in the suite (suite_writer.py rewrites tolerances)
 
 
 @dataclass
@@ -193,12 +196,14 @@ def parse_mode_name(node: Node, text: str) -> str:
                         "pick a run mode from the list", found=repr(text)) from None
 
 
-def parse_run_modes(node: Node, ctx: Context) -> List[ModeEntry]:
+def parse_run_modes(node: Node, ctx: Context, at: Tuple = ()) -> List[ModeEntry]:
+    """``at``: the keys to the run_modes list in the suite, () for a marker's."""
     entries = []
     items = node.items("run_modes", MODE_EXAMPLE)
     if not items:
         raise node.fail("run_modes is empty", f"at least one run mode, e.g. {MODE_EXAMPLE}")
-    for item in items:
+    for index, item in enumerate(items):
+        path = at + (index,) if at else ()
         if isinstance(item.value, str):
             name, _, _ = item.value.partition("+")
             parse_mode_name(item, name)
@@ -209,7 +214,7 @@ def parse_run_modes(node: Node, ctx: Context) -> List[ModeEntry]:
                                 f"mode as a mapping (see {DOCS})",
                                 found=f"{item.value!r} ({string_problem(e)})") from None
             spec = resolve_directories(spec, item, ctx)  # relative to the suite (calib_data)
-            entries.append(ModeEntry(spec, Layer(), Reasons(), item.where, item))
+            entries.append(ModeEntry(spec, Layer(), Reasons(), item.where, item, path))
             continue
         if not isinstance(item.value, dict):
             raise item.fail("a run mode must be a name or a mapping", f"e.g. {MODE_EXAMPLE}")
@@ -223,7 +228,7 @@ def parse_run_modes(node: Node, ctx: Context) -> List[ModeEntry]:
         mode = parse_mode_name(fields["mode"], fields["mode"].text("mode", "onednn_fp32"))
         spec = build_spec(mode, fields, read_toggles(fields, ctx), item)
         entries.append(ModeEntry(spec, parse_tolerances(fields.get("tolerances")),
-                                 parse_reasons(fields), item.where, fields.get("dynamic_shape")))
+                                 parse_reasons(fields), item.where, fields.get("dynamic_shape"), path))
     return entries
 
 
@@ -241,7 +246,7 @@ def model_cases(name: str, model_node: Node, fields: Mapping[str, Node], default
     shape_sets = parse_shape_sets(fields.get("shapes", defaults.shapes), source.inputs, file_nodes,
                                   name, model_node)
     if "run_modes" in fields:
-        modes = parse_run_modes(fields["run_modes"], ctx)
+        modes = parse_run_modes(fields["run_modes"], ctx, ("models", name, "run_modes") if ctx.suite else ())
     elif defaults.modes is not None:
         modes = defaults.modes
         defaults.used.add("run_modes")
@@ -270,7 +275,8 @@ def model_cases(name: str, model_node: Node, fields: Mapping[str, Node], default
                         intermediates=defaults.intermediates, program=program,
                         origin=str(model_node.where))
             reasons = model_reasons.under(mode.reasons)
-            cases.append(SuiteCase(case, model_node.where, reasons.skip, reasons.xfail, reasons.strict))
+            cases.append(SuiteCase(case, model_node.where, reasons.skip, reasons.xfail, reasons.strict,
+                                   name, mode.path))
     return cases
 
 
@@ -318,7 +324,8 @@ def read_defaults(node: Optional[Node], ctx: Context) -> Defaults:
         forced.get("seed", seed), forced.get("baseline", baseline), forced.get("threads", threads),
         intermediates=intermediates, program=fields.get("program"),
         layer=parse_tolerances(fields.get("tolerances")), reasons=parse_reasons(fields),
-        modes=parse_run_modes(fields["run_modes"], ctx) if "run_modes" in fields else None,
+        modes=parse_run_modes(fields["run_modes"], ctx, ("defaults", "run_modes") if ctx.suite else ())
+        if "run_modes" in fields else None,
         shapes=fields.get("shapes"), mode_node=fields.get("run_modes"),
         inputs=parse_input_entries(fields["inputs"]) if "inputs" in fields else {})
 
@@ -363,6 +370,7 @@ def check_unique(cases: Sequence[SuiteCase]) -> None:
 def marker_cases(args: Sequence[Any], kwargs: Mapping[str, Any], where: Where, ctx: Context) -> List[SuiteCase]:
     """The cases a ``@pytest.mark.paddle_case(model=..., shapes=..., run_modes=..., atol=...)``
     declares; the same schema as a suite's model entry, with tolerances given directly."""
+    ctx = replace(ctx, suite=False)  # no file holds these cases: nothing to rewrite
     node = Node(dict(kwargs), where, "paddle_case")
     if args:
         raise node.fail("paddle_case takes keyword arguments only", "paddle_case(model=..., shapes=..., "

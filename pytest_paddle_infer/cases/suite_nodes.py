@@ -294,3 +294,4 @@ class Context:
     baseline: str = "auto"
     threads: Optional[int] = None
     forced: Tuple[Tuple[str, Any], ...] = ()  # seed/baseline/threads given on the command line: they win
+    suite: bool = True  # a suite file (False: a paddle_case marker, which no file holds)

@@ -144,6 +144,14 @@ class Baselines:
         path = self._record(directory, live, result, case, model, inputs, digest, device_of)
         return replace(result, text=f"{result.text}\n(golden {path} rewritten by --paddle-update-goldens)")
 
+    def live_outputs(self, case: "Case", model: "ModelFiles", inputs: Mapping[str, "np.ndarray"],
+                     digest: str, device_of: Callable[[str], str],
+                     predictor_baseline: PredictorBaseline) -> BaselineOutputs:
+        """The case's live baseline (not a golden) for these inputs, recording nothing: for
+        measurements on other inputs (--paddle-suggest-tolerances)."""
+        return self._live(kind_of(case.baseline), case, model, inputs, digest, device_of,
+                          predictor_baseline)
+
     # -- the kinds ---------------------------------------------------------------------------
 
     def _live(self, kind: str, case: "Case", model: "ModelFiles", inputs, digest: str,

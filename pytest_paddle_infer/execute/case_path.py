@@ -102,6 +102,7 @@ class CasePath:
 
     def __init__(self, settings, log_dir: Path, shared_dir: Optional[Path] = None):
         self.settings = settings
+        self.seeds: dict = {}  # node id -> the prepared case's input seed
         init = {"cache_dir": str(settings.cache_dir), "device": settings.device,
                 "save_goldens": settings.save_goldens, "update_goldens": settings.update_goldens,
                 "goldens_float16": settings.goldens_float16,
@@ -126,6 +127,7 @@ class CasePath:
     def prepare(self, key: str, case) -> dict:
         """Model files, inputs, baseline and candidate predictor; raises CaseSkipped when the
         installation lacks what the mode needs. Returns {"int8": ..., "recipe": ...}."""
+        self.seeds[key] = case.seed  # --paddle-suggest-tolerances measures the next seeds too
         with self._localize_said():
             return self.executor.call("prepare", key, case)
 
@@ -194,8 +196,21 @@ class CasePath:
     def check(self, key: str, nodeid: str, record: List):
         """Run a prepared case to its verdict: the one path items and marker tests share."""
         result = self.run(key)
+        if self.settings.suggest:
+            record.append(("paddle_suggest", self.measure(key, result)))
         self.finish(nodeid, result, record)
         return result
+
+    def measure(self, key: str, result) -> str:
+        """--paddle-suggest-tolerances: the case on the inputs of its next seeds too; the
+        worst figures and suggestions per output as JSON (verdict/suggest.py)."""
+        from ..verdict.suggest import case_suggestion
+
+        first = self.seeds.get(key, 0)
+        others = list(range(first + 1, first + self.settings.suggest_seeds))
+        rows, measured, notes = self.executor.call("measure", key, others) if others else ([], [], [])
+        return case_suggestion([first] + measured, [result.rows] + rows, self.settings.suggest_margin,
+                               notes)
 
     def close(self) -> None:
         self.executor.close()

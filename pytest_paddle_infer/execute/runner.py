@@ -331,15 +331,15 @@ class Runner:
             if store is not None:
                 store.remove()
 
-    def measure_seeds(self, prepared: Prepared, seeds) -> Tuple[List[list], List[str]]:
+    def measure_seeds(self, prepared: Prepared, seeds) -> Tuple[List[list], List[int], List[str]]:
         """--paddle-suggest-tolerances: the case's outputs compared on the inputs of other
         seeds, with the same candidate predictor and a live baseline of the same kind for
-        each (never recorded as a golden). Returns (rows per seed, notes)."""
+        each (never recorded as a golden). Returns (rows per seed, the seeds, notes)."""
         case = prepared.case
         if kind_of(case.baseline) == GOLDEN:
-            return [], [f"{case.baseline}: goldens hold the recorded seed's outputs only: measured "
-                        f"on seed {case.seed}"]
-        rows, notes, digests = [], [], {inputs_digest(prepared.inputs)}
+            return [], [], [f"{case.baseline}: goldens hold the recorded seed's outputs only: "
+                            f"measured on seed {case.seed}"]
+        rows, measured, notes, digests = [], [], [], {inputs_digest(prepared.inputs)}
         for seed in seeds:
             inputs = self.inputs(prepared.model, dict(case.shapes), seed)
             digest = inputs_digest(inputs)
@@ -359,7 +359,8 @@ class Runner:
             self.on_phase("running the candidate", f"seed {seed}: {prepared.candidate_recipe}")
             outputs = run_predictor(prepared.candidate, inputs)
             rows.append(compare_outputs(outputs, baseline.outputs, other))
-        return rows, notes
+            measured.append(seed)
+        return rows, measured, notes
 
     def localize(self, prepared: Prepared):
         """Walk the precision-tracing ladder for a failing case (localize/ladder.py); its

@@ -1,0 +1,191 @@
+"""``--paddle-suggest-tolerances=write``: measured tolerances written into a suite file in
+place, its comments, order, anchors and flow style kept (ruamel.yaml's round trip).
+
+Each suggested key of a case's output goes where the tolerance that governed it is written,
+by the precedence of docs/suites.md (a tensor glob, then an output rule, then the run mode's,
+the model's and the suite's tolerances). A key no layer writes goes into the output's own
+entry when it has one, else into its run mode's entry (a mapping), else the model's
+tolerances (a run mode written as a string), else the suite defaults'. A node several cases
+share (suite defaults, an anchored run mode, a model's tolerances) takes the loosest of their
+suggestions, so every one of those cases passes. Only the controller writes (never an xdist
+worker), under a file lock, atomically.
+"""
+from __future__ import annotations
+
+import fnmatch
+import io
+import re
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+LOOSEST = {"atol": max, "rel_l2_max": max, "p99_abs_max": max, "cosine_min": min, "sqnr_min": min}
+
+
+class Target:
+    """A mapping in the document that receives keys, and its path for messages."""
+
+    def __init__(self, node, where: str):
+        self.node, self.where = node, where
+        self.values: Dict[str, List[float]] = {}
+
+
+def _yaml(text: str):
+    from ruamel.yaml import YAML
+
+    yaml = YAML()  # round trip: comments, order, anchors, flow style
+    yaml.width = 4096
+    yaml.preserve_quotes = True
+    yaml.brace_single_entry_mapping_in_flow_sequence = True  # [{image: [...]}] stays so
+    offset = _sequence_offset(text)
+    yaml.indent(mapping=2, sequence=offset + 2, offset=offset)
+    return yaml
+
+
+def _sequence_offset(text: str) -> int:
+    """How far this file indents a block list's dashes beyond the key above them."""
+    previous = None
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        dash = re.match(r"^(\s*)- ", line)
+        if dash and previous is not None and re.match(r"^(\s*)[^\s-][^#]*:\s*(#.*)?$", previous):
+            return max(0, len(dash.group(1)) - (len(previous) - len(previous.lstrip())))
+        previous = line
+    return 0
+
+
+def _flow_map():
+    from ruamel.yaml.comments import CommentedMap
+
+    m = CommentedMap()
+    m.fa.set_flow_style()
+    return m
+
+
+def _item(doc, path: Sequence) -> object:
+    node = doc
+    for key in path:
+        node = node[key]
+    return node
+
+
+def _path_text(path: Sequence) -> str:
+    text = ""
+    for key in path:
+        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else str(key))
+    return text
+
+
+def _layers(doc, entry: Mapping) -> List[Tuple[object, str]]:
+    """(tolerances mapping or None, its path), lowest precedence first: suite, model, run mode."""
+    defaults = doc.get("defaults") or {}
+    model = doc["models"][entry["model"]]
+    mode = _item(doc, entry["mode"])
+    return [(defaults.get("tolerances") if isinstance(defaults, dict) else None, "defaults.tolerances"),
+            (model.get("tolerances") if isinstance(model, dict) else None,
+             f"models.{entry['model']}.tolerances"),
+            (mode.get("tolerances") if isinstance(mode, dict) else None,
+             _path_text(entry["mode"]) + ".tolerances")]
+
+
+def _output_entries(layers, name: str, position: int):
+    """The output rules naming this output (by name or ``#N``), highest precedence first."""
+    found = []
+    for tolerances, where in layers:
+        outputs = tolerances.get("outputs") if isinstance(tolerances, dict) else None
+        if isinstance(outputs, dict):
+            for key, rule in outputs.items():
+                if isinstance(rule, dict) and (key == name or key == f"#{position}"):
+                    found.append((rule, f"{where}.outputs.{key!s}"))
+    return found[::-1]
+
+
+def _governing(layers, name: str, position: int, key: str) -> Optional[Target]:
+    """The mapping whose ``key`` decides this output's tolerance, by the suites' precedence."""
+    for tolerances, where in reversed(layers):  # tensor globs, the most specific level first
+        tensors = tolerances.get("tensors") if isinstance(tolerances, dict) else None
+        if isinstance(tensors, dict):
+            for pattern, rule in reversed(list(tensors.items())):
+                if isinstance(rule, dict) and key in rule and fnmatch.fnmatchcase(name, str(pattern)):
+                    return Target(rule, f"{where}.tensors.{pattern}")
+    for rule, where in _output_entries(layers, name, position):
+        if key in rule:
+            return Target(rule, where)
+    for tolerances, where in reversed(layers):
+        if isinstance(tolerances, dict) and key in tolerances:
+            return Target(tolerances, where)
+    return None
+
+
+def _insertion(doc, entry: Mapping, layers, name: str, position: int) -> Target:
+    """Where a key no layer writes goes: the output's own entry, else the run mode's, the
+    model's (a run mode written as a string), or the suite defaults' tolerances."""
+    own = _output_entries(layers, name, position)
+    if own:
+        return Target(*own[0])
+    mode = _item(doc, entry["mode"])
+    if isinstance(mode, dict):
+        holder, where = mode, _path_text(entry["mode"])
+    elif entry["mode"][0] == "models":
+        holder, where = doc["models"][entry["model"]], f"models.{entry['model']}"
+    else:
+        holder, where = doc["defaults"], "defaults"
+    if not isinstance(holder.get("tolerances"), dict):
+        holder["tolerances"] = _flow_map()
+    return Target(holder["tolerances"], f"{where}.tolerances")
+
+
+def keep_anchors(node) -> None:
+    """An anchor no alias uses is still the author's: dump it as written."""
+    anchor = getattr(node, "anchor", None)
+    if anchor is not None and getattr(anchor, "value", None):
+        anchor.always_dump = True
+    children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+    for child in children:
+        keep_anchors(child)
+
+
+def plan(doc, cases: Sequence[Tuple[Mapping, Mapping]]) -> List[Target]:
+    """Every target mapping with the suggested values of the cases it governs."""
+    targets: Dict[int, Target] = {}
+    for entry, suggestion in cases:
+        layers = _layers(doc, entry)
+        for out in suggestion["outputs"]:
+            for key, value in out.get("suggested", {}).items():
+                target = _governing(layers, out["name"], out["position"], key)
+                if target is None:
+                    if key != "atol":  # bounds are rewritten only where a suite sets them
+                        continue
+                    target = _insertion(doc, entry, layers, out["name"], out["position"])
+                    layers = _layers(doc, entry)  # a tolerances mapping may have been added
+                kept = targets.setdefault(id(target.node), target)
+                kept.values.setdefault(key, []).append(float(value))
+    return list(targets.values())
+
+
+def write_suggestions(path: Path, cases: Sequence[Tuple[Mapping, Mapping]], lock: Path) -> List[str]:
+    """Rewrite the suite at ``path`` with the suggestions of its cases, holding the file lock
+    ``lock`` (in the cache dir: nothing is left beside the suite); returns one line per value
+    written: ``defaults.run_modes[1].tolerances.atol: 0.0005 -> 0.00027``."""
+    from ..files import atomic_write, file_lock
+
+    path = Path(path)
+    with file_lock(lock):
+        text = path.read_text(encoding="utf-8")
+        yaml = _yaml(text)
+        doc = yaml.load(text)
+        keep_anchors(doc)
+        changes = []
+        for target in plan(doc, cases):
+            for key, values in target.values.items():
+                new = LOOSEST[key](values)
+                old = target.node.get(key)
+                if old is not None and float(old) == new:
+                    continue
+                target.node[key] = new
+                changes.append(f"{target.where}.{key}: {'-' if old is None else old} -> {new:g}")
+        if changes:
+            out = io.StringIO()
+            yaml.dump(doc, out)
+            atomic_write(path, out.getvalue())
+        return changes

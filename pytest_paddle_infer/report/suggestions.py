@@ -1,0 +1,82 @@
+"""``--paddle-suggest-tolerances``: the terminal section of measured figures and suggested
+tolerances, and writing them into the suites (on the controller: the rows gathered from
+every worker's reports carry ``paddle_suggest`` and ``paddle_suite_entry`` as JSON)."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Dict, List, Mapping, Sequence, Tuple
+
+from ..verdict.compare import format_table
+
+COLUMNS = ("case", "output", "seeds", "worst max abs", "atol needed (at rtol)", "atol now",
+           "suggested")
+
+
+def _figure(value) -> str:
+    return "-" if value is None else (value if isinstance(value, str) else f"{value:.3g}")
+
+
+def suggested_rows(rows: Sequence[Mapping[str, str]]) -> List[Tuple[str, dict, dict]]:
+    """(case id, suggestion, suite entry or {}) of the cases measured, in node id order."""
+    found = []
+    for r in sorted(rows, key=lambda r: r["nodeid"]):
+        if r.get("paddle_suggest"):
+            entry = json.loads(r["paddle_suite_entry"]) if r.get("paddle_suite_entry") else {}
+            found.append((r.get("paddle_case", r["nodeid"]), json.loads(r["paddle_suggest"]), entry))
+    return found
+
+
+def suggestion_lines(rows: Sequence[Mapping[str, str]], written: Sequence[str]) -> List[str]:
+    from ..verdict.suggest import MIN_ATOL, seeds_text
+
+    measured = suggested_rows(rows)
+    if not measured:
+        return []
+    margin = measured[0][1]["margin"]
+    table = []
+    for case, suggestion, _ in measured:
+        seeds = seeds_text(suggestion["seeds"])
+        for out in suggestion["outputs"]:
+            keys = out["suggested"]
+            text = " ".join(f"{k}={v:g}" for k, v in keys.items()) or why_none(out)
+            need = f"{_figure(out['atol_needed'])} ({out['rtol']:g})"
+            table.append((case, out["shown"], seeds, _figure(out["max_abs"]), need, f"{out['atol']:g}", text))
+    lines = [f"suggested = {margin:g} x the worst figure over the seeds (atol: x the worst max abs, "
+             f"so it holds at rtol 0; at least {MIN_ATOL:g}), rounded up to 2 significant digits; "
+             f"rtol stays", format_table(COLUMNS, table)]
+    for case, suggestion, _ in measured:
+        lines += [f"note: {case}: {n}" for n in suggestion.get("notes", [])]
+    return lines + list(written)
+
+
+def why_none(out: Mapping[str, object]) -> str:
+    if out.get("agreement") is not None:
+        return f"none (a rank comparison: lowest agreement {out['agreement']:.4g})"
+    if out.get("unmatched"):
+        return "none (unmatched boxes: see iou, score_min)"
+    return "none (no tolerance passes: shapes or NaN/Inf differ)"
+
+
+def write_suites(rows: Sequence[Mapping[str, str]], cache_dir: Path) -> List[str]:
+    """Write every suite's suggestions into it; lines saying what was written and what not."""
+    from ..cases.suite_writer import write_suggestions
+
+    by_file: Dict[str, List[Tuple[dict, dict]]] = {}
+    unwritable = []
+    for case, suggestion, entry in suggested_rows(rows):
+        if entry:
+            by_file.setdefault(entry["file"], []).append((entry, suggestion))
+        else:
+            unwritable.append(case)
+    lines = []
+    for file, cases in by_file.items():
+        lock = Path(cache_dir) / "suite-locks" / (hashlib.sha1(file.encode()).hexdigest()[:16] + ".lock")
+        changes = write_suggestions(Path(file), cases, lock)
+        lines.append(f"wrote {len(changes)} tolerance(s) into {file}" + (":" if changes else
+                                                                        " (already as suggested)"))
+        lines += [f"  {c}" for c in changes]
+    if unwritable:
+        lines.append(f"not written (no suite file declares them): {', '.join(unwritable)}")
+    return lines
