@@ -175,7 +175,8 @@ def prune_lines(answer: dict, why_not: str) -> List[str]:
     if first_bad is None and run_start is None:
         lines.append("pruning: no cut of the program reproduces the failure; the repro holds the whole program")
     if divergent is not None:
-        source = "the intermediates" if answer.get("divergent_from") == "intermediates" else "halving"
+        source = answer.get("divergent_from", "halving")
+        source = "the intermediates" if source == "intermediates" else source
         lines.append(f"  first divergent tensor: {_op_text(answer, divergent)} (found by {source})")
     own = [l for l in answer.get("locals", []) if l["passed"] is False]
     lines.append(f"  local errors measured for {len(answer.get('locals', []))} op(s), {len(own)} "

@@ -159,10 +159,11 @@ class Pruner:
                     best = (distance, op.index)
         return best[1]
 
-    def first_divergent(self) -> Optional[int]:
-        """The first op whose output breaks tolerance, halving over prefixes of the program
-        (a divergence, once made, is taken to stay); None when even the last op's does not."""
-        lo, hi = -1, len(self.prog.ops) - 1
+    def first_divergent(self, after: int = -1) -> Optional[int]:
+        """The first op after ``after`` whose output breaks tolerance, halving over prefixes
+        of the program (a divergence, once made, is taken to stay); None when even the last
+        op's does not."""
+        lo, hi = after, len(self.prog.ops) - 1
         if not self.prefix_fails(hi):
             return None
         while hi - lo > 1:
@@ -202,29 +203,43 @@ class Pruner:
         answer["first_divergent"] = divergent
         answer["divergent_from"] = "intermediates" if hinted is not None else "halving"
         locals_: Dict[int, dict] = {}
-        first_bad, run_start = None, None
         budget = int(self.req.get("budget", 24))
+        first_bad, run_start = self.locate(divergent, locals_, budget)
+        if first_bad is None and run_start is None and hinted is not None:
+            # the program cut at that tensor does not diverge there (a fusion or bf16 placement
+            # that fetching the tensor undoes): the first cut that does, from there on
+            later = self.first_divergent(after=hinted)
+            if later is not None:
+                divergent = answer["first_divergent"] = later
+                answer["divergent_from"] = "halving past the intermediates' first divergent tensor"
+                first_bad, run_start = self.locate(divergent, locals_, budget)
         last = divergent if divergent is not None else len(ops) - 1
-        # the culprit is at or before the first divergence: fused ops hide the tensors
-        # between, so each op up to there is tried alone, in order
-        for index in range(0, last + 1):
-            if len(locals_) >= budget:
-                break
-            locals_[index] = self.local(index)
-            if locals_[index]["passed"] is False:
-                first_bad = index
-                break
-        if first_bad is None:  # none alone (or past the budget): the shortest run that fails
-            run_start = self.shortest_failing_run(divergent)
         for index in range(last + 1 if first_bad is None else first_bad + 1, len(ops)):
             if len(locals_) >= budget:  # the rest of the table: own error or inherited
                 break
-            locals_[index] = self.local(index)
+            if index not in locals_:
+                locals_[index] = self.local(index)
         answer["first_bad"] = first_bad
         answer["run_start"] = run_start
         answer["locals"] = [self._describe_local(i, t) for i, t in sorted(locals_.items())]
         answer["repro"] = self.write_repro(first_bad, run_start, divergent)
         return self._finish(answer, start_time)
+
+    def locate(self, divergent: Optional[int], locals_: Dict[int, dict], budget: int):
+        """(first bad op, start of the shortest failing run): the culprit is at or before the
+        first divergence, and fused ops hide the tensors between observed ones, so each op up
+        to there is tried alone, in order; when none fails alone (or past the budget), the
+        shortest run of ops ending there that fails from the baseline's values."""
+        last = divergent if divergent is not None else len(self.prog.ops) - 1
+        for index in range(0, last + 1):
+            if index in locals_:
+                continue
+            if len(locals_) >= budget:
+                break
+            locals_[index] = self.local(index)
+            if locals_[index]["passed"] is False:
+                return index, None
+        return None, self.shortest_failing_run(divergent)
 
     def _describe_local(self, index: int, trial: dict) -> dict:
         from ..execute.capture import fingerprint

@@ -33,7 +33,7 @@ def run_script(folder, *args):
                           capture_output=True, text=True, timeout=300)
 
 
-def prune_in_child(model, tmp_path, mode: str, atol: float):
+def prune_in_child(model, tmp_path, mode: str, atol: float, hint=None):
     from pytest_paddle_infer.models.cache import run_child
 
     inputs = tmp_path / "inputs.npz"
@@ -44,7 +44,7 @@ def prune_in_child(model, tmp_path, mode: str, atol: float):
     cand = recipe(parse_run_mode(mode))
     request = {"prog_file": model.prog_file, "inputs_npz": str(inputs), "baseline_calls": base,
                "candidate_calls": cand, "atol": atol, "rtol": atol, "cosine_min": None,
-               "hint": None, "work_dir": str(tmp_path / "cuts"), "repro_dir": str(folder),
+               "hint": hint, "work_dir": str(tmp_path / "cuts"), "repro_dir": str(folder),
                "budget": 24}
     (tmp_path / "request.pkl").write_bytes(pickle.dumps(request))
     answer = run_child(["prune", str(tmp_path / "request.pkl")], model.format == "legacy",
@@ -72,6 +72,7 @@ def test_pruning_names_the_first_bad_op_and_its_repro_fails_alone(paddle_cache, 
         assert answer["repro"] == {**answer["repro"], "kind": "op", "ops": [0], "inputs": ["x"]}
         assert answer["locals"][0]["max_abs"] > 1e-3
     assert answer["builds"] <= 30
+    assert answer["divergent_from"] == "halving"
     lines = prune.prune_lines(answer, "")
     what = prune._repro_what(answer, answer["repro"])
     write_program = answer["repro"]["program"].rsplit("/", 1)[1]
@@ -79,8 +80,19 @@ def test_pruning_names_the_first_bad_op_and_its_repro_fails_alone(paddle_cache, 
     failing = run_script(folder)
     assert failing.returncode == 1, failing.stderr[-2000:]
     assert "1 of 1 outputs outside atol=0.001 rtol=0.001" in failing.stdout
-    # the same program within a tolerance it meets: exit 0
-    assert run_script(folder, "--atol", "1", "--rtol", "1").returncode == 0
+
+
+def test_a_hinted_tensor_the_cut_program_does_not_reproduce_is_passed_over(paddle_cache, tmp_path):
+    """Legacy tiny_cnn, onednn_bf16: the intermediates' first divergent tensor is relu_0.tmp_0
+    (the fused conv's output), but the program cut there computes it in fp32 (the last op
+    before a fetch is not placed in bf16): halving from there finds conv2d_1 (op 3) and the
+    run of ops 0..3 that fails."""
+    model = tiny_cnn(paddle_cache, legacy=True)
+    answer, *_ = prune_in_child(model, tmp_path, "onednn_bf16", 1e-3,
+                                hint={"name": "relu_0.tmp_0", "shape": [1, 16, 32, 32], "fingerprint": []})
+    assert answer["first_divergent"] == 3
+    assert answer["divergent_from"] == "halving past the intermediates' first divergent tensor"
+    assert answer["run_start"] == 0 and answer["repro"]["ops"] == [0, 1, 2, 3]
 
 
 def test_a_repro_of_a_passing_configuration_exits_0(paddle_cache, tmp_path):
