@@ -1,0 +1,129 @@
+"""Writing measured tolerances into a suite (cases/suite_writer.py) and choosing them
+(verdict/suggest.py): where each key goes, shared nodes, comments and anchors kept."""
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_paddle_infer.cases.suite import load_suite
+from pytest_paddle_infer.cases.suite_nodes import Context
+from pytest_paddle_infer.cases.suite_writer import write_suggestions
+from pytest_paddle_infer.verdict.suggest import MIN_ATOL, suggest, worst
+
+SUITE = """\
+# the suite's own words
+defaults:
+  tolerances: {atol: 1e-4, rtol: 1e-4}   # any mode without its own
+  run_modes:
+    - &fp32 {mode: cpu_fp32, tolerances: {atol: 1e-4}}   # shared by two models
+    - onednn_bf16
+    - &unused {mode: onednn_fp32}
+
+models:
+  tiny_cnn:
+    shapes: [[1, 3, 32, 32]]
+  tiny_detector:
+    shapes: [{image: [1, 3, 64, 64]}]
+    run_modes:
+      - *fp32
+      - onednn_bf16          # a string: its tolerance goes to the model
+      - mode: onednn_fp32
+        tolerances:
+          outputs:
+            "#1": {atol: 0.5, cosine_min: 0.9}    # the scores
+          tensors:
+            "fetch_name_0": {atol: 2.0}
+"""
+
+
+def out(name, position, **suggested):
+    return {"name": name, "position": position, "suggested": suggested}
+
+
+def entry(model, *mode):
+    return {"file": "s.paddle.yaml", "model": model, "mode": list(mode)}
+
+
+def write(tmp_path, cases):
+    path = tmp_path / "s.paddle.yaml"
+    if not path.exists():
+        path.write_text(SUITE)
+    changes = write_suggestions(path, [(e, {"outputs": o}) for e, o in cases], tmp_path / "lock")
+    return path, changes
+
+
+def tolerances(path, case_id, output, position):
+    ctx = Context(path.name, path.parent, path.parent, path.parent / "cache")
+    case = next(sc.case for sc in load_suite(path, ctx) if sc.case.id == case_id)
+    return case.tolerances.for_tensor(output, position)
+
+
+def test_each_key_goes_where_it_is_governed_and_shared_nodes_take_the_loosest(tmp_path):
+    path, changes = write(tmp_path, [
+        (entry("tiny_cnn", "defaults", "run_modes", 0), [out("fetch_name_0", 0, atol=3e-6)]),
+        (entry("tiny_detector", "models", "tiny_detector", "run_modes", 0),
+         [out("fetch_name_0", 0, atol=2e-6), out("fetch_name_1", 1, atol=5e-6)]),
+        (entry("tiny_cnn", "defaults", "run_modes", 1), [out("fetch_name_0", 0, atol=0.004)]),
+        (entry("tiny_detector", "models", "tiny_detector", "run_modes", 1),
+         [out("fetch_name_0", 0, atol=0.8), out("fetch_name_1", 1, atol=0.003)]),
+        (entry("tiny_detector", "models", "tiny_detector", "run_modes", 2),
+         [out("fetch_name_0", 0, atol=0.3), out("fetch_name_1", 1, atol=2e-4, cosine_min=0.99)]),
+    ])
+    assert changes == [
+        "defaults.run_modes[0].tolerances.atol: 0.0001 -> 5e-06",  # the anchor: the loosest of 3
+        # both onednn_bf16 strings take the suite's atol: it is raised for both
+        "defaults.tolerances.atol: 0.0001 -> 0.8",
+        "models.tiny_detector.run_modes[2].tolerances.tensors.fetch_name_0.atol: 2.0 -> 0.3",
+        "models.tiny_detector.run_modes[2].tolerances.outputs.#1.atol: 0.5 -> 0.0002",
+        "models.tiny_detector.run_modes[2].tolerances.outputs.#1.cosine_min: 0.9 -> 0.99",
+    ]
+    text = path.read_text()
+    for line in SUITE.splitlines():  # every comment stays on its line
+        if "#" in line and '"#' not in line:
+            assert "#" + line.split("#", 1)[1] in text
+    assert "&unused {mode: onednn_fp32}" in text and "- *fp32" in text
+    # the suite reads back with the values the cases will use
+    assert tolerances(path, "tiny_detector[1x3x64x64-onednn_bf16]", "fetch_name_0", 0).atol == 0.8
+    assert tolerances(path, "tiny_cnn[1x3x32x32-onednn_bf16]", "fetch_name_0", 0).atol == 0.8
+    assert tolerances(path, "tiny_cnn[1x3x32x32-cpu_fp32]", "fetch_name_0", 0).atol == 5e-6
+    rule = tolerances(path, "tiny_detector[1x3x64x64-onednn_fp32]", "fetch_name_1", 1)
+    assert (rule.atol, rule.cosine_min) == (2e-4, 0.99)
+    # written again: nothing left to change
+    assert write(tmp_path, [(entry("tiny_cnn", "defaults", "run_modes", 1),
+                             [out("fetch_name_0", 0, atol=0.8)])])[1] == []
+
+
+def test_a_tolerance_no_layer_writes_goes_to_the_run_mode_or_the_model(tmp_path):
+    (tmp_path / "s.paddle.yaml").write_text(SUITE.replace("  tolerances: {atol: 1e-4, rtol: 1e-4}   # any mode without its own\n", ""))
+    path, changes = write(tmp_path, [
+        (entry("tiny_cnn", "defaults", "run_modes", 2), [out("fetch_name_0", 0, atol=1e-6)]),
+        (entry("tiny_detector", "models", "tiny_detector", "run_modes", 1),
+         [out("fetch_name_0", 0, atol=0.8), out("fetch_name_1", 1, atol=0.003)]),
+        (entry("tiny_detector", "models", "tiny_detector", "run_modes", 2),
+         [out("fetch_name_0", 0, atol=0.3), out("fetch_name_1", 1, atol=2e-4)])])
+    assert changes == [
+        "defaults.run_modes[2].tolerances.atol: - -> 1e-06",
+        "models.tiny_detector.tolerances.atol: - -> 0.8",  # its bf16 is a string: the model's own
+        "models.tiny_detector.run_modes[2].tolerances.tensors.fetch_name_0.atol: 2.0 -> 0.3",
+        "models.tiny_detector.run_modes[2].tolerances.outputs.#1.atol: 0.5 -> 0.0002"]
+    text = path.read_text()
+    assert "    - &unused {mode: onednn_fp32, tolerances: {atol: 1e-06}}\n" in text
+    assert text.endswith('            "fetch_name_0": {atol: 0.3}\n    tolerances: {atol: 0.8}\n')  # the model's
+    assert tolerances(path, "tiny_detector[1x3x64x64-onednn_bf16]", "fetch_name_1", 1).atol == 0.8
+
+
+def test_suggestions_from_worst_figures():
+    seeds = [[{"name": "o", "position": 0, "atol_needed": 0.0, "max_abs": 0.1, "cosine": 0.999,
+               "sqnr_db": "inf", "rel_l2": 0.01, "p99_abs": 0.05, "agreement": None, "unmatched": False,
+               "comparable": True, "bounds": {"cosine_min": 0.9, "sqnr_min": 10.0}}],
+             [{"name": "o", "position": 0, "atol_needed": 0.02, "max_abs": 0.3, "cosine": 0.998,
+               "sqnr_db": 40.0, "rel_l2": 0.02, "p99_abs": 0.04, "agreement": None, "unmatched": False,
+               "comparable": True, "bounds": {"cosine_min": 0.9, "sqnr_min": 10.0}}]]
+    merged = worst(seeds)[0]
+    assert (merged["max_abs"], merged["cosine"], merged["sqnr_db"], merged["atol_needed"]) == (0.3, 0.998, 40.0, 0.02)
+    found = suggest(merged, 2.0)
+    assert found == {"atol": 0.6, "cosine_min": 0.996, "sqnr_min": pytest.approx(33.9)}
+    same = dict(merged, max_abs=0.0, atol_needed=0.0, bounds={})
+    assert suggest(same, 2.0) == {"atol": MIN_ATOL}
+    assert suggest(dict(merged, atol_needed="inf"), 2.0).get("atol") is None  # a NaN: no tolerance
