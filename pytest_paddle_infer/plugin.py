@@ -21,7 +21,8 @@ CASE_PATH = pytest.StashKey[object]()
 MARKERS = (
     "paddle_model(name): the model of a paddle-infer case",
     "paddle_run_mode(mode): the run mode of a paddle-infer case",
-    "paddle_tolerance(atol=None, rtol=None, cosine_min=None): tolerances for the marked cases",
+    "paddle_tolerance(atol=None, rtol=None, cosine_min=None, sqnr_min=None, rel_l2_max=None, "
+    "p99_abs_max=None): tolerances for the marked cases",
     "paddle_case(model, shapes=None, run_modes=None, atol=None, ...): the cases a test checks "
     "through its paddle_case fixture (the keys of a suite's model entry; see docs/suites.md)",
 )

@@ -60,7 +60,7 @@ def test_tolerance_marker_arguments_are_checked(pytester, run_pytest, xdist_mode
     assert run.outcomes() == {"test_typo::test_tight[tiny_cnn-1x3x32x32-onednn_bf16]": "error"}
     run.result.stdout.fnmatch_lines([
         "*test_typo.py:3: paddle_tolerance: unknown key 'atl' in paddle_tolerance",
-        "  expected: one of atol, rtol, cosine_min",
+        "  expected: one of atol, rtol, cosine_min, sqnr_min, rel_l2_max, p99_abs_max",
         "  found:    'atl'",
         "  fix:      did you mean 'atol'?",
     ], consecutive=True)
