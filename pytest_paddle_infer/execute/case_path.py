@@ -50,14 +50,11 @@ def run_case(runner, prepared, localize: bool):
     result = runner.run(prepared)
     if result.failures and localize:  # the tensors diverge (not: a mode that did not run)
         runner.on_phase("localizing", prepared.candidate_recipe)
+        prepared.failed_result = result  # the steps after the ladder read it (localize/prune.py)
         found = runner.localize(prepared)
         result.localization = found.lines()
         result.culprit = found.culprit
         result.localization_builds = found.builds
-        # the static Executor rung, pruning to the first bad op, the repro folder
-        from ..localize.prune import after_ladder
-
-        after_ladder(runner, prepared, result, found)
     return result
 
 

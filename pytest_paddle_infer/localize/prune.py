@@ -24,14 +24,17 @@ LOCAL_BUDGET = 24  # local errors measured per case: the ops from the first dive
 MATCH_DISTANCE = 1e-3  # a pruned op's baseline value and a hooked baseline tensor: the same
 
 
-def after_ladder(runner, prepared, result, found) -> None:
-    """The static Executor rung when every optimization off still fails; then pruning and
-    the repro folder. Adds its lines to ``result.localization``; never raises for Paddle."""
+def prune_step(loc, runner, prepared) -> None:
+    """A step after the ladder (``ladder.after_ladder``): the static Executor rung when every
+    optimization off still fails, then pruning and the repro folder; lines go to
+    ``loc.extra``. ``prepared.failed_result`` is the failing case's result (its divergent
+    tensors, rows and tolerances); a candidate that crashed has none, and its repro holds
+    the whole program."""
     from .static_rung import all_off_failed, static_rung
 
-    if all_off_failed(found):
-        result.localization.extend(static_rung(runner, prepared))
-    result.localization.extend(prune_case(runner, prepared, result))
+    if all_off_failed(loc):
+        loc.extra.extend(static_rung(runner, prepared))
+    loc.extra.extend(prune_case(runner, prepared, getattr(prepared, "failed_result", None)))
 
 
 def _work_dir(runner) -> Path:
@@ -58,8 +61,10 @@ def _calls(runner, prepared):
 
 
 def _tolerance(prepared, result):
-    failing = [r for r in result.rows if not r.passed] or result.rows
-    rule = prepared.case.tolerances.for_tensor(failing[0].name) if failing else None
+    """The rule of the first failing output (of the first output without a result)."""
+    rows = [] if result is None else ([r for r in result.rows if not r.passed] or result.rows)
+    names = [r.name for r in rows] or list(prepared.baseline_outputs)
+    rule = prepared.case.tolerances.for_tensor(names[0]) if names else None
     if rule is None:
         return 1e-4, 1e-4, None
     return rule.atol, rule.rtol, rule.cosine_min
@@ -70,7 +75,7 @@ def _hint(prepared, result) -> Optional[dict]:
     from ..execute.capture import ADDRESS_NAME
 
     store = prepared.baseline_store
-    divergent = result.divergent
+    divergent = result.divergent if result is not None else []
     if store is None or not divergent:
         return None
     record = store.by_name.get(divergent[0].baseline_name)
@@ -113,7 +118,8 @@ def prune_case(runner, prepared, result) -> List[str]:
             except PaddleInferError as e:
                 why_not = str(e).splitlines()[0][:200]
         lines += prune_lines(answer, why_not)
-        mark_local_errors(result, answer, prepared.baseline_store)
+        if result is not None:
+            mark_local_errors(result, answer, prepared.baseline_store)
         repro = answer.get("repro") or {}
         if repro:
             what = _repro_what(answer, repro)
@@ -129,7 +135,8 @@ def prune_case(runner, prepared, result) -> List[str]:
             program = f"inference{suffix}"
         script = write_repro(folder, case.id, what, program, baseline, candidate, atol, rtol, lines)
         lines.append(f"repro: {folder} (python {script}: plain paddle.inference and numpy)")
-        result.notes.append(f"repro: {folder}")
+        if result is not None:
+            result.notes.append(f"repro: {folder}")
     except OSError as e:
         lines.append(f"repro: not written: {e}")
     finally:
@@ -213,3 +220,8 @@ def mark_local_errors(result, answer: dict, store) -> None:
         if local is not None and not math.isnan(local["max_abs"]):
             row.local_max_abs = local["max_abs"]
             row.local_passed = local["passed"]
+
+
+from .ladder import after_ladder  # noqa: E402 (registers the step; ladder does not import this)
+
+after_ladder(prune_step)
