@@ -12,6 +12,8 @@ Sources:
   ``use_cuda_graph`` and ``refit_params_path``. The 3.1, 3.2 and 3.3 tags could not be read
   one by one (the repository snapshot is over the size that can be fetched here); the newest
   source stands for them.
+Uncertain: ``refit_params_path`` is in export.py at 02a5e4e (before ``use_cuda_graph``) but not
+in the 3.0 docs' list; whether 3.0 has it is not known, and the plan does not use it.
 """
 from __future__ import annotations
 
