@@ -46,11 +46,11 @@ def recorded(router: HookRouter, tally: Tally, run: Callable) -> Callable:
 
 
 def needs_warm_up(calls) -> bool:
-    """GPU predictors on Paddle 3.x: the first run goes through the new executor, which runs
+    """``calls``: Config calls, or recipe texts. GPU predictors on Paddle 3.x: the first run goes through the new executor, which runs
     ops without calling the output hooks (or only some): a store of intermediate tensors
     filled from that run would be empty or partial."""
-    return any(getattr(c, "method", "") == "enable_use_gpu" for c in calls) or \
-        any(str(c).startswith("enable_use_gpu(") for c in calls if isinstance(c, str))
+    return any(getattr(c, "method", "") == "enable_use_gpu"
+               or (isinstance(c, str) and "enable_use_gpu(" in c) for c in calls)
 
 
 def warm_up(router: HookRouter, run: Callable) -> None:
