@@ -17,8 +17,11 @@ INPUTS = "inputs.npz"
 
 
 def call_source(call) -> str:
-    """A recipe call as Python on ``config``; one the installed Paddle may lack is guarded."""
+    """A recipe call as Python on ``config``; one the installed Paddle may lack is guarded.
+    TensorRT's optim cache dir becomes a folder beside the script, so the repro travels."""
     args = [repr(a) for a in call.args] + [f"{k}={v!r}" for k, v in call.kwargs]
+    if call.method == "set_optim_cache_dir":
+        args = ['os.path.join(HERE, "optim_cache")']
     line = f"config.{call.method}({', '.join(args)})"
     if getattr(call, "optional", False):
         return f"if hasattr(config, {call.method!r}):\n        {line}"

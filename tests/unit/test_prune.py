@@ -118,6 +118,8 @@ def test_call_source_is_python_on_config():
             == "config.enable_use_gpu(256, 0, PrecisionType.Half)")
     assert (repro.call_source(Call("enable_custom_passes", (PassNames(["a"]), True)))
             == "config.enable_custom_passes(['a'], True)")
+    assert (repro.call_source(Call("set_optim_cache_dir", ("/ci/cache/optim/x",)))
+            == 'config.set_optim_cache_dir(os.path.join(HERE, "optim_cache"))')
     guarded = repro.call_source(Call("set_tensorrt_optimization_level", (3,), optional=True))
     assert guarded.startswith("if hasattr(config, 'set_tensorrt_optimization_level'):")
     compile(repro.script_text("c", "w", "inference.json", [Call("disable_mkldnn")],
