@@ -1,5 +1,5 @@
 """The CI gate example, example_suites/paddleclas_style: a PaddleClas-style repo checked by
-its pytest.ini, conftest.py and suite files alone."""
+its pytest.ini, builder module (paddle_gate.py) and suite files alone."""
 import shutil
 
 from helpers import EXAMPLES, run_suite
