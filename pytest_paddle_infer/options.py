@@ -416,7 +416,7 @@ def _timeout(opt: Option, text) -> float:
     if value is None:
         return DEFAULT_TIMEOUT
     if value <= 0:
-        raise OptionError(f"{opt.flag}: {text!r} must be a number of seconds above 0 (e.g. {opt.flag}=600)")
+        raise OptionError(f"{opt.flag}: {text!r} must be a number of seconds above 0 (e.g. {opt.example('600')})")
     return value
 
 

@@ -2,16 +2,16 @@
 checked against each model's declared inputs before anything runs.
 
 A name no model takes, a dim the model fixes to another size, a rank that differs, or a batch
-for models whose batch is fixed are usage errors that name the model's inputs. An input left
-with dynamic dims other than the batch gets no shape here: its case errors when it runs and
-says which option gives one.
+for models whose batch is fixed are usage errors that name the model's inputs; so is a batch
+for an input whose other dims are dynamic too. Without either option such an input gets no
+shape here: its case errors when it runs, saying which option gives one.
 """
 from __future__ import annotations
 
 from typing import Dict, Optional, Sequence, Tuple
 
 from ..errors import InputError, OptionError
-from ..models.inputs import fill_shape, shape_label
+from ..models.inputs import example_dims, fill_shape, shape_label
 from ..models.source import ModelSource
 
 Shapes = Tuple[Tuple[str, Tuple[int, ...]], ...]  # (input name, concrete shape), model order
@@ -50,7 +50,10 @@ def model_shapes(source: ModelSource, given: Shapes, batch: Optional[int]) -> Sh
         elif batch is not None and dynamic_batch:
             shape = (batch,) + declared[1:]
             if any(d < 0 for d in shape):
-                continue  # other dims dynamic too: the case asks for --paddle-shape
+                raise OptionError(
+                    f"--paddle-batch={batch}: input {spec.name!r} of model {source.name} has dynamic "
+                    f"dims besides the batch ({list(declared)}); give its whole shape, e.g. "
+                    f"--paddle-shape {spec.name}={example_dims(declared, batch)}")
         else:
             continue
         out.append((spec.name, tuple(shape)))
