@@ -45,6 +45,7 @@ class Program:
     producer: Dict[str, int] = field(default_factory=dict)  # value key -> op index
     shapes: Dict[str, Tuple[int, ...]] = field(default_factory=dict)
     dtypes: Dict[str, str] = field(default_factory=dict)
+    dense: set = field(default_factory=set)  # values a predictor can take or give: cut points
     _program: object = None
     _exe: object = None
     _values: Dict[str, object] = field(default_factory=dict)  # PIR: key -> Value
@@ -58,10 +59,24 @@ class Program:
                 wanted.update(op.inputs)
         return sorted(keep)
 
+    def segment(self, start: int, targets: Sequence[str]) -> List[int]:
+        """The ops a cut at ``start`` runs: those from ``start`` on that the targets depend
+        on, and further back the producers of any value that is not a tensor (a PIR
+        ``builtin.combine`` list), which cannot be fed."""
+        ops = set(self.needed(start, targets))
+        while True:
+            made = {k for i in ops for k in self.ops[i].outputs}
+            wanting = {self.producer[k] for i in ops for k in self.ops[i].inputs
+                       if k not in made and k not in self.dense and k in self.producer}
+            if not wanting:
+                return sorted(ops)
+            for index in wanting:
+                ops.update(self.needed(index, self.ops[index].outputs[:1]))
+
     def crossing(self, start: int, targets: Sequence[str]) -> List[str]:
-        """The values the ops from ``start`` on read to compute ``targets`` that come from
-        before ``start`` (earlier ops or the program's inputs): what a cut there feeds."""
-        ops = self.needed(start, targets)
+        """The values the ops of a cut at ``start`` read that come from before it (earlier
+        ops or the program's inputs): what the cut feeds."""
+        ops = self.segment(start, targets)
         made = {k for i in ops for k in self.ops[i].outputs}
         feeds: List[str] = []
         for i in ops:
@@ -72,6 +87,11 @@ class Program:
             if key not in made and key not in feeds:
                 feeds.append(key)
         return feeds
+
+    def cuttable(self, index: int) -> bool:
+        """Can op ``index``'s main output be fetched (a tensor, not a list)?"""
+        outputs = self.ops[index].outputs
+        return bool(outputs) and outputs[0] in self.dense
 
 
 def load(prog_file: str) -> Program:
@@ -112,6 +132,8 @@ def _read_legacy(prog: Program, program, fetch_targets) -> None:
         var = block.var(name)
         prog.shapes[name] = tuple(var.shape)
         prog.dtypes[name] = str(var.dtype)
+        if "ARRAY" not in str(var.type).upper():  # LoDTensorArray and the like cannot be fed
+            prog.dense.add(name)
     prog.outputs = [t.name for t in fetch_targets]
     prog.output_names = list(prog.outputs)
 
@@ -147,6 +169,9 @@ def _read_pir(prog: Program, program, fetch_targets) -> None:
         prog.ops.append(Op(index, name, list(dict.fromkeys(data_in)), writes))
     for key in dependent:
         value = prog._values[key]
+        if not value.is_dense_tensor_type():  # a builtin.combine list: no shape, not fed
+            continue
+        prog.dense.add(key)
         prog.shapes[key] = tuple(int(d) for d in value.shape)
         prog.dtypes[key] = str(value.dtype)
     prog.outputs = [keys[t.id] for t in fetch_targets]

@@ -84,7 +84,7 @@ class Pruner:
             keys = []
             for op in self.prog.ops:
                 for k in op.inputs + op.outputs[:1]:
-                    if k not in keys and k not in self.prog.inputs:
+                    if k not in keys and k not in self.prog.inputs and k in self.prog.dense:
                         keys.append(k)
             for k in self.prog.outputs:
                 if k not in keys and k not in self.prog.inputs:
@@ -122,7 +122,7 @@ class Pruner:
         """The program up to op ``index``, fed the case's inputs: does its output diverge
         (or the cut program not run)?"""
         target = self.prog.ops[index].outputs[:1]
-        return self.judge("prefix", 0, target, self.prog.needed(0, target))["passed"] is not True
+        return self.judge("prefix", 0, target, self.prog.segment(0, target))["passed"] is not True
 
     def local(self, index: int) -> dict:
         op = self.prog.ops[index]
@@ -130,7 +130,7 @@ class Pruner:
 
     def segment(self, start: int, end: Optional[int]) -> dict:
         targets = self.prog.ops[end].outputs[:1] if end is not None else self.prog.outputs
-        return self.judge("segment", start, targets, self.prog.needed(start, targets))
+        return self.judge("segment", start, targets, self.prog.segment(start, targets))
 
     # -- the search ----------------------------------------------------------------------
 
@@ -163,16 +163,17 @@ class Pruner:
         """The first op after ``after`` whose output breaks tolerance, halving over prefixes
         of the program (a divergence, once made, is taken to stay); None when even the last
         op's does not."""
-        lo, hi = after, len(self.prog.ops) - 1
-        if not self.prefix_fails(hi):
+        cuts = [i for i in range(after + 1, len(self.prog.ops)) if self.prog.cuttable(i)]
+        if not cuts or not self.prefix_fails(cuts[-1]):
             return None
+        lo, hi = -1, len(cuts) - 1  # positions in cuts
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self.prefix_fails(mid):
+            if self.prefix_fails(cuts[mid]):
                 hi = mid
             else:
                 lo = mid
-        return hi
+        return cuts[hi]
 
     def shortest_failing_run(self, end: Optional[int]) -> Optional[int]:
         """The latest start from which the ops up to ``end`` (None: to the outputs), fed the
@@ -217,7 +218,7 @@ class Pruner:
         for index in range(last + 1 if first_bad is None else first_bad + 1, len(ops)):
             if len(locals_) >= budget:  # the rest of the table: own error or inherited
                 break
-            if index not in locals_:
+            if index not in locals_ and self.prog.cuttable(index):
                 locals_[index] = self.local(index)
         answer["first_bad"] = first_bad
         answer["run_start"] = run_start
@@ -232,7 +233,7 @@ class Pruner:
         shortest run of ops ending there that fails from the baseline's values."""
         last = divergent if divergent is not None else len(self.prog.ops) - 1
         for index in range(0, last + 1):
-            if index in locals_:
+            if index in locals_ or not self.prog.cuttable(index):
                 continue
             if len(locals_) >= budget:
                 break
@@ -275,7 +276,7 @@ class Pruner:
         base = self.baseline_values()
         with open(out / "inputs.npz", "wb") as f:
             np.savez(f, **{n: base[k] for n, k in zip(names, feeds)})
-        ops = self.prog.needed(start, targets)
+        ops = self.prog.segment(start, targets)
         return {"kind": what, "ops": ops, "types": [self.prog.ops[i].type for i in ops],
                 "inputs": names, "program": str(model / f"inference{self.suffix}"),
                 "params": params_file(model)}

@@ -169,3 +169,19 @@ def test_local_errors_go_to_the_rows_of_their_tensor_by_name_or_by_values(tmp_pa
     prune.mark_local_errors(result, answer, store)
     assert [(r.local_max_abs, r.local_passed) for r in result.intermediates] == [
         (0.25, False), (0.0, True), (None, None)]
+
+
+def test_a_cut_never_feeds_a_list_value():
+    """A PIR builtin.combine makes a list, not a tensor: a cut after it pulls the combine in
+    and feeds the tensors it combines; ops whose output is a list are not cut points."""
+    from pytest_paddle_infer.localize.program_cut import Op, Program
+
+    prog = Program("p.json", "pir", inputs=["x"], outputs=["c"])
+    prog.ops = [Op(0, "pd_op.relu", ["x"], ["a"]), Op(1, "pd_op.relu", ["x"], ["b"]),
+                Op(2, "builtin.combine", ["a", "b"], ["v"]), Op(3, "pd_op.concat", ["v"], ["c"])]
+    prog.producer = {"a": 0, "b": 1, "v": 2, "c": 3}
+    prog.dense = {"x", "a", "b", "c"}
+    assert prog.segment(3, ["c"]) == [2, 3]
+    assert prog.crossing(3, ["c"]) == ["a", "b"]
+    assert prog.crossing(1, ["c"]) == ["x", "a"]  # relu b runs, a comes from before the cut
+    assert [prog.cuttable(i) for i in range(4)] == [True, True, False, True]
