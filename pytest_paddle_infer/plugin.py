@@ -312,7 +312,9 @@ def repro_command(item, case, from_cli: bool) -> str:
         if opt.switch:
             if value:
                 args.append(opt.flag)
-        elif value not in (None, "", []):
+        elif isinstance(value, list):  # a repeatable option: once per value
+            args.extend(f"{opt.flag}={v}" for v in value)
+        elif value not in (None, ""):
             args.append(f"{opt.flag}={value}")
     return " ".join(shlex.quote(a) for a in args)
 
