@@ -6,7 +6,7 @@ import re
 from typing import Dict, List, Mapping, Sequence, Tuple
 
 from ..verdict.result import CaseResult
-from ..verdict.compare import comparison_table, format_table
+from ..verdict.compare import NEAR_ZERO, NEAR_ZERO_MARK, comparison_table, format_table
 from ..verdict.evidence import evidence_property
 from ..verdict.vacuity import range_text
 
@@ -118,6 +118,8 @@ def vacuity_properties(result: CaseResult) -> List[Tuple[str, object]]:
 def properties(result: CaseResult) -> List[Tuple[str, object]]:
     first = first_divergence(result)
     task = [("paddle_task", result.task_text)] if result.task_text else []  # task_compare.py
+    if result.max_rel_elsewhere is not None:  # the max rel is at a near-zero baseline value
+        task.append(("paddle_max_rel_elsewhere", f"{result.max_rel_elsewhere:.6g}"))
     return vacuity_properties(result) + task + [
         ("paddle_max_abs", f"{result.max_abs:.6g}"),
         ("paddle_max_rel", f"{result.max_rel:.6g}"),
@@ -145,8 +147,15 @@ def shown_status(row: Mapping[str, str]) -> str:
 def summary_table(rows: Sequence[Mapping[str, str]]) -> str:
     """One row per case, in the order given (the cases' order: the same with and without xdist)."""
     ordered = list(rows)
-    return format_table(SUMMARY_COLUMNS, [[shown_status(r) if k == "status" else r.get(k, "-")
-                                           for k in SUMMARY_KEYS] for r in ordered])
+    return format_table(SUMMARY_COLUMNS, [[summary_cell(r, k) for k in SUMMARY_KEYS] for r in ordered])
+
+
+def summary_cell(row: Mapping[str, str], key: str) -> str:
+    if key == "status":
+        return shown_status(row)
+    if key == "paddle_max_rel" and row.get("paddle_max_rel_elsewhere"):
+        return row.get(key, "-") + NEAR_ZERO_MARK  # explained under the value ranges
+    return row.get(key, "-")
 
 
 RANGE_ITEM = re.compile(r"(.+?): (empty|min (\S+) max (\S+) std (\S+))$")
@@ -171,6 +180,11 @@ def outputs_table(rows: Sequence[Mapping[str, str]]) -> List[str]:
         lines.append(f"{WARNED}: passed, but an output cannot fail under its tolerance "
                      f"(PaddleInferWarning; --paddle-strict fails the case):")
         lines += [f"  {r.get('paddle_case', r['nodeid'])}: {r['paddle_vacuous']}" for r in warned]
+    near_zero = [r for r in sorted(rows, key=lambda r: r["nodeid"]) if r.get("paddle_max_rel_elsewhere")]
+    if near_zero:
+        lines.append(f"max rel{NEAR_ZERO_MARK}: at a near-zero baseline value (|base| < {NEAR_ZERO:g} x "
+                     f"the output's largest |base|), not meaningful there; the largest elsewhere:")
+        lines += [f"  {r.get('paddle_case', r['nodeid'])}: {r['paddle_max_rel_elsewhere']}" for r in near_zero]
     return lines
 
 

@@ -80,6 +80,14 @@ class CaseResult:
         return sum(r.mismatched for r in self.rows)
 
     @property
+    def max_rel_elsewhere(self):
+        """When the largest Max Rtol is at a near-zero baseline value (compare.py): the largest
+        relative error of the outputs away from such values; else None."""
+        if not self.rows or not max(self.rows, key=lambda r: r.max_rel).max_rel_near_zero:
+            return None
+        return max(r.max_rel_elsewhere if r.max_rel_near_zero else r.max_rel for r in self.rows)
+
+    @property
     def mismatched_text(self) -> str:
         """``mismatched/total`` over the outputs; ``shape`` when an output's shape differs and
         no task comparison counts it (the others' counts would read as if all matched)."""
