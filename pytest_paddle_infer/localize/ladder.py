@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import PaddleInferError
-from ..modes.run_modes import RunModeSpec
+from ..modes.run_modes import PIR_FORMAT, RunModeSpec
 from .op_blame import OpKnob, knob_for
 from .trials import CRASHED, RAISED  # Rung.detail prefixes: the trial's process died; it raised
 
@@ -31,9 +31,12 @@ class Rung:
     passed: Optional[bool]  # False also when the trial crashed or raised (see detail)
     max_abs: float = float("nan")
     detail: str = ""
+    built: bool = True  # False: a rung the ladder could not try on this program (detail says why)
 
     @property
     def state(self) -> str:
+        if not self.built:
+            return "not tried"
         if self.passed is None:
             return "error"
         if self.passed:
@@ -56,8 +59,8 @@ class Localization:
 
     @property
     def builds(self) -> int:
-        """Predictors built: one per rung."""
-        return len(self.rungs)
+        """Predictors built: one per rung tried."""
+        return sum(r.built for r in self.rungs)
 
     def lines(self) -> List[str]:
         out = [f"localization: {self.verdict} ({self.builds} builds)"]
@@ -69,6 +72,12 @@ class Localization:
             out.append(f"  {r.name:<28} {r.state}{figure}  {r.change}" + (f"  {r.detail}" if r.detail else ""))
         return out + self.extra
 
+
+# Paddle 3.3.1: a PIR predictor with custom passes and enable_memory_optim() fails to build
+# ("Not find ... pass_name memory_optimize_pass"), and that pass cannot be listed ("has not
+# been registered"): memory optimization cannot be tried with the other passes off.
+PIR_MEMORY_NOTE = ("not tried: a PIR program's custom pass list takes no memory_optimize_pass "
+                   "(Paddle 3.3.1)")
 
 # (varied spec, Config calls added after its recipe) -> (passed, max abs, detail)
 Trial = Callable[..., Tuple[Optional[bool], float, str]]
@@ -195,9 +204,13 @@ def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
                            + (f" ({no_knob})" if no_knob else ""))
             loc.culprit = "kernels"
             return loc
-        # an error here is the ladder's own combination failing (PIR: custom passes without
-        # memory_optimize_pass), not the case's: only a divergence or a crash blames it
-        if rung("memory optimization on", replace(plain, memory_optim=True), extra=off_calls) is not True \
+        memory = replace(plain, memory_optim=True)
+        if program_format == PIR_FORMAT:
+            loc.rungs.append(Rung("memory optimization on", memory.label, None, detail=PIR_MEMORY_NOTE,
+                                  built=False))
+        # an error here is the ladder's own combination failing, not the case's: only a
+        # divergence or a crash blames it
+        elif rung("memory optimization on", memory, extra=off_calls) is not True \
                 and loc.rungs[-1].state != RAISED:
             loc.verdict = "enable_memory_optim() makes the difference: buffer reuse is to blame"
             loc.culprit = "memory_optim"

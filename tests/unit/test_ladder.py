@@ -112,7 +112,10 @@ def test_the_all_off_rung_takes_the_pir_calls():
     off = (call("enable_custom_passes", [], True),)
     trial = Scripted(lambda spec, extra: not extra and "pass_0" not in spec.delete_passes)
     loc = localize(parse_run_mode("cpu_fp32"), trial, lambda: list(PASSES), lambda: [], off, "pir")
-    assert trial.specs[0][1] == off and trial.specs[1][1] == off and trial.specs[2][1] == ()
+    assert trial.specs[0][1] == off and trial.specs[1][1] == ()
+    # PIR's custom passes cannot carry memory optimization: that rung is said, not built
+    assert loc.rungs[1].state == "not tried" and "memory_optimize_pass" in loc.rungs[1].detail
+    assert loc.builds == len(trial.specs) == len(loc.rungs) - 1
     assert loc.culprit == "pass_0"
 
 
