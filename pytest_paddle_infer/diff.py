@@ -163,19 +163,29 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="write the per-tensor xlsx/json/csv/png and index.html here")
     args = parser.parse_args(argv)
     worst = 0
+    outcomes = {}
     try:
         for a, b in pairs(args.a, args.b):
             result = diff_files(a, b, args.atol, args.rtol, args.tensors)
             print(report_text(result, a, b))
+            passed = not result.divergent and result.passed
             if args.report is not None:
                 from .report.case_files import write_case
 
-                written = write_case(args.report, result.case_id, result)
-                print(f"{PROG}: report: {', '.join(str(args.report / w) for w in written)}")
-            worst = max(worst, 0 if not result.divergent and result.passed else 1)
+                write_case(args.report, result.case_id, result)
+                outcomes[result.case_id] = {"status": "passed" if passed else "failed",
+                                            "paddle_case": result.case_id}
+            worst = max(worst, 0 if passed else 1)
     except DiffError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
+    if outcomes:
+        from .report.case_files import write_index
+
+        page = write_index(args.report, outcomes, {
+            "compared": f"{args.b} against {args.a}", "tolerance": f"atol={args.atol:g} rtol={args.rtol:g}",
+            "command line": " ".join([PROG, *map(str, argv if argv is not None else sys.argv[1:])])})
+        print(f"{PROG}: report: {page} (summary.json and each pair's xlsx/json/csv/png beside it)")
     return worst
 
 

@@ -57,6 +57,8 @@ def test_golden_intermediates_name_the_first_divergence_live_and_offline(run_pyt
     assert "B against A: " in diff.stdout and "intermediate tensors and 1 outputs outside tolerance" in diff.stdout
     rows = lambda d: json.loads((pytester.path / d / f"{Path(file_name(CHECKED)).stem}.json").read_text())["rows"]
     assert rows("drep") == rows("rep") and len(rows("rep")) > 1
+    index = (pytester.path / "drep" / "index.html").read_text()
+    assert f'href="{file_name(CHECKED).replace(".npz", ".xlsx")}"' in index and "paddle-infer-diff" in index
 
     # within a tolerance that bf16 meets, the diff passes (exit 0): it judged, it did not just list
     ok = subprocess.run([Path(sys.executable).parent / "paddle-infer-diff", str(gold / file_name(RECORDED)),
