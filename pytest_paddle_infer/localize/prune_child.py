@@ -33,6 +33,34 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 MATCH_DISTANCE = 1e-3  # a hinted baseline tensor and the child's own baseline value: equal
+CHUNK_BYTES = 256 << 20  # baseline values fetched per run (then spilled): bounded memory
+
+
+class Spilled:
+    """Baseline values by key, each in its own ``.npy`` file, read back when used; the
+    program's inputs stay in memory."""
+
+    def __init__(self, directory: Path, inputs: Dict[str, np.ndarray]):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.inputs = dict(inputs)
+        self.paths: Dict[str, Path] = {}
+
+    def put(self, key: str, value: np.ndarray) -> None:
+        path = self.directory / f"{len(self.paths):05d}.npy"
+        np.save(path, value)
+        self.paths[key] = path
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key in self.inputs:
+            return self.inputs[key]
+        return np.load(self.paths[key])
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self else default
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.inputs or key in self.paths
 
 
 class Pruner:
@@ -47,7 +75,7 @@ class Pruner:
         self.builds = 0
         self.trials: List[dict] = []
         self._cuts: Dict[tuple, tuple] = {}
-        self._base: Dict[str, np.ndarray] = {}
+        self._base: Optional[Spilled] = None
         self.suffix = ".pdmodel" if self.prog.format == "legacy" else ".json"
 
     # -- running sub-programs ------------------------------------------------------------
@@ -78,9 +106,10 @@ class Pruner:
             self._cuts[key] = (dest, feeds, names)
         return self._cuts[key]
 
-    def baseline_values(self) -> Dict[str, np.ndarray]:
-        """The baseline's value of every value an op reads or writes first, in one run."""
-        if not self._base:
+    def baseline_values(self) -> "Spilled":
+        """The baseline's value of every tensor an op reads or writes first, from runs of the
+        program cut after them, fetched at most CHUNK_BYTES at a time and spilled to disk."""
+        if self._base is None:
             keys = []
             for op in self.prog.ops:
                 for k in op.inputs + op.outputs[:1]:
@@ -89,11 +118,29 @@ class Pruner:
             for k in self.prog.outputs:
                 if k not in keys and k not in self.prog.inputs:
                     keys.append(k)
-            dest, _, names = self.cut(0, keys)
-            values = self.run(dest, self.req["baseline_calls"], {n: self.inputs[n] for n in names})
-            self._base = dict(zip(keys, values))
-            self._base.update(self.inputs)
+            self._base = Spilled(self.work / "baseline", self.inputs)
+            for chunk in self._chunks(keys):
+                dest, _, names = self.cut(0, chunk)
+                values = self.run(dest, self.req["baseline_calls"], {n: self.inputs[n] for n in names})
+                for key, value in zip(chunk, values):
+                    self._base.put(key, value)
+                del values
         return self._base
+
+    def _chunks(self, keys: List[str]) -> List[List[str]]:
+        """Runs of ``keys`` whose values (shapes with the inputs' batch for -1) fit CHUNK_BYTES."""
+        batch = max([a.shape[0] for a in self.inputs.values() if a.ndim] or [1])
+        chunks: List[List[str]] = [[]]
+        size = 0
+        for key in keys:
+            dims = [batch if d < 0 else d for d in self.prog.shapes.get(key, ())]
+            nbytes = 4 * int(np.prod(dims or [1]))
+            if chunks[-1] and size + nbytes > self.req.get("chunk_bytes", CHUNK_BYTES):
+                chunks.append([])
+                size = 0
+            chunks[-1].append(key)
+            size += nbytes
+        return [c for c in chunks if c]
 
     def judge(self, what: str, start: int, targets: Sequence[str], ops: Sequence[int]) -> dict:
         """The ops from ``start`` fed the baseline's values at the cut, run under the
