@@ -10,7 +10,8 @@ structure on PIR programs and by name on legacy ones, so asking for them changes
 One exception to ``default``: on Paddle 3.x ``enable_tensorrt_engine`` reaches only legacy
 programs (a ``.json`` program goes through the PIR pipeline, which has no TensorRT subgraph
 pass), so ``trt_*`` cases of zoo entries and builders check their legacy export, baseline and
-candidate alike. A user's own model file is never re-exported.
+candidate alike. A user's own model file is never re-exported: a user's ``.json`` takes the
+PIR TensorRT path instead (``paddle.tensorrt`` convert, modes/pir_tensorrt.py).
 """
 from __future__ import annotations
 
