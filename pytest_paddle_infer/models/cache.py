@@ -173,7 +173,38 @@ def _trim_child_error(stderr: str) -> str:
     for i, line in enumerate(lines):  # dy2static errors carry the user's code below this line
         if "In transformed code" in line:
             return "\n".join(lines[i:])[-4000:]
+    starts = [i for i, l in enumerate(lines) if l.startswith("Traceback (most recent call last)")]
+    if starts:
+        return _user_traceback(lines[starts[-1] + 1:])
     return "\n".join(lines[-25:])
+
+
+PLUGIN_DIR = str(Path(__file__).resolve().parent.parent)
+USER_FRAMES = 4
+
+
+def _user_traceback(lines) -> str:
+    """A Python traceback from a child, told as the user's part of it: the frames of their
+    own code (not this plugin's, Python's or an installed package's, at most the last
+    ``USER_FRAMES``) and the exception."""
+    frames, current, i = [], None, 0
+    while i < len(lines) and lines[i].startswith(" "):
+        line = lines[i]
+        if line.lstrip().startswith('File "'):
+            current = [line]
+            frames.append(current)
+        elif current is not None:
+            current.append(line)
+        i += 1
+    exception = lines[i:]
+
+    def users(frame) -> bool:
+        path = frame[0].split('"')[1] if frame[0].count('"') >= 2 else ""
+        return not (path.startswith((PLUGIN_DIR, "<")) or "site-packages" in path
+                    or path.startswith(sys.prefix) or path.startswith(sys.base_prefix))
+
+    kept = [l for f in [f for f in frames if users(f)][-USER_FRAMES:] for l in f]
+    return "\n".join(kept + exception[-25:])
 
 
 def _source_key(source: ModelSource) -> str:
