@@ -41,3 +41,7 @@ def test_localize_prunes_to_the_first_bad_op_and_leaves_a_repro(run_pytest, pyte
                          timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr[-2000:]
     assert "1 of 1 outputs outside atol=0.0 rtol=0.0" in run.stdout
+    # the same way: the script's difference is the local error the localization measured
+    local_max_abs = float(result.stdout.str().split("local max abs ")[1].split()[0])
+    script_max_abs = float(run.stdout.split(" max abs ")[1].split()[0])
+    assert script_max_abs == pytest.approx(local_max_abs, rel=1e-2)
