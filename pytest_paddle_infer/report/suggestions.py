@@ -29,7 +29,7 @@ def suggested_rows(rows: Sequence[Mapping[str, str]]) -> List[Tuple[str, dict, d
 
 
 def suggestion_lines(rows: Sequence[Mapping[str, str]], written: Sequence[str]) -> List[str]:
-    from ..verdict.suggest import MIN_ATOL, seeds_text
+    from ..verdict.suggest import MIN_ATOL, cannot_fail, seeds_text
 
     measured = suggested_rows(rows)
     if not measured:
@@ -41,6 +41,9 @@ def suggestion_lines(rows: Sequence[Mapping[str, str]], written: Sequence[str]) 
         for out in suggestion["outputs"]:
             keys = out["suggested"]
             text = " ".join(f"{k}={v:g}" for k, v in keys.items()) or why_none(out)
+            if cannot_fail(out):
+                text += (f" (spans the baseline's spread, std {out['std']:.3g}: the element-wise check "
+                         f"cannot fail; judge by cosine_min or sqnr_min)")
             need = f"{_figure(out['atol_needed'])} ({out['rtol']:g})"
             table.append((case, out["shown"], seeds, _figure(out["max_abs"]), need, f"{out['atol']:g}", text))
     lines = [f"suggested = {margin:g} x the worst figure over the seeds (atol: x the worst max abs, "

@@ -46,6 +46,7 @@ def output_figures(row: TensorComparison, position: int) -> Dict[str, object]:
         "rel_l2": _finite(row.rel_l2), "p99_abs": _finite(row.p99_abs),
         "agreement": (1.0 - row.mismatched / row.total) if rank_task and row.total else None,
         "unmatched": unmatched, "comparable": row.shape_ok or bool(row.task),
+        "std": _finite(row.std_expected), "mean_abs": _finite(row.mean_abs_expected),
     }
 
 
@@ -94,6 +95,15 @@ def suggest(out: Mapping[str, object], margin: float) -> Dict[str, float]:
     if "p99_abs_max" in bounds and isinstance(p99, float):
         found["p99_abs_max"] = max(MIN_ATOL, ceil_significant(margin * p99, DIGITS))
     return found
+
+
+def cannot_fail(out: Mapping[str, object]) -> bool:
+    """Whether the suggested atol (with the output's rtol) spans the baseline's spread, so
+    that the element-wise check could not fail (verdict/vacuity.py's 'spread' rule)."""
+    atol, std, mean_abs = out.get("suggested", {}).get("atol"), out.get("std"), out.get("mean_abs")
+    if atol is None or not isinstance(std, float) or not isinstance(mean_abs, float):
+        return False
+    return std <= atol + float(out["rtol"]) * mean_abs
 
 
 def round_down(value: float, decimals: int) -> float:
