@@ -33,11 +33,11 @@ def run_script(folder, *args):
                           capture_output=True, text=True, timeout=300)
 
 
-def prune_in_child(model, tmp_path, mode: str, atol: float, hint=None, **more):
+def prune_in_child(model, tmp_path, mode: str, atol: float, hint=None, shape=(1, 3, 32, 32), **more):
     from pytest_paddle_infer.models.cache import run_child
 
     inputs = tmp_path / "inputs.npz"
-    np.savez(inputs, x=np.random.RandomState(0).uniform(-1, 1, (1, 3, 32, 32)).astype("float32"))
+    np.savez(inputs, x=np.random.RandomState(0).uniform(-1, 1, shape).astype("float32"))
     folder = tmp_path / "repro"
     folder.mkdir()
     base = baseline_recipe("cpu", None, 0, model.format)
@@ -187,3 +187,40 @@ def test_a_cut_never_feeds_a_list_value():
     assert prog.crossing(3, ["c"]) == ["a", "b"]
     assert prog.crossing(1, ["c"]) == ["x", "a"]  # relu b runs, a comes from before the cut
     assert [prog.cuttable(i) for i in range(4)] == [True, True, False, True]
+
+
+LATE_CONV = '''
+import sys, paddle
+class Net(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.conv = paddle.nn.Conv2D(4, 8, 3)
+    def forward(self, x):
+        y = paddle.nn.functional.max_pool2d(paddle.nn.functional.relu(x), 2)
+        return self.conv(y * 2.0)
+paddle.seed(0)
+net = Net()
+net.eval()
+spec = [paddle.static.InputSpec([None, 4, 16, 16], "float32", "x")]
+paddle.jit.save(paddle.jit.to_static(net, input_spec=spec), sys.argv[1] + "/inference")
+'''
+
+
+def test_the_first_bad_op_is_the_first_that_errs_on_its_own_not_the_first_op(tmp_path):
+    """relu, max pool and a scale by 2 are exact under oneDNN fp32; the convolution after
+    them is not (1e-6): at zero tolerance pruning names op 3 conv2d, the ops before it
+    measured exact on their own."""
+    (tmp_path / "net.py").write_text(LATE_CONV)
+    (tmp_path / "model").mkdir()
+    subprocess.run([sys.executable, str(tmp_path / "net.py"), str(tmp_path / "model")], check=True,
+                   capture_output=True, timeout=300)
+    prog = tmp_path / "model" / "inference.json"
+    if not prog.exists():
+        pytest.skip("this Paddle exports legacy programs only")
+    model = SimpleNamespace(prog_file=str(prog), format="pir")
+    answer, *_ = prune_in_child(model, tmp_path, "onednn_fp32", 0.0, shape=(1, 4, 16, 16))
+    assert answer["op_types"][:4] == ["pd_op.relu", "pd_op.pool2d", "pd_op.scale", "pd_op.conv2d"]
+    assert answer["first_bad"] == 3 and answer["first_divergent"] == 3
+    assert [(l["op"], l["passed"]) for l in answer["locals"]][:4] == [
+        (0, True), (1, True), (2, True), (3, False)]
+    assert [l["max_abs"] for l in answer["locals"]][:3] == [0.0, 0.0, 0.0]
