@@ -1,0 +1,57 @@
+"""paddle-infer-diff (pytest_paddle_infer/diff.py) on saved runs written here: which tensor it
+names, its exit status, directories, runs it refuses to compare. No Paddle: the files are
+what a session writes (saved_tensors.write_archive), the comparison is the session's own."""
+from collections import OrderedDict
+
+import numpy as np
+
+from pytest_paddle_infer import diff
+from pytest_paddle_infer.execute.saved_tensors import write_archive
+
+RNG = np.random.default_rng(0)
+TENSORS = [RNG.standard_normal((2, 8, 4, 4)).astype(np.float32) for _ in range(4)]
+OUT = RNG.standard_normal((2, 10)).astype(np.float32)
+
+
+def save(path, tensors, out=OUT, digest="d1", case="m[2x8-cpu_fp32]", names=None):
+    entries = [({"index": i, "name": (names or [f"conv2d_{i}.tmp_0" for i in range(len(tensors))])[i],
+                 "op_type": "conv2d", "shape": list(t.shape), "dtype": str(t.dtype)}, lambda t=t: t)
+               for i, t in enumerate(tensors)]
+    meta = {"case_id": case, "outputs": ["out"], "inputs": {"digest": digest},
+            "environment": {"paddle": "paddlepaddle 3.3.1", "device": "cpu"},
+            "program": {"format": "legacy", "file": "inference.pdmodel"}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        write_archive(f, OrderedDict(out=out), entries, meta)
+    return path
+
+
+def test_names_the_first_tensor_that_moved_and_fails(tmp_path, capsys):
+    a = save(tmp_path / "a.npz", TENSORS)
+    moved = [t.copy() for t in TENSORS]
+    moved[2][0, 3, 1, 1] += 0.5  # the third tensor drifts, and everything after it
+    moved[3] += 0.01
+    b = save(tmp_path / "b.npz", moved, OUT + 0.01, case="m[2x8-onednn_bf16]")
+    assert diff.main([str(a), str(b)]) == 1
+    text = capsys.readouterr().out
+    assert "first divergent tensor: #2 conv2d conv2d_2.tmp_0 (1/256 elements outside" in text
+    assert "B against A: 2 intermediate tensors and 1 outputs outside tolerance" in text
+    assert diff.main([str(a), str(b), "--atol=1", "--rtol=0"]) == 0  # within a looser tolerance
+    assert "B against A: within tolerance" in capsys.readouterr().out
+
+
+def test_pairs_by_values_where_names_differ_and_by_file_name_in_directories(tmp_path, capsys):
+    save(tmp_path / "a" / "m.npz", TENSORS)
+    save(tmp_path / "b" / "m.npz", TENSORS, names=[f"0x55ab{i}_inner_var_{i}" for i in range(4)])
+    assert diff.main([str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    text = capsys.readouterr().out
+    assert "intermediates: 0 of 4 intermediate tensors break tolerance" in text  # all four paired
+
+
+def test_refuses_runs_of_other_inputs_and_missing_files(tmp_path, capsys):
+    a = save(tmp_path / "a.npz", TENSORS)
+    b = save(tmp_path / "b.npz", TENSORS, digest="d2")
+    assert diff.main([str(a), str(b)]) == 2
+    assert "recorded from other inputs (digest d1 and d2)" in capsys.readouterr().err
+    assert diff.main([str(a), str(tmp_path / "nowhere.npz")]) == 2
+    assert "nowhere.npz: no such file" in capsys.readouterr().err
