@@ -45,7 +45,8 @@ def test_pairs_by_values_where_names_differ_and_by_file_name_in_directories(tmp_
     save(tmp_path / "b" / "m.npz", TENSORS, names=[f"0x55ab{i}_inner_var_{i}" for i in range(4)])
     assert diff.main([str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     text = capsys.readouterr().out
-    assert "intermediates: 0 of 4 intermediate tensors break tolerance" in text  # all four paired
+    assert "intermediates: 0 of 4 intermediate tensors break tolerance" in text
+    assert "without a baseline pair" not in text  # all four paired, by their values
 
 
 def test_refuses_runs_of_other_inputs_and_missing_files(tmp_path, capsys):
