@@ -94,13 +94,15 @@ class Program:
         return bool(outputs) and outputs[0] in self.dense
 
 
-def load(prog_file: str) -> Program:
+def load(prog_file: str, device: str = "cpu") -> Program:
+    """``device``: where its Executor runs, ``cpu`` or ``gpu:N`` (the static Executor rung)."""
     import os
 
     import paddle
 
     paddle.enable_static()
-    exe = paddle.static.Executor(paddle.CPUPlace())
+    place = paddle.CPUPlace() if device == "cpu" else paddle.CUDAPlace(int(device.split(":")[1]))
+    exe = paddle.static.Executor(place)
     prefix, ext = os.path.splitext(os.path.abspath(prog_file))
     program, feed_names, fetch_targets = paddle.static.load_inference_model(
         prefix, exe, model_filename=prefix + ext, params_filename=prefix + ".pdiparams")

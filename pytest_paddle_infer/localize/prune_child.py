@@ -342,9 +342,10 @@ def prune(request_path: str) -> dict:
 
 
 def static(request_path: str) -> dict:
-    """The static Executor rung: the program under ``paddle.static.Executor`` on the CPU, the
-    framework's own kernels without inference passes; with ``onednn`` its oneDNN kernels
-    (``FLAGS_use_mkldnn``), as the mode's backend. Outputs go to ``out_npz``."""
+    """The static Executor rung: the program under ``paddle.static.Executor`` on the mode's
+    device (``cpu``, ``gpu:N``), the framework's own kernels without inference passes; with
+    ``onednn`` its oneDNN kernels (``FLAGS_use_mkldnn``), as the mode's backend. Outputs go
+    to ``out_npz``."""
     import paddle
 
     from .program_cut import load
@@ -353,7 +354,7 @@ def static(request_path: str) -> dict:
         request = pickle.load(f)
     if request.get("onednn"):
         paddle.set_flags({"FLAGS_use_mkldnn": True})
-    prog = load(request["prog_file"])
+    prog = load(request["prog_file"], request.get("device", "cpu"))
     with np.load(request["inputs_npz"], allow_pickle=False) as data:
         feed = {n: data[n] for n in prog.inputs}
     program = prog._program

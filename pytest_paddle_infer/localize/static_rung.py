@@ -41,7 +41,7 @@ def rung_line(passed: Optional[bool], max_abs: float, change: str, detail: str =
     return f"  {RUNG:<28} {state}{figure}  {change}" + (f"  {detail}" if detail else "")
 
 
-def run_static(runner, prepared, onednn: bool) -> Tuple[Optional[bool], float, str]:
+def run_static(runner, prepared, onednn: bool, device: str = "cpu") -> Tuple[Optional[bool], float, str]:
     """(within the case's tolerances?, max abs, error) of the Executor's outputs."""
     import numpy as np
 
@@ -58,7 +58,7 @@ def run_static(runner, prepared, onednn: bool) -> Tuple[Optional[bool], float, s
             np.savez(f, **prepared.inputs)
         with open(work / "request.pkl", "wb") as f:
             pickle.dump({"prog_file": prepared.model.prog_file, "inputs_npz": str(work / "inputs.npz"),
-                         "onednn": onednn, "out_npz": str(work / "out.npz")}, f)
+                         "onednn": onednn, "device": device, "out_npz": str(work / "out.npz")}, f)
         try:
             answer = run_child(["static", str(work / "request.pkl")],
                                prepared.model.format == "legacy", "the static Executor rung",
@@ -79,9 +79,13 @@ def run_static(runner, prepared, onednn: bool) -> Tuple[Optional[bool], float, s
 def static_rung(runner, prepared) -> List[str]:
     from ..modes.run_modes import ONEDNN
 
+    case = prepared.case
+    if case.baseline == "static":
+        return [f"  {RUNG:<28} not run: the case's baseline is the static Executor already"]
     runner.on_phase("localizing", "the static Executor rung")
-    onednn = prepared.case.run_mode.run_mode.engine == ONEDNN
-    backend = "oneDNN kernels, FLAGS_use_mkldnn" if onednn else "native kernels"
-    passed, max_abs, error = run_static(runner, prepared, onednn)
-    change = f"paddle.static.Executor on the CPU ({backend})"
+    onednn = case.run_mode.run_mode.engine == ONEDNN
+    device = runner.baseline_device(case, "auto")  # the mode's device: cpu or gpu:N
+    backend = ("oneDNN kernels, FLAGS_use_mkldnn" if onednn else "native kernels")
+    passed, max_abs, error = run_static(runner, prepared, onednn, device)
+    change = f"paddle.static.Executor on {'the CPU' if device == 'cpu' else device} ({backend})"
     return [rung_line(passed, max_abs, change, error), f"  -> {verdict(passed, backend)}"]
