@@ -185,7 +185,7 @@ def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: fl
 def check_bounds(row: TensorComparison) -> None:
     """The metric bounds a rule sets (cosine_min, sqnr_min, rel_l2_max, p99_abs_max)."""
     if row.cosine_min is not None and not (row.cosine >= row.cosine_min):
-        row.problems.append(f"cosine {row.cosine:.6f} below cosine_min {row.cosine_min:g}")
+        row.problems.append(f"cosine {row.cosine:.6f} below cosine_min {row.cosine_min:.10g}")
     if row.sqnr_min is not None and not (row.sqnr_db >= row.sqnr_min):
         row.problems.append(f"SQNR {row.sqnr_db:.4g} dB below sqnr_min {row.sqnr_min:g}")
     if row.rel_l2_max is not None and not (row.rel_l2 <= row.rel_l2_max):
