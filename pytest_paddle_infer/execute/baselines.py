@@ -138,7 +138,7 @@ class Baselines:
                 raise GoldenError(
                     f"this case compares with goldens ({case.baseline}); --paddle-save-goldens "
                     f"records live baselines only: use --paddle-update-goldens to rewrite these")
-            return self._from_golden(case, directory, digest, device_of)
+            return self._from_golden(case, directory, digest, device_of, model)
         live = self._recorded_kind(directory, case.id)
         result = self._live(live, case, model, inputs, digest, device_of, predictor_baseline)
         path = self._record(directory, live, result, case, model, inputs, digest, device_of)
@@ -220,7 +220,7 @@ class Baselines:
     # -- goldens -----------------------------------------------------------------------------
 
     def _from_golden(self, case: "Case", directory: Path, digest: str,
-                     device_of: Callable[[str], str]) -> BaselineOutputs:
+                     device_of: Callable[[str], str], model: "ModelFiles") -> BaselineOutputs:
         golden = read_golden(directory, case.id, digest)
         current = environment(device_of("auto"))
         mismatch = input_mismatch(golden.meta, case.seed, digest)
@@ -237,7 +237,15 @@ class Baselines:
                 text += ("\n  (the golden holds no intermediate tensors: record it with "
                          "--paddle-intermediates to compare them)")
             else:
-                text += f"\n  intermediates: {len(store.records)} tensors recorded in the golden"
+                stored = golden.meta.get("tensor_store", "")
+                text += (f"\n  intermediates: {len(store.records)} tensors recorded in the golden"
+                         + (" (stored as float16)" if stored == "float16" else ""))
+                recorded = golden.meta.get("program") or {}
+                checked = {"format": model.format, "file": Path(model.prog_file).name}
+                if recorded and recorded != checked:  # e.g. a GPU machine's legacy TensorRT export
+                    text += (f"\n  the golden's program is {recorded.get('format')} {recorded.get('file')}, "
+                             f"this case's {checked['format']} {checked['file']}: tensors pair by "
+                             f"structure and values where names differ")
         return BaselineOutputs(golden.outputs, text, store)
 
     @staticmethod
