@@ -54,6 +54,7 @@ class Localization:
     culprit: str = ""  # the pass, op types, or stage to blame
     fix: str = ""  # a run mode (toggle syntax) that a trial ran within tolerance
     search_builds: int = 0  # the builds of the last search (passes or op types)
+    listing_builds: int = 0  # predictors built to list the passes and op types (no trials)
     alternatives: List[str] = field(default_factory=list)  # other run modes trials passed
     extra: List[str] = field(default_factory=list)  # lines the steps after the ladder add
 
@@ -63,7 +64,9 @@ class Localization:
         return sum(r.built for r in self.rungs)
 
     def lines(self) -> List[str]:
-        out = [f"localization: {self.verdict} ({self.builds} builds)"]
+        listing = (f"; {self.listing_builds} more to list passes and op types"
+                   if self.listing_builds else "")
+        out = [f"localization: {self.verdict} ({self.builds} builds{listing})"]
         if self.fix:
             out.append(f"  suggested run mode: {self.fix}  (checked: a trial of it passes)")
         out.extend(f"  also within tolerance: {a}" for a in self.alternatives)
@@ -326,6 +329,7 @@ def localize_case(runner, prepared, init: Optional[dict] = None) -> Localization
     try:
         loc = localize(spec, trial, listed, op_types,
                        passes_off(model.format, spec.run_mode.engine), model.format)
+        loc.listing_builds = server.listing_builds if server is not None else 0
         return run_after_ladder(loc, runner, prepared)
     finally:
         if server is not None:

@@ -75,3 +75,13 @@ def passes_beyond(spec, model, threads: Optional[int], off_calls=()) -> List[str
     off = set(passes_run(replace(spec, ir_optim=False, memory_optim=False, delete_passes=()),
                          model, threads, off_calls))
     return [p for p in ran if p not in off]
+
+
+def listing_builds(model, off_calls=()) -> int:
+    """Predictors ``passes_beyond`` builds: none for a legacy program (the pass builder
+    lists them), two for a PIR one (as configured, and with optimizations off)."""
+    from ..modes.run_modes import PIR_FORMAT
+
+    if getattr(model, "format", "") != PIR_FORMAT:
+        return 0
+    return 2 if off_calls else 1

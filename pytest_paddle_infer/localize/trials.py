@@ -111,6 +111,7 @@ class TrialServer:
         self.payload = (case, model, dict(inputs), dict(baseline_outputs))
         self.ready = -1  # which child (Executor.started) holds the case
         self.crashes = 0
+        self.listing_builds = 0  # predictors built to list passes and op types, not trials
 
     def _call(self, op: str, *args):
         if self.executor.proc is None or self.ready != self.executor.started:
@@ -134,6 +135,9 @@ class TrialServer:
         when listing them crashes or raises."""
         from ..execute.executor import ExecutorBug, ExecutorDied
 
+        from .pir_passes import listing_builds
+
+        self.listing_builds += listing_builds(self.payload[1], off_calls)
         try:
             return [p for p in self._call("passes", spec, tuple(off_calls))
                     if p not in spec.delete_passes]
@@ -144,6 +148,7 @@ class TrialServer:
         """The op types ``spec``'s predictor runs; none when it crashes or raises."""
         from ..execute.executor import ExecutorBug, ExecutorDied
 
+        self.listing_builds += 1
         try:
             return list(self._call("op_types", spec))
         except (ExecutorDied, ExecutorBug, PaddleInferError):

@@ -25,7 +25,8 @@ def test_legacy_bf16_names_op_types_to_keep_in_fp32(run_pytest, pytester, paddle
                         *xdist_mode)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "*localization: op type* kept in fp32 bring* onednn_bf16 within tolerance* builds)",
+        "*localization: op type* kept in fp32 bring* onednn_bf16 within tolerance* builds; "
+        "1 more to list passes and op types)",
         "*suggested run mode: onednn_bf16+fp32_op=*(checked: a trial of it passes)",
         "*all optimizations off*passes*onednn_bf16+no_ir_optim",
         "*as configured*fails*onednn_bf16",
@@ -33,7 +34,7 @@ def test_legacy_bf16_names_op_types_to_keep_in_fp32(run_pytest, pytester, paddle
     ])
     text = result.stdout.str()
     fix = _suggested(text)
-    builds = int(re.search(r"localization: .* \((\d+) builds\)", text).group(1))
+    builds = int(re.search(r"localization: .* \((\d+) builds", text).group(1))
     junit = (pytester.path / "out.xml").read_text()
     culprit = re.search(r'name="paddle_culprit" value="([^"]+)"', junit).group(1)
     assert fix == "onednn_bf16+" + "+".join(f"fp32_op={op}" for op in culprit.split(", "))
@@ -61,7 +62,8 @@ def test_pir_ladder_searches_the_passes_paddle_ran(run_pytest, paddle_cache, xdi
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*localization: deleting pass cpu_bfloat16_placement_pass brings onednn_bf16 within "
-        "tolerance (op types cannot be kept in fp32 on a PIR program*) (* builds)",
+        "tolerance (op types cannot be kept in fp32 on a PIR program*) (* builds; 2 more to list "
+        "passes and op types)",
         "*suggested run mode: onednn_bf16+delete_pass=cpu_bfloat16_placement_pass*",
         "*all optimizations off*passes*onednn_bf16+no_ir_optim + "
         "enable_custom_passes([[]'onednn_placement_pass'[]], True)",
@@ -87,12 +89,29 @@ def test_a_crashing_candidate_is_localized_to_the_pass(run_pytest, monkeypatch, 
     monkeypatch.setenv(FAULT_PASS_ENV, "conv2d_bn_onednn_fuse_pass")
     result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_fp32", "--paddle-localize",
                         *xdist_mode)
-    result.assert_outcomes(errors=1) if "error" in result.stdout.str().splitlines()[-1] \
-        else result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)  # the candidate is built at setup
     result.stdout.fnmatch_lines([
         "*was killed by SIGSEGV while building the candidate*",
         "*localization: deleting pass conv2d_bn_onednn_fuse_pass brings onednn_fp32 within "
-        "tolerance (* builds)",
+        "tolerance (* builds*)",
         "*suggested run mode: onednn_fp32+delete_pass=conv2d_bn_onednn_fuse_pass*",
         "*as configured*crashed*crashed: the trial's process was killed by SIGSEGV*",
+    ])
+
+
+def test_a_crashing_candidate_of_a_legacy_program_is_localized_to_the_pass(run_pytest, monkeypatch):
+    """The same fault injection on the legacy export, whose pass list is the pass builder's:
+    the crash follows conv_bn_fuse_pass and the ladder names it."""
+    from pytest_paddle_infer.execute.executor import FAULT_ENV, FAULT_PASS_ENV
+
+    monkeypatch.setenv(FAULT_ENV, "building the candidate:SIGSEGV:onednn_fp32")
+    monkeypatch.setenv(FAULT_PASS_ENV, "conv_bn_fuse_pass")
+    result = run_pytest("--paddle-model=tiny_cnn", "--paddle-program=legacy",
+                        "--run-mode=onednn_fp32", "--paddle-localize")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([
+        "*was killed by SIGSEGV while building the candidate*",
+        "*localization: deleting pass conv_bn_fuse_pass brings onednn_fp32 within tolerance (* builds)",
+        "*memory optimization on*passes*onednn_fp32+no_ir_optim+memory_optim",
+        "*as configured*crashed*",
     ])
