@@ -137,11 +137,24 @@ def prune_case(runner, prepared, result) -> List[str]:
         lines.append(f"repro: {folder} (python {script}: plain paddle.inference and numpy)")
         if result is not None:
             result.notes.append(f"repro: {folder}")
+            result.repro_dir = str(folder)
+            result.first_bad_op = first_bad_text(answer)
     except OSError as e:
         lines.append(f"repro: not written: {e}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return lines
+
+
+def first_bad_text(answer: dict) -> str:
+    """``op 3 pd_op.conv2d (op3:conv2d:0)``, or the run of ops that fails together."""
+    if answer.get("first_bad") is not None:
+        local = _local(answer, answer["first_bad"]) or {}
+        return f"{_op_text(answer, answer['first_bad'])} ({local.get('tensor', '')})"
+    if answer.get("run_start") is not None and answer.get("repro"):
+        ops = answer["repro"]["ops"]
+        return f"ops {ops[0]}..{ops[-1]} together ({', '.join(answer['repro']['types'])})"
+    return ""
 
 
 def _op_text(answer: dict, index: int) -> str:

@@ -114,6 +114,8 @@ def case_summary(result: CaseResult) -> Dict[str, object]:
         "localization": result.localization,
         "localization_builds": getattr(result, "localization_builds", 0),  # predictors it built
         "culprit": getattr(result, "culprit", ""),
+        "first_bad_op": getattr(result, "first_bad_op", ""),  # localize/prune.py
+        "repro": getattr(result, "repro_dir", ""),
         # what the candidate and baseline really ran, and the rules they broke (evidence.py)
         "evidence": result.evidence,
         "problems": result.problems,

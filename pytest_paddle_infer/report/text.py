@@ -129,7 +129,8 @@ def properties(result: CaseResult) -> List[Tuple[str, object]]:
         ("paddle_duration", f"{result.duration:.3f}"),
         # what really ran, candidate then baseline (verdict/evidence.py)
         ("paddle_evidence", evidence_property(result.evidence)),
-    ]
+    ] + [(k, v) for k, v in (("paddle_first_bad_op", getattr(result, "first_bad_op", "")),
+                             ("paddle_repro", getattr(result, "repro_dir", ""))) if v]
 
 
 SUMMARY_COLUMNS = ("model", "shape", "mode", "status", "max abs", "max rel", "mismatched", "time")

@@ -37,6 +37,8 @@ class CaseResult:
     intermediates: List[IntermediateRow] = field(default_factory=list)
     localization: List[str] = field(default_factory=list)  # the ladder's verdict and rungs
     culprit: str = ""  # what the ladder blames: a pass, op types, kernels
+    first_bad_op: str = ""  # pruning: the first op out of tolerance on its own (localize/prune.py)
+    repro_dir: str = ""  # the repro folder --paddle-localize wrote for this case
     localization_builds: int = 0  # predictors the ladder built
     program: str = ""  # the format and file checked: "pir inference.json" (models/program.py)
     program_file: str = ""  # its path

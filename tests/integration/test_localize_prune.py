@@ -21,7 +21,7 @@ def test_localize_prunes_to_the_first_bad_op_and_leaves_a_repro(run_pytest, pyte
         pytest.skip("this Paddle exports legacy programs only")
     result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_bf16", "--paddle-atol=0",
                         "--paddle-rtol=0", "--paddle-localize", "--paddle-intermediates=all",
-                        "--paddle-report=rep", *xdist_mode)
+                        "--paddle-report=rep", "--junitxml=out.xml", *xdist_mode)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*all optimizations off*fails*",
@@ -32,8 +32,12 @@ def test_localize_prunes_to_the_first_bad_op_and_leaves_a_repro(run_pytest, pyte
         "repro: */rep/repro/tiny_cnn-1x3x32x32-onednn_bf16-* (python *repro.py: plain paddle.inference and numpy)",
     ])
     folder = next((pytester.path / "rep" / "repro").iterdir())
+    junit = (pytester.path / "out.xml").read_text()
+    assert 'name="paddle_first_bad_op" value="op 0 pd_op.conv2d (op0:conv2d:0)"' in junit
+    assert f'name="paddle_repro" value="{folder}"' in junit
     assert sorted(p.name for p in folder.iterdir()) == ["README.md", "inputs.npz", "model", "repro.py"]
     doc = json.loads(next((pytester.path / "rep").glob("tiny_cnn-*.json")).read_text())
+    assert doc["summary"]["repro"] == str(folder)
     local = doc["columns"].index("Local Atol")
     measured = [row for row in doc["rows"] if row[local] is not None]
     assert measured and all(row[local] >= 0 for row in measured)
