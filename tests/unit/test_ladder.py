@@ -185,3 +185,21 @@ def test_op_type_names_as_config_calls_spell_them():
     assert plain_op_type("pd_op.conv2d") == "conv2d"
     assert plain_op_type("onednn_op.fused_conv2d:out") == "fused_conv2d"
     assert plain_op_type("relu") == "relu"
+
+
+def test_no_pass_set_explains_it_the_optimized_kernels_do():
+    loc = run("onednn_fp32", lambda spec, extra: not ir_off(spec))
+    assert loc.culprit == "kernels" and not loc.fix
+    assert loc.verdict.startswith("no set of IR passes explains it")
+    assert loc.builds == 4  # off, memory, as configured, every pass deleted
+
+
+def test_a_crash_with_every_optimization_off_blames_the_kernels():
+    loc = run("onednn_fp32", lambda spec, extra: True, crash=True)
+    assert loc.culprit == "kernels" and "crashes with every graph optimization off" in loc.verdict
+
+
+def test_kernels_of_a_mode_with_an_op_switch_when_no_op_type_helps():
+    loc = run("gpu_fp16", lambda spec, extra: True)
+    assert loc.culprit == "kernels" and not loc.fix
+    assert [r.name for r in loc.rungs] == ["all optimizations off", "4 op type(s) kept in fp32"]
