@@ -445,6 +445,9 @@ def golden_options(baseline: str, save_dir, update: bool) -> Tuple[Optional[Path
     if save_dir is not None and golden:
         raise OptionError(f"--paddle-save-goldens records live baselines, but --paddle-baseline is "
                           f"{baseline}; to rewrite those goldens use --paddle-update-goldens instead")
+    if golden and golden_dir(baseline).exists() and not golden_dir(baseline).is_dir():
+        raise OptionError(f"--paddle-baseline={baseline}: that is a file, but goldens are a "
+                          f"directory of them: give the directory --paddle-save-goldens wrote")
     if golden and not update and not golden_dir(baseline).is_dir():
         raise OptionError(f"--paddle-baseline={baseline}: no such directory; record goldens first "
                           f"with --paddle-save-goldens=DIR (or create them with "

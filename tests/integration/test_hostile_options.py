@@ -79,6 +79,8 @@ ROWS = [
         says=("--paddle-baseline: unknown baseline 'nope'; valid baselines: auto",)),
     Row("baseline_golden_missing", TINY + ("--paddle-baseline=golden:no_goldens",),
         says=("no_goldens: no such directory; record goldens first with --paddle-save-goldens=DIR",)),
+    Row("baseline_golden_is_a_file", TINY + ("--paddle-baseline=golden:{file}",),
+        says=("a_file.txt: that is a file, but goldens are a directory of them",)),
     Row("device_malformed", TINY + ("--paddle-device=gpu:x",),
         says=("--paddle-device: 'gpu:x' is not a device; valid forms: auto",)),
     Row("suite_file_missing", TINY + ("--paddle-suite=missing.yaml",),
