@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from ..cases.case import Case
-from ..errors import CaseSkipped, InputError, ModelError, PredictorError
+from ..errors import CaseSkipped, InputError, ModelError, OptionError, PredictorError
 from ..models import cache as models
 from ..models.inputs import InputSpec, fill_shape, generate_all, inputs_digest
 from ..models.memory import check_fits
@@ -23,7 +23,7 @@ from ..models.program import choice_text, describe_program, exports_legacy
 from ..models.source import ModelFiles, ModelSource
 from ..modes import capabilities
 from ..modes.build_plan import CandidateBuilder, candidate_feeds
-from ..modes.run_modes import RUN_MODES, baseline_recipe, passes_off, recipe_shows
+from ..modes.run_modes import RUN_MODES, baseline_recipe, fp32_ops_problem, passes_off, recipe_shows
 from ..modes import pir_tensorrt
 from ..modes.trt_marking import FUSION_WARNING
 from ..verdict.outputs import check_output_names, compare_outputs
@@ -143,6 +143,9 @@ class Runner:
         self.on_phase("exporting the model")
         model = self.case_model(case)  # the same program with or without intermediates
         pir_tensorrt.check_takes(case.run_mode, model.format, model.prog_file)  # before any run
+        fp32_problem = fp32_ops_problem(case.run_mode, model.format)
+        if fp32_problem:
+            raise OptionError(fp32_problem)
         program_ops = None
         if wants_int8_kernels(case.run_mode.run_mode) or quantized_trt(case.run_mode):
             # a float model: nothing int8 to check

@@ -585,6 +585,17 @@ def passes_off(program_format: str, engine: str = PADDLE) -> Tuple[Call, ...]:
     return (call("enable_custom_passes", PassNames(keep), True),)
 
 
+def fp32_ops_problem(spec: RunModeSpec, program_format: str) -> Optional[str]:
+    """``+fp32_op`` on ``onednn_bf16`` becomes ``set_bfloat16_op``, which only the legacy bf16
+    pass reads: on a PIR program it would change nothing while the id says it did."""
+    if spec.fp32_ops and spec.run_mode.engine == ONEDNN and program_format == PIR_FORMAT:
+        return (f"{spec.label}: +fp32_op takes effect on legacy programs only (Paddle 3.3.1's "
+                f"PIR bf16 placement reads no op list from set_bfloat16_op); use "
+                f"--paddle-program=legacy (suite key program: legacy), or "
+                f"+delete_pass=cpu_bfloat16_placement_pass to keep every op in fp32")
+    return None
+
+
 def recipe_shows(calls: Sequence[Call]) -> Tuple[str, ...]:
     """What a baseline recipe's run must show: with optimizations off, no fused op."""
     off = any(c.method == "switch_ir_optim" and c.args[:1] == (False,) for c in calls)

@@ -53,3 +53,13 @@ def test_fp32_op_on_onednn_bf16_is_every_other_op_type_in_bf16():
     from paddle import inference
 
     apply_recipe(inference.Config(), calls)  # the installed binding takes it
+
+
+def test_fp32_op_on_a_pir_bf16_program_is_an_error_not_a_silent_no_op():
+    from pytest_paddle_infer.modes.run_modes import fp32_ops_problem
+
+    spec = parse_run_mode("onednn_bf16+fp32_op=fused_conv2d")
+    assert "legacy programs only" in fp32_ops_problem(spec, "pir")
+    assert fp32_ops_problem(spec, "legacy") is None
+    assert fp32_ops_problem(parse_run_mode("gpu_fp16+fp32_op=softmax"), "pir") is None
+    assert fp32_ops_problem(parse_run_mode("onednn_bf16"), "pir") is None
