@@ -122,7 +122,7 @@ def case_summary(result: CaseResult) -> Dict[str, object]:
         # the baseline's value range per output, and why an output cannot fail
         "outputs": [{"name": c.name, "elements": c.total, "min": _number(c.min_expected),
                      "max": _number(c.max_expected), "std": _number(c.std_expected),
-                     "cannot_fail": list(c.vacuous)} for c in result.rows],
+                     "cannot_fail": list(c.vacuous), **metrics(c)} for c in result.rows],
         "warnings": [f"{c.name} cannot fail under its tolerance: {', '.join(c.vacuous)}"
                      for c in result.vacuous],
     }
@@ -130,6 +130,18 @@ def case_summary(result: CaseResult) -> Dict[str, object]:
 
 def _number(value: float):
     return value if value == value else None  # NaN is not JSON
+
+
+def metrics(c) -> dict:
+    """An output's metrics beside atol/rtol (compare.py), the tolerances that would pass it
+    and its task comparison; JSON has no Infinity: "inf" as text."""
+    text = lambda v: None if v is None or v != v else (v if abs(v) != float("inf") else
+                                                       ("inf" if v > 0 else "-inf"))
+    return {"sqnr_db": text(c.sqnr_db), "rel_l2": text(c.rel_l2), "p50_abs": text(c.p50_abs),
+            "p90_abs": text(c.p90_abs), "p99_abs": text(c.p99_abs),
+            "atol_needed": text(c.atol_needed), "rtol_needed": text(c.rtol_needed),
+            "max_rel_near_zero": c.max_rel_near_zero, "max_rel_elsewhere": text(c.max_rel_elsewhere),
+            "task": c.task, "task_figures": c.task_figures}
 
 
 def write_case(directory: Path, nodeid: str, result: CaseResult) -> List[str]:
