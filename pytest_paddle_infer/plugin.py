@@ -290,6 +290,8 @@ def _localize_crash(item, case, died) -> list:
     if found["culprit"]:
         item.user_properties.append(("paddle_culprit", found["culprit"]))
     item.user_properties.append(("paddle_localization_builds", found["builds"]))
+    if found.get("fix"):
+        item.user_properties.append(("paddle_suggested_run_mode", found["fix"]))
     return found["lines"]
 
 

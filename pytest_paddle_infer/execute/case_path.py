@@ -55,6 +55,7 @@ def run_case(runner, prepared, localize: bool):
         result.localization = found.lines()
         result.culprit = found.culprit
         result.localization_builds = found.builds
+        result.suggested_run_mode = found.fix
     return result
 
 
@@ -64,7 +65,8 @@ def localize_crashed_case(runner, case) -> dict:
     prepared = runner.prepare(case, build_candidate=False)
     runner.on_phase("localizing", prepared.candidate_recipe)
     found = runner.localize(prepared)
-    return {"lines": found.lines(), "culprit": found.culprit, "builds": found.builds}
+    return {"lines": found.lines(), "culprit": found.culprit, "builds": found.builds,
+            "fix": found.fix}
 
 
 class InlineExecutor:
@@ -178,6 +180,8 @@ class CasePath:
             record.append(("paddle_culprit", result.culprit))
         if getattr(result, "localization_builds", 0):
             record.append(("paddle_localization_builds", result.localization_builds))
+        if getattr(result, "suggested_run_mode", ""):
+            record.append(("paddle_suggested_run_mode", result.suggested_run_mode))
         record.extend(properties(result))
         if self.settings.report_dir is not None:
             from ..report.case_files import write_case

@@ -114,6 +114,7 @@ def case_summary(result: CaseResult) -> Dict[str, object]:
         "localization": result.localization,
         "localization_builds": getattr(result, "localization_builds", 0),  # predictors it built
         "culprit": getattr(result, "culprit", ""),
+        "suggested_run_mode": getattr(result, "suggested_run_mode", ""),
         "first_bad_op": getattr(result, "first_bad_op", ""),  # localize/prune.py
         "repro": getattr(result, "repro_dir", ""),
         # what the candidate and baseline really ran, and the rules they broke (evidence.py)

@@ -40,6 +40,7 @@ class CaseResult:
     first_bad_op: str = ""  # pruning: the first op out of tolerance on its own (localize/prune.py)
     repro_dir: str = ""  # the repro folder --paddle-localize wrote for this case
     localization_builds: int = 0  # predictors the ladder built
+    suggested_run_mode: str = ""  # a run mode the ladder's trial ran within tolerance
     program: str = ""  # the format and file checked: "pir inference.json" (models/program.py)
     program_file: str = ""  # its path
     program_choice: str = ""  # why that program: the session's or suite's choice, TensorRT

@@ -43,6 +43,8 @@ def test_legacy_bf16_names_op_types_to_keep_in_fp32(run_pytest, pytester, paddle
 
     (case,) = json.loads((pytester.path / "report" / "summary.json").read_text())["cases"]
     assert case["localization_builds"] == builds and case["culprit"] == culprit
+    assert case["suggested_run_mode"] == fix
+    assert f'name="paddle_suggested_run_mode" value="{fix}"' in junit
     again = run_pytest(f"--paddle-model={legacy.prog_file}", f"--run-mode={fix}", *tolerance)
     again.assert_outcomes(passed=1)
 
