@@ -24,7 +24,7 @@ def judge_trial(runner, case, model, inputs, baseline_outputs, spec, extra: Sequ
     """Build ``spec`` (plus ``extra`` Config calls) like the case's candidate, run it on the
     case's inputs, judge it with the case's tolerances: (passed, max abs, "")."""
     from ..execute.predictor import describe_recipe, run_predictor
-    from ..modes.build_plan import Build, Plan
+    from ..modes.build_plan import Build, Plan, candidate_feeds
     from ..verdict.outputs import compare_outputs
 
     plan = runner.candidates.plan(spec, model, runner.input_specs(model, dict(case.shapes)),
@@ -34,7 +34,7 @@ def judge_trial(runner, case, model, inputs, baseline_outputs, spec, extra: Sequ
     runner.on_phase("building the candidate", describe_recipe(plan.final.recipe))
     built = runner.candidates.executor.run(plan, model, inputs)
     runner.on_phase("running the candidate", describe_recipe(plan.final.recipe))
-    outputs = run_predictor(built.predictor, inputs)
+    outputs = run_predictor(built.predictor, candidate_feeds(plan, inputs))  # as the case feeds it
     rows = compare_outputs(outputs, baseline_outputs, replace(case, run_mode=spec))
     return all(r.passed for r in rows), max((r.max_abs for r in rows), default=0.0), ""
 
@@ -92,7 +92,9 @@ def _serve(runner, op: str, *args):
 
         runner.on_phase("building the candidate", describe_recipe(plan.final.recipe))
         built = runner.candidates.executor.run(plan, model, inputs)
-        return predictor_op_types(runner, built.predictor, inputs)
+        from ..modes.build_plan import candidate_feeds
+
+        return predictor_op_types(runner, built.predictor, candidate_feeds(plan, inputs))
     raise PaddleInferError(f"unknown trial request {op!r}")
 
 
