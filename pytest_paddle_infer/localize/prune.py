@@ -22,6 +22,9 @@ from ..files import safe_file_stem
 CHILD = "pytest_paddle_infer.localize.prune_child"
 LOCAL_BUDGET = 24  # local errors measured per case: the ops from the first divergence on
 MATCH_DISTANCE = 1e-3  # a pruned op's baseline value and a hooked baseline tensor: the same
+# seconds the pruning child may take: a hang there must not cost the case its ladder verdict
+# (the executor's own --paddle-timeout covers the whole request)
+CHILD_TIMEOUT = 300.0
 
 
 def prune_step(loc, runner, prepared) -> None:
@@ -114,7 +117,7 @@ def prune_case(runner, prepared, result) -> List[str]:
             try:
                 answer = run_child(["prune", str(work / "request.pkl")],
                                    prepared.model.format == "legacy", "pruning the program",
-                                   module=CHILD)
+                                   module=CHILD, timeout=CHILD_TIMEOUT)
             except PaddleInferError as e:
                 why_not = str(e).splitlines()[0][:200]
         lines += prune_lines(answer, why_not)

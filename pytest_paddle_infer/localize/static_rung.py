@@ -48,7 +48,7 @@ def run_static(runner, prepared, onednn: bool, device: str = "cpu") -> Tuple[Opt
     from ..errors import PaddleInferError
     from ..models.cache import run_child
     from ..verdict.outputs import compare_outputs
-    from .prune import CHILD
+    from .prune import CHILD, CHILD_TIMEOUT
 
     work = Path(runner.cache_dir) / "static-rung" / f"pid{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
@@ -62,7 +62,7 @@ def run_static(runner, prepared, onednn: bool, device: str = "cpu") -> Tuple[Opt
         try:
             answer = run_child(["static", str(work / "request.pkl")],
                                prepared.model.format == "legacy", "the static Executor rung",
-                               module=CHILD)
+                               module=CHILD, timeout=CHILD_TIMEOUT)
         except PaddleInferError as e:
             return None, float("nan"), str(e).splitlines()[0][:160]
         with np.load(work / "out.npz", allow_pickle=False) as data:

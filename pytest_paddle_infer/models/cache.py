@@ -134,10 +134,12 @@ def cached_build(entry_dir: Path, build) -> dict:
 
 
 def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
-              module: str = "pytest_paddle_infer.models.exporter") -> dict:
+              module: str = "pytest_paddle_infer.models.exporter",
+              timeout: Optional[float] = None) -> dict:
     """Run the exporter (or another child ``module``) in a child process; its last stdout
     line is JSON. ``search_path`` goes first on the child's PYTHONPATH, so a builder beside a
-    suite file can be imported."""
+    suite file can be imported. A child still running after ``timeout`` seconds is killed
+    (a ModelError)."""
     env = dict(os.environ)
     if search_path:
         env["PYTHONPATH"] = os.pathsep.join([*search_path, *filter(None, [env.get("PYTHONPATH")])])
@@ -147,8 +149,11 @@ def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
     if legacy:  # otherwise the installed Paddle's default: forcing PIR on 2.6 crashes jit.save
         env["FLAGS_enable_pir_api"] = "0"
     env.setdefault("GLOG_minloglevel", "2")
-    proc = subprocess.run([sys.executable, "-m", module, *args],
-                          capture_output=True, text=True, env=env)
+    try:
+        proc = subprocess.run([sys.executable, "-m", module, *args],
+                              capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ModelError(f"{what} failed: the child process ran past {timeout:g} s and was killed") from None
     if proc.returncode != 0:
         raise ModelError(child_failure(what, proc.returncode, proc.stderr))
     try:

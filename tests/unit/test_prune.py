@@ -224,3 +224,11 @@ def test_the_first_bad_op_is_the_first_that_errs_on_its_own_not_the_first_op(tmp
     assert [(l["op"], l["passed"]) for l in answer["locals"]][:4] == [
         (0, True), (1, True), (2, True), (3, False)]
     assert [l["max_abs"] for l in answer["locals"]][:3] == [0.0, 0.0, 0.0]
+
+
+def test_a_child_past_its_timeout_is_killed_with_a_message():
+    from pytest_paddle_infer.errors import ModelError
+    from pytest_paddle_infer.models.cache import run_child
+
+    with pytest.raises(ModelError, match="ran past 0.5 s and was killed"):
+        run_child(["-c", "import time; time.sleep(30)"], False, "sleeping", module="timeit", timeout=0.5)
