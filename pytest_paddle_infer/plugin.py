@@ -397,6 +397,7 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"{item.nodeid}: {strip_ansi(str(excinfo.value))}"
         if call.when == "call":  # the case could not be checked: an error, as in setup
             report.user_properties.append((ERRORED_IN_CALL, "1"))
+            item.user_properties.append((ERRORED_IN_CALL, "1"))  # JUnit reads the teardown's
     return report
 
 

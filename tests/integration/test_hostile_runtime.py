@@ -249,12 +249,48 @@ def suites(d: Path, cache: Path) -> List[Session]:
 GOLDEN_MODES = "cpu_fp32,onednn_fp32,cpu_fp32+no_ir_optim,onednn_fp32+no_ir_optim,cpu_fp32+ir_optim"
 
 
+SWAPPED = '''
+import paddle
+from paddle import nn
+
+
+class Doubles(nn.Layer):
+    def forward(self, x):
+        return x * 2
+
+
+class BadReshape(nn.Layer):
+    def forward(self, x):  # 3 elements cannot become [2, -1]: fails when the predictor runs
+        return paddle.reshape(x, [2, -1])
+
+
+def doubles():
+    return Doubles()
+
+
+def bad_reshape():
+    return BadReshape()
+'''
+
+
 def goldens(d: Path, cache: Path) -> List[Session]:
-    """Goldens recorded, then damaged one per case; a batch-2 shape has none at all."""
-    record = run_session(d, cache, "--paddle-model=tiny_cnn", f"--run-mode={GOLDEN_MODES}",
-                         "--paddle-save-goldens=g")
+    """Goldens recorded, then damaged one per case; a batch-2 shape has none at all. The
+    model "swapped" is recorded from a working builder and then checked with one whose
+    predictor fails when it runs: against a golden (and inputs from a file) only the
+    candidate runs, so the Paddle error comes while running the case, not preparing it."""
+    (d / "swapped_builders.py").write_text(SWAPPED)
+    # inputs from a file: no second input seed, so no plain predictor runs in preparation
+    (d / "data").mkdir()
+    np.save(d / "data" / "x.npy", np.ones((1, 3), "float32"))
+    swapped = ("  swapped: {{source: 'swapped_builders:{}', inputs: {{x: {{shape: [-1, 3], file: data/x.npy}}}}, "
+               "run_modes: [cpu_fp32]}}\n")
+    (d / "paddle_record.yaml").write_text(
+        f"defaults: {{run_modes: [{', '.join(GOLDEN_MODES.split(','))}]}}\n"
+        f"models:\n  tiny_cnn: {{}}\n" + swapped.format("doubles"))
+    record = run_session(d, cache, "paddle_record.yaml", "--paddle-save-goldens=g")
     assert record.ret == OK, record.text
-    files = {p.name.split("-")[2]: p for p in (d / "g").glob("*.npz")}  # mode part of the name
+    (d / "paddle_record.yaml").unlink()
+    files = {p.name.split("-")[2]: p for p in (d / "g").glob("tiny_cnn-*.npz")}  # mode part of the name
     files["onednn_fp32"].write_bytes(b"garbage")
     half = files["cpu_fp32+no_ir_optim"].read_bytes()
     files["cpu_fp32+no_ir_optim"].write_bytes(half[:len(half) // 2])
@@ -270,7 +306,7 @@ def goldens(d: Path, cache: Path) -> List[Session]:
     (d / "paddle_goldens.yaml").write_text(
         f"defaults: {{baseline: 'golden:g', run_modes: [{modes}]}}\n"
         f"models:\n  tiny_cnn: {{}}\n  tiny_cnn_b2: {{source: tiny_cnn, shapes: [[2, 3, 32, 32]], "
-        f"run_modes: [cpu_fp32]}}\n")
+        f"run_modes: [cpu_fp32]}}\n" + swapped.format("bad_reshape"))
     return [record, run_session(d, cache, "paddle_goldens.yaml")]
 
 
@@ -382,6 +418,13 @@ def shape_of(model: str, shape: str, mode: str = "cpu_fp32"):
     return check
 
 
+def errored_in_call(s: Session, case_id: str) -> None:
+    """pytest reports it as an ERROR (not FAILED), as when building fails; JUnit marks it."""
+    assert re.search(rf"(?m)^ERROR \S*{re.escape(case_id)}", s.text), s.text
+    assert not re.search(rf"(?m)^FAILED \S*{re.escape(case_id)}", s.text), s.text
+    assert s.case(case_id).properties.get("paddle_error") == "1"
+
+
 def kept(*names: str):
     def check(s: Session) -> None:
         for name in names:
@@ -463,6 +506,9 @@ ROWS = [
         ("the golden was recorded with other inputs", "digest deadbeef")),
     Row("golden_of_another_case", "goldens", "tiny_cnn[1x3x32x32-onednn_fp32+no_ir_optim]", "error",
         ("belongs to case 'tiny_cnn[1x3x32x32-cpu_fp32]'",)),
+    Row("predictor_fails_while_running_the_case", "goldens", "swapped[1x3-cpu_fp32]", "error",
+        ("the candidate (cpu_fp32): running the predictor failed", "ReshapeOp",
+         "recipe: disable_mkldnn(); switch_ir_optim(True)"), check=lambda s: errored_in_call(s, "swapped[1x3-cpu_fp32]")),
     Row("golden_missing", "goldens", "tiny_cnn_b2[2x3x32x32-cpu_fp32]", "error",
         ("no golden for tiny_cnn_b2[2x3x32x32-cpu_fp32]", "--paddle-save-goldens=")),
     # -- the cache -------------------------------------------------------------------------------
