@@ -44,7 +44,7 @@ def test_a_child_that_dies_while_running_errors_its_case(run_pytest, monkeypatch
     monkeypatch.setenv(FAULT_ENV, f"running the candidate:{fault}:onednn_fp32")
     result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=cpu_fp32,onednn_fp32,onednn_bf16",
                         *xdist_mode)
-    result.assert_outcomes(passed=2, failed=1)
+    result.assert_outcomes(passed=2, errors=1)  # not a verdict on the outputs: an error, as in setup
     result.stdout.fnmatch_lines([
         f"*tiny_cnn[[]1x3x32x32-onednn_fp32[]]: the executor process {how} while running the candidate",
         "recipe: enable_mkldnn(); switch_ir_optim(True)",
