@@ -155,7 +155,8 @@ def _read_pir(prog: Program, program, fetch_targets) -> None:
             continue
         if name in IO_OPS:
             continue
-        reads = [keys.get(o.source().id) for o in op.operands() if o.source() is not None]
+        sources = [o.source() for o in op.operands()]
+        reads = [keys.get(v.id) for v in sources if v is not None and v.initialized()]  # optional: none
         data_in = [k for k in reads if k in dependent]
         if not data_in:
             continue
