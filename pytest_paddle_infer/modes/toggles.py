@@ -179,7 +179,7 @@ class Number(Kind):
 
     def take(self, key: str, eq: bool, value: str, state: Any) -> Any:
         if not eq:
-            raise NotThisKind
+            raise OptionError(f"{key} needs a number: +{key}={max(self.minimum, 1)}")
         try:
             return int(value.strip())
         except ValueError:

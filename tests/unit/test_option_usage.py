@@ -45,6 +45,7 @@ def test_thread_limit_is_generous_but_finite():
     ("cpu_fp32+threads=100000", "threads 100000: more threads than this machine can schedule"),
     ("cpu_fp32+threads=two", "threads='two': give a whole number, e.g. +threads=1"),
     ("trt_int8+calib_batches=0", "calib_batches 0: calibration needs at least one batch"),
+    ("cpu_fp32+threads", "threads needs a number: +threads=1"),
 ])
 def test_out_of_range_toggle_numbers_say_why(text, message):
     with pytest.raises(OptionError) as e:

@@ -57,9 +57,11 @@ def test_an_extra_row_shows_in_the_id_and_parses_back():
     assert TABLE.parse(spec.label) == spec
     assert TABLE.parse("mkldnn_fp32+profile+warmup=3+memory_optim") == spec  # any order, alias
     assert ("warmup=N", "cpu_*: runs before the checked one") in TABLE.syntax
+    with pytest.raises(OptionError, match=r"^--run-mode: warmup needs a number: \+warmup=1$"):
+        TABLE.parse("cpu_fp32+warmup")  # a number toggle without its number is not unknown
     with pytest.raises(OptionError) as e:
-        TABLE.parse("cpu_fp32+warmup")
-    assert str(e.value).startswith("--run-mode: unknown toggle 'warmup' in 'cpu_fp32+warmup'; toggles: ")
+        TABLE.parse("cpu_fp32+warm")
+    assert str(e.value).startswith("--run-mode: unknown toggle 'warm' in 'cpu_fp32+warm'; toggles: ")
     assert str(e.value).endswith(", +warmup=N, +profile")
     with pytest.raises(OptionError, match="does not take warmup"):
         TABLE.parse("trt_fp16+warmup=1")
