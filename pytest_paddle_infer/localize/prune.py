@@ -35,9 +35,12 @@ def prune_step(loc, runner, prepared) -> None:
     the whole program."""
     from .static_rung import all_off_failed, static_rung
 
-    if all_off_failed(loc):
-        loc.extra.extend(static_rung(runner, prepared))
-    loc.extra.extend(prune_case(runner, prepared, getattr(prepared, "failed_result", None)))
+    try:
+        if all_off_failed(loc):
+            loc.extra.extend(static_rung(runner, prepared))
+        loc.extra.extend(prune_case(runner, prepared, getattr(prepared, "failed_result", None)))
+    except Exception as e:  # never at the cost of the ladder's verdict above
+        loc.extra.append(f"pruning: failed: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
 
 
 def _work_dir(runner) -> Path:

@@ -235,3 +235,13 @@ def test_a_child_past_its_timeout_is_killed_with_a_message():
 
     with pytest.raises(ModelError, match="ran past 0.5 s and was killed"):
         run_child(["-c", "import time; time.sleep(30)"], False, "sleeping", module="timeit", timeout=0.5)
+
+
+def test_a_failing_step_after_the_ladder_keeps_the_ladder_and_says_so():
+    from pytest_paddle_infer.localize.ladder import Localization
+
+    loc = Localization()
+    loc.verdict = "deleting pass x brings onednn_bf16 within tolerance"
+    prune.prune_step(loc, runner=None, prepared=None)  # nothing to prune with: an internal error
+    assert loc.lines()[0].startswith("localization: deleting pass x")
+    assert loc.extra and loc.extra[0].startswith("pruning: failed: AttributeError")
