@@ -279,7 +279,12 @@ def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Cal
             continue
         models.append(source)
     mode_values = get("run_mode")
-    run_modes = parse_run_modes(mode_values or DEFAULT_RUN_MODES)
+    try:
+        run_modes = parse_run_modes(mode_values or DEFAULT_RUN_MODES)
+    except OptionError as e:  # "unknown run mode": say where it was written when not obvious
+        if str(e).startswith("--run-mode") or opts["run_mode"].flag.startswith("--"):
+            raise
+        raise OptionError(f"{opts['run_mode'].flag}: {e}") from None
     if mode_values and not run_modes:
         raise OptionError("--run-mode: no run mode given")
     baseline = parse_baseline_option(get("paddle_baseline") or "auto")

@@ -105,6 +105,10 @@ def test_ini_values_are_named_by_their_key(tmp_path):
         settings(tmp_path, paddle_atol="abc")
     with pytest.raises(OptionError, match="^ini key paddle_baseline: unknown baseline 'nope'"):
         settings(tmp_path, ini={"paddle_baseline": "nope"})
+    with pytest.raises(OptionError, match="^ini key run_mode: unknown run mode 'bogus'"):
+        settings(tmp_path, ini={"run_mode": ["bogus"]})
+    with pytest.raises(OptionError, match="^unknown run mode 'bogus'"):  # the flag is on the line
+        settings(tmp_path, run_mode=["bogus"])
     with pytest.raises(OptionError, match="^ini key run_mode: 'cpu_fp32\\+threads=0'"):
         settings(tmp_path, ini={"run_mode": ["cpu_fp32+threads=0"]})
 
