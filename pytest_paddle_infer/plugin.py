@@ -98,8 +98,10 @@ def case_path_of(config):
     first use."""
     if CASE_PATH not in config.stash:
         from .execute.case_path import CasePath
+        from .models.cache import heal_cache_dirs
 
         settings = settings_of(config)
+        heal_cache_dirs(settings.cache_dir)  # a damaged cache is rebuilt, not a traceback
         shared = None
         workerinput = getattr(config, "workerinput", None)
         if workerinput and workerinput.get("testrunuid"):  # the workers of one xdist session
@@ -491,8 +493,12 @@ class SessionSummary:
         if outputs:  # a section of its own: the summary table ends at the next rule
             terminalreporter.write_sep("=", "paddle-infer outputs (baseline value ranges)")
             terminalreporter.write_line("\n".join(outputs))
-        from .report.text import task_lines
+        from .report.text import near_zero_lines, task_lines
 
+        near_zero = near_zero_lines(list(self.rows.values()))
+        if near_zero:  # the summary's max rel* (compare.py: NEAR_ZERO)
+            terminalreporter.write_sep("=", "paddle-infer relative error near zero")
+            terminalreporter.write_line("\n".join(near_zero))
         tasks = task_lines(list(self.rows.values()))
         if tasks:  # outputs judged by a task-aware comparison (compare: in a suite)
             terminalreporter.write_sep("=", "paddle-infer task comparisons")

@@ -155,7 +155,7 @@ def summary_cell(row: Mapping[str, str], key: str) -> str:
     if key == "status":
         return shown_status(row)
     if key == "paddle_max_rel" and row.get("paddle_max_rel_elsewhere"):
-        return row.get(key, "-") + NEAR_ZERO_MARK  # explained under the value ranges
+        return row.get(key, "-") + NEAR_ZERO_MARK  # explained in a section of its own
     return row.get(key, "-")
 
 
@@ -181,12 +181,18 @@ def outputs_table(rows: Sequence[Mapping[str, str]]) -> List[str]:
         lines.append(f"{WARNED}: passed, but an output cannot fail under its tolerance "
                      f"(PaddleInferWarning; --paddle-strict fails the case):")
         lines += [f"  {r.get('paddle_case', r['nodeid'])}: {r['paddle_vacuous']}" for r in warned]
-    near_zero = [r for r in sorted(rows, key=lambda r: r["nodeid"]) if r.get("paddle_max_rel_elsewhere")]
-    if near_zero:
-        lines.append(f"max rel{NEAR_ZERO_MARK}: at a near-zero baseline value (|base| < {NEAR_ZERO:g} x "
-                     f"the output's largest |base|), not meaningful there; the largest elsewhere:")
-        lines += [f"  {r.get('paddle_case', r['nodeid'])}: {r['paddle_max_rel_elsewhere']}" for r in near_zero]
     return lines
+
+
+def near_zero_lines(rows: Sequence[Mapping[str, str]]) -> List[str]:
+    """What a ``max rel*`` in the summary means, with each such case's largest relative error
+    away from near-zero baseline values."""
+    near_zero = [r for r in sorted(rows, key=lambda r: r["nodeid"]) if r.get("paddle_max_rel_elsewhere")]
+    if not near_zero:
+        return []
+    return [f"max rel{NEAR_ZERO_MARK}: at a near-zero baseline value (|base| < {NEAR_ZERO:g} x the "
+            f"output's largest |base|), not meaningful there; the largest elsewhere:"] + [
+        f"  {r.get('paddle_case', r['nodeid'])}: {r['paddle_max_rel_elsewhere']}" for r in near_zero]
 
 
 def task_lines(rows: Sequence[Mapping[str, str]]) -> List[str]:

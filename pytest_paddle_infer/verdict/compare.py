@@ -176,8 +176,7 @@ def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: fl
             f"non-finite: {row.nan_actual} NaN and {row.inf_actual} Inf in the candidate, "
             f"{row.new_nonfinite} where the baseline is finite")
     if row.mismatched and elementwise:
-        row.problems.append(f"{row.mismatched}/{row.total} elements outside atol={atol:g} "
-                            f"rtol={rtol:g} ({row.needed_text})")
+        row.problems.append(f"{row.mismatched}/{row.total} elements outside atol={atol:g} rtol={rtol:g}")
     check_bounds(row)
     return row
 
@@ -389,5 +388,6 @@ def assert_tensors_close(actual, expected, atol: float = 1e-4, rtol: float = 1e-
     row = compare_arrays(name, np.asarray(actual), np.asarray(expected), atol, rtol, cosine_min)
     if not row.passed:
         raise AssertionError(f"{name} differs (atol={atol:g}, rtol={rtol:g}):\n"
+                             + (f"{row.needed_text}\n" if row.needed_text else "")
                              + comparison_table([row]))
     return row

@@ -30,7 +30,7 @@ def test_a_box_moved_beyond_the_iou_threshold_is_named_on_both_sides():
     assert "[class 0, score 0.5, 66, 60, 76, 70] (row 2, image 0)" in row.problems[1]
     looser = compare_task("b", moved, BOXES, boxes_rule(iou=0.2), (COUNTS, COUNTS))
     assert "4 matched" in looser.task_figures and "worst matched coordinate error 6" in looser.task_figures
-    assert "would pass with atol >= 6 (at rtol=0.0001)" in looser.problems[0]  # matched, 6 px off
+    assert "would pass with atol >= 6 (at rtol=0.0001)" in looser.needed_text  # matched, 6 px off
 
 
 def test_matched_boxes_are_checked_element_wise_and_name_the_needed_tolerance():
@@ -39,7 +39,7 @@ def test_matched_boxes_are_checked_element_wise_and_name_the_needed_tolerance():
     row = compare_task("b", shifted, BOXES, boxes_rule(), (COUNTS, COUNTS))
     assert not row.passed and "4 matched" in row.task_figures
     assert "worst matched coordinate error 0.5" in row.task_figures
-    assert "would pass with atol >= 0.5" in row.problems[0]
+    assert "would pass with atol >= 0.5" in row.needed_text
     assert compare_task("b", shifted, BOXES, Rule(0.5, 0, compare=Compare("boxes")), (COUNTS, COUNTS)).passed
 
 
