@@ -88,6 +88,21 @@ def cache_subdir(path: Path) -> Path:
     return path
 
 
+# the cache's own directories: one replaced by a file (damage) is removed at session start
+OWN_DIRS = ("models", "inspect", "signatures", "executor", "spill", "optim", "baselines",
+            "shared-baselines", "static-rung", "prune", "repro", "suite-locks")
+
+
+def heal_cache_dirs(cache_dir: Path) -> None:
+    for name in OWN_DIRS:
+        path = Path(cache_dir) / name
+        try:
+            if path.is_symlink() or (path.exists() and not path.is_dir()):
+                path.unlink()
+        except FileNotFoundError:  # another worker healed it first
+            pass
+
+
 def remove_stale_builds(entry_dir: Path) -> None:
     """Temporary export directories a killed process left behind (``*.tmp-*``, a full model
     each): this entry's (its lock is held by the caller) and any other whose lock is free."""

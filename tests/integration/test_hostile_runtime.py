@@ -346,8 +346,9 @@ models:
     manifest.write_text(manifest.read_text()[:40])
     built = next(p for p in models.glob("built-*-default") if p.is_dir()) / "inference.pdiparams"
     built.write_bytes(built.read_bytes()[:200])
-    shutil.rmtree(own / "inspect")
-    (own / "inspect").write_text("not a directory")
+    for name in ("inspect", "executor"):
+        shutil.rmtree(own / name, ignore_errors=True)
+        (own / name).write_text("not a directory")
     second = run_session(d, cache, *args)
     return [prime, first, second]
 
@@ -521,6 +522,8 @@ ROWS = [
     Row("cache_manifest_truncated", "cache", "tiny_cnn[1x3x32x32-cpu_fp32]", "passed", session=2),
     Row("cache_params_truncated", "cache", "built[1x3x32x32-cpu_fp32]", "passed", session=2),
     Row("cache_directory_replaced_by_a_file", "cache", "disk[1x3x32x32-cpu_fp32]", "passed", session=2),
+    Row("cache_executor_directory_replaced_by_a_file", "cache", "tiny_cnn[1x3x32x32-cpu_fp32]", "passed",
+        session=2, check=lambda s: (s.directory / "cache" / "executor").is_dir() or pytest.fail("not healed")),
     # -- the report directory and silent options -------------------------------------------------
     Row("report_summary_lists_parent_path", "report", check=kept("victim.txt")),
     Row("report_summary_lists_absolute_path", "report", check=kept("absolute_victim.txt")),
