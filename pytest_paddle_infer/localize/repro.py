@@ -87,6 +87,7 @@ def script_text(case_id: str, what: str, program: str, baseline_calls: Sequence,
             parser.add_argument("--atol", type=float, default={atol!r})
             parser.add_argument("--rtol", type=float, default={rtol!r})
             args = parser.parse_args()
+            print("paddle " + " ".join(inference.get_version().split()[:4]))
             want, got = run(baseline), run(candidate)
             bad = 0
             for name, expected in want.items():
@@ -114,10 +115,30 @@ def script_text(case_id: str, what: str, program: str, baseline_calls: Sequence,
                     rtol=rtol, baseline=_body(baseline_calls), candidate=_body(candidate_calls))
 
 
+def cpu_name() -> str:
+    """The CPU's model name (bf16 and int8 kernels depend on it), best effort."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def readme_text(case_id: str, what: str, baseline_calls: Sequence, candidate_calls: Sequence,
                 atol: float, rtol: float, details: Sequence[str]) -> str:
+    import platform
+
+    from ..modes.capabilities import installed_paddle
+
     calls = lambda cs: "; ".join(str(c) for c in cs) or "(none)"
+    found = " ".join(installed_paddle()) or "an unknown Paddle"
     lines = [f"# Repro: {case_id}", "", what, "",
+             f"Found with {found} on {platform.platform()}, CPU {cpu_name()}.", "",
              f"- `model/`: the program and its parameters", f"- `{INPUTS}`: its inputs, by name",
              f"- `{SCRIPT}`: builds both configurations with `paddle.inference` and compares "
              f"the outputs (atol={atol}, rtol={rtol}); exits 1 when one is outside tolerance",
