@@ -16,6 +16,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 from ..verdict.result import CaseResult
 from ..verdict.compare import TensorComparison, finite_text
+from ..errors import strip_ansi
 from ..files import atomic_write, safe_file_stem
 from .text import first_divergence
 
@@ -110,8 +111,8 @@ def case_summary(result: CaseResult) -> Dict[str, object]:
         "program": result.program,  # the format and file checked, and why that one
         "program_file": result.program_file,
         "program_choice": result.program_choice,
-        "notes": result.notes,
-        "localization": result.localization,
+        "notes": [strip_ansi(str(t)) for t in result.notes],  # Paddle log lines come coloured
+        "localization": [strip_ansi(str(t)) for t in result.localization],
         "localization_builds": getattr(result, "localization_builds", 0),  # predictors it built
         "culprit": getattr(result, "culprit", ""),
         "suggested_run_mode": getattr(result, "suggested_run_mode", ""),
@@ -119,7 +120,7 @@ def case_summary(result: CaseResult) -> Dict[str, object]:
         "repro": getattr(result, "repro_dir", ""),
         # what the candidate and baseline really ran, and the rules they broke (evidence.py)
         "evidence": result.evidence,
-        "problems": result.problems,
+        "problems": [strip_ansi(str(t)) for t in result.problems],
         # the baseline's value range per output, and why an output cannot fail
         "outputs": [{"name": c.name, "elements": c.total, "min": _number(c.min_expected),
                      "max": _number(c.max_expected), "std": _number(c.std_expected),
