@@ -103,6 +103,8 @@ def what_happened(case: Mapping[str, object]) -> str:
         parts += [str(p) for p in case.get(key) or []]
     if case.get("first_divergence"):
         parts.append(f"first divergence: {case['first_divergence']}")
+    if case.get("first_bad_op"):  # --paddle-localize pruning (localize/prune.py)
+        parts.append(f"first bad op: {case['first_bad_op']}")
     if case.get("message") or case.get("reason"):  # an error's or crash's whole message
         parts.append(str(case.get("message") or case["reason"]))
     parts += [str(w) for w in case.get("warnings") or []]
@@ -125,6 +127,9 @@ def case_rows(case: Mapping[str, object], columns: int) -> str:
     status = str(case.get("status", ""))
     files = [f for f in case.get("files") or [] if isinstance(f, str)]
     links = " ".join(f'<a href="{_esc(f)}">{_esc(f.rsplit(".", 1)[-1])}</a>' for f in files)
+    repro = str(case.get("repro") or "").replace("\\", "/").rstrip("/").split("/")
+    if len(repro) > 1 and repro[-2] == "repro":  # a repro folder inside the report dir
+        links += f' <a href="repro/{_esc(repro[-1])}/README.md">repro</a>'
     mismatched = case.get("mismatched")
     total = case.get("total")
     counts = f"{_number(mismatched)}/{_number(total)}" if mismatched is not None else ""

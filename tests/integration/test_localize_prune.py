@@ -38,6 +38,8 @@ def test_localize_prunes_to_the_first_bad_op_and_leaves_a_repro(run_pytest, pyte
     assert sorted(p.name for p in folder.iterdir()) == ["README.md", "inputs.npz", "model", "repro.py"]
     doc = json.loads(next((pytester.path / "rep").glob("tiny_cnn-*.json")).read_text())
     assert doc["summary"]["repro"] == str(folder)
+    index = (pytester.path / "rep" / "index.html").read_text()
+    assert f'href="repro/{folder.name}/README.md"' in index and "first bad op: op 0 pd_op.conv2d" in index
     local = doc["columns"].index("Local Atol")
     measured = [row for row in doc["rows"] if row[local] is not None]
     assert measured and all(row[local] >= 0 for row in measured)
