@@ -82,6 +82,8 @@ def _hint(prepared, result) -> Optional[dict]:
 
     store = prepared.baseline_store
     divergent = result.divergent if result is not None else []
+    if result is not None and all(r.passed for r in result.rows):  # a tensor tolerance failed it
+        divergent = [r for r in divergent if r.judged]
     if store is None or not divergent:
         return None
     record = store.by_name.get(divergent[0].baseline_name)
@@ -114,7 +116,9 @@ def prune_case(runner, prepared, result) -> List[str]:
             request = {"prog_file": prepared.model.prog_file, "inputs_npz": str(work / "inputs.npz"),
                        "baseline_calls": baseline, "candidate_calls": candidate, "atol": atol,
                        "rtol": rtol, "cosine_min": cosine_min, "hint": _hint(prepared, result),
-                       "work_dir": str(work / "cuts"), "repro_dir": str(folder), "budget": LOCAL_BUDGET}
+                       "work_dir": str(work / "cuts"), "repro_dir": str(folder), "budget": LOCAL_BUDGET,
+                       # False: only an intermediate a tensor tolerance names fails the case
+                       "outputs_fail": result is None or any(not r.passed for r in result.rows)}
             with open(work / "request.pkl", "wb") as f:
                 pickle.dump(request, f)
             try:

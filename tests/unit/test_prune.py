@@ -245,3 +245,13 @@ def test_a_failing_step_after_the_ladder_keeps_the_ladder_and_says_so():
     prune.prune_step(loc, runner=None, prepared=None)  # nothing to prune with: an internal error
     assert loc.lines()[0].startswith("localization: deleting pass x")
     assert loc.extra and loc.extra[0].startswith("pruning: failed: AttributeError")
+
+
+def test_a_case_failed_by_an_intermediate_alone_is_pruned_to_that_tensor(paddle_cache, tmp_path):
+    """The outputs pass, a tensor tolerance fails conv2d_1.tmp_0: pruning starts there and
+    does not ask the whole program to fail."""
+    model = tiny_cnn(paddle_cache, legacy=True)
+    answer, *_ = prune_in_child(model, tmp_path, "onednn_bf16", 1e-3, outputs_fail=False,
+                                hint={"name": "conv2d_1.tmp_0", "shape": [1, 32, 16, 16], "fingerprint": []})
+    assert "whole" not in answer and answer["first_divergent"] == 3
+    assert answer["repro"]["ops"] == [0, 1, 2, 3]
