@@ -84,7 +84,6 @@ class Pruner:
         from paddle import inference
 
         from ..execute.predictor import apply_recipe, run_predictor
-
         from .program_cut import params_file
 
         config = inference.Config(str(model_dir / f"inference{self.suffix}"), params_file(model_dir))
@@ -148,12 +147,12 @@ class Pruner:
         from ..verdict.compare import compare_arrays
 
         base = self.baseline_values()
-        dest, feeds, names = self.cut(start, targets)
         trial = {"what": what, "start": start, "ops": list(ops), "targets": list(targets)}
         self.trials.append(trial)
         try:
+            dest, feeds, names = self.cut(start, targets)
             got = self.run(dest, self.req["candidate_calls"], {n: base[k] for n, k in zip(names, feeds)})
-        except Exception as e:  # an erroring build or run: neither within tolerance nor out
+        except Exception as e:  # a cut, build or run that errs: neither within tolerance nor out
             from ..execute.predictor import trim_paddle_error
 
             trial.update(passed=None, error=trim_paddle_error(e).splitlines()[0][:200],
