@@ -204,6 +204,9 @@ def prune_lines(answer: dict, why_not: str) -> List[str]:
                      f"accumulated rounding starting at op {run_start}")
     if first_bad is None and run_start is None:
         lines.append("pruning: no cut of the program reproduces the failure; the repro holds the whole program")
+    if answer.get("repro_error"):
+        lines.append(f"pruning: the cut program could not be written ({answer['repro_error']}); "
+                     f"the repro holds the whole program")
     if divergent is not None:
         source = answer.get("divergent_from", "halving")
         source = "the intermediates" if source == "intermediates" else source

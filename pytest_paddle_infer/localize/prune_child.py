@@ -270,7 +270,11 @@ class Pruner:
         answer["first_bad"] = first_bad
         answer["run_start"] = run_start
         answer["locals"] = [self._describe_local(i, t) for i, t in sorted(locals_.items())]
-        answer["repro"] = self.write_repro(first_bad, run_start, divergent)
+        try:
+            answer["repro"] = self.write_repro(first_bad, run_start, divergent)
+        except Exception as e:  # the repro then holds the whole program (prune.py)
+            answer["repro"] = {}
+            answer["repro_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
         return self._finish(answer, start_time)
 
     def locate(self, divergent: Optional[int], locals_: Dict[int, dict], budget: int):
