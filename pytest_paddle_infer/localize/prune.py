@@ -62,7 +62,9 @@ def _calls(runner, prepared):
     baseline = runner.baseline_calls(base_case, prepared.model)
     specs = runner.input_specs(prepared.model, dict(case.shapes))
     plan = runner.candidates.plan(case.run_mode, prepared.model, specs, case.threads, case.seed)
-    why = "" if len(plan.steps) == 1 else f"the candidate takes {len(plan.steps)} steps (not one build)"
+    why = "" if len(plan.steps) == 1 else (
+        f"the candidate takes {len(plan.steps)} steps ({'; '.join(str(s) for s in plan.steps[:-1])}), "
+        f"the script builds the last one only, on the model's program")
     return baseline, plan.final.recipe, why
 
 

@@ -255,3 +255,30 @@ def test_a_case_failed_by_an_intermediate_alone_is_pruned_to_that_tensor(paddle_
                                 hint={"name": "conv2d_1.tmp_0", "shape": [1, 32, 16, 16], "fingerprint": []})
     assert "whole" not in answer and answer["first_divergent"] == 3
     assert answer["repro"]["ops"] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("mode, steps", [("onednn_bf16", 1), ("trt_fp16", 2), ("trt_int8", 3)])
+def test_the_repro_takes_the_cases_own_recipes_and_prunes_one_build_plans_only(paddle_cache, tmp_path,
+                                                                               mode, steps):
+    """The Config calls come from the case's plan (the final build) and its baseline; a plan
+    of more steps (TensorRT: its cache dir, a calibration) is not pruned and says why."""
+    from pytest_paddle_infer.cases.case import Case
+    from pytest_paddle_infer.execute.runner import Runner
+    from pytest_paddle_infer.models.source import parse_source
+    from pytest_paddle_infer.verdict.tolerances import CaseTolerances, Rule
+
+    model = tiny_cnn(paddle_cache, legacy=True)
+    case = Case(parse_source("tiny_cnn"), parse_run_mode(mode),
+                CaseTolerances(base=Rule(1e-3, 1e-3), override=Rule(None, None)))
+    runner = Runner(tmp_path / "cache")
+    baseline, candidate, why_not = prune._calls(runner, SimpleNamespace(case=case, model=model))
+    assert [c.method for c in baseline][:2] == ["disable_mkldnn", "switch_ir_optim"] or \
+        baseline[0].method == "enable_use_gpu"
+    if steps == 1:
+        assert candidate == recipe(parse_run_mode(mode)) and why_not == ""
+    else:
+        assert any(c.method == "enable_tensorrt_engine" for c in candidate)
+        assert why_not.startswith(f"the candidate takes {steps} steps (")
+        text = repro.script_text(case.id, "w", "inference.pdmodel", baseline, candidate, 1e-2, 1e-2)
+        assert 'config.set_optim_cache_dir(os.path.join(HERE, "optim_cache"))' in text
+        compile(text, "repro.py", "exec")
