@@ -20,7 +20,7 @@ from ..errors import PaddleInferError
 from ..files import safe_file_stem
 
 CHILD = "pytest_paddle_infer.localize.prune_child"
-LOCAL_BUDGET = 24  # local errors measured per case: the ops from the first divergence on
+LOCAL_BUDGET = 24  # ops measured alone per case, in execution order from the first
 MATCH_DISTANCE = 1e-3  # a pruned op's baseline value and a hooked baseline tensor: the same
 # seconds the pruning child may take: a hang there must not cost the case its ladder verdict
 # (the executor's own --paddle-timeout covers the whole request)
@@ -69,12 +69,17 @@ def _calls(runner, prepared):
 
 
 def _tolerance(prepared, result):
-    """The rule of the first failing output (of the first output without a result)."""
-    rows = [] if result is None else ([r for r in result.rows if not r.passed] or result.rows)
-    names = [r.name for r in rows] or list(prepared.baseline_outputs)
-    rule = prepared.case.tolerances.for_tensor(names[0]) if names else None
-    if rule is None:
+    """(atol, rtol, cosine_min) the case judged its first failing output by (its first
+    judged intermediate when only that failed); without a result, the first output's rule."""
+    if result is not None:
+        failing = [r for r in result.rows if not r.passed] or \
+                  [r.comparison for r in result.divergent if r.judged] or result.rows
+        if failing:
+            return failing[0].atol, failing[0].rtol, failing[0].cosine_min
+    names = list(prepared.baseline_outputs)
+    if not names:
         return 1e-4, 1e-4, None
+    rule = prepared.case.tolerances.for_tensor(names[0])
     return rule.atol, rule.rtol, rule.cosine_min
 
 

@@ -282,3 +282,13 @@ def test_the_repro_takes_the_cases_own_recipes_and_prunes_one_build_plans_only(p
         text = repro.script_text(case.id, "w", "inference.pdmodel", baseline, candidate, 1e-2, 1e-2)
         assert 'config.set_optim_cache_dir(os.path.join(HERE, "optim_cache"))' in text
         compile(text, "repro.py", "exec")
+
+
+def test_pruning_judges_by_the_tolerance_the_case_failed_by():
+    comparison = lambda name, atol, passed: SimpleNamespace(name=name, atol=atol, rtol=atol / 10,
+                                                              cosine_min=None, passed=passed)
+    ok, bad = comparison("out0", 1e-4, True), comparison("out1", 5e-2, False)
+    result = SimpleNamespace(rows=[ok, bad], divergent=[])
+    assert prune._tolerance(None, result) == (5e-2, 5e-3, None)
+    judged = SimpleNamespace(comparison=comparison("conv_out", 1e-3, False), judged=True)
+    assert prune._tolerance(None, SimpleNamespace(rows=[ok], divergent=[judged])) == (1e-3, 1e-4, None)
