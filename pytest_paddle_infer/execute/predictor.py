@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections import OrderedDict
 from typing import Callable, List, Mapping, Sequence, Tuple
 
@@ -128,17 +129,21 @@ class PredictorCache:
         self.limit = limit
         self._items: "OrderedDict[Tuple, object]" = OrderedDict()
         self.on_evict: List[Callable] = []  # told of each predictor the cache lets go
+        self._lock = threading.Lock()
 
     def get(self, model: ModelFiles, calls: Sequence[Call],
             build: Callable = build_predictor):
         key = (model.prog_file, model.params_file, tuple(calls))
-        if key in self._items:
-            self._items.move_to_end(key)
-            return self._items[key]
-        predictor = build(model, calls)
-        self._items[key] = predictor
-        while len(self._items) > self.limit:
-            _, evicted = self._items.popitem(last=False)
+        with self._lock:  # a baseline may run beside a candidate's build (runner.py)
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        predictor = build(model, calls)  # outside the lock: builds take seconds
+        with self._lock:
+            self._items[key] = predictor
+            evicted = [self._items.popitem(last=False)[1]
+                       for _ in range(max(0, len(self._items) - self.limit))]
+        for gone in evicted:
             for callback in self.on_evict:
-                callback(evicted)
+                callback(gone)
         return predictor
