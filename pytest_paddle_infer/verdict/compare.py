@@ -378,14 +378,18 @@ def comparison_table(rows: Sequence[TensorComparison]) -> str:
 
 
 def assert_tensors_close(actual, expected, atol: float = 1e-4, rtol: float = 1e-4,
-                         name: str = "tensor", cosine_min: Optional[float] = None) -> TensorComparison:
+                         name: str = "tensor", cosine_min: Optional[float] = None,
+                         sqnr_min: Optional[float] = None, rel_l2_max: Optional[float] = None,
+                         p99_abs_max: Optional[float] = None) -> TensorComparison:
     """Assert that ``actual`` matches ``expected`` the way the plugin compares outputs.
 
-    Raises AssertionError with a one-row table (shape, mismatched elements, max abs/rel
-    error, value ranges, cosine) when it does not; returns the comparison otherwise.
+    Raises AssertionError with the smallest passing atol and rtol and a one-row table (shape,
+    mismatched elements, max abs/rel error, value ranges, cosine, SQNR, relative L2, 99th
+    percentile of the error) when it does not; returns the comparison otherwise.
     """
     __tracebackhide__ = True
-    row = compare_arrays(name, np.asarray(actual), np.asarray(expected), atol, rtol, cosine_min)
+    row = compare_arrays(name, np.asarray(actual), np.asarray(expected), atol, rtol, cosine_min,
+                         sqnr_min=sqnr_min, rel_l2_max=rel_l2_max, p99_abs_max=p99_abs_max)
     if not row.passed:
         raise AssertionError(f"{name} differs (atol={atol:g}, rtol={rtol:g}):\n"
                              + (f"{row.needed_text}\n" if row.needed_text else "")

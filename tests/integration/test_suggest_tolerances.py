@@ -32,13 +32,14 @@ def test_write_rewrites_the_copy_keeps_comments_and_the_result_passes(pytester, 
     path.write_text(original)
     before = atols(path)
 
-    printed = run_suite(run_pytest, pytester, "cpu_sweep.paddle.yaml", "--paddle-suggest-tolerances",
-                        "--paddle-suggest-seeds=3", *xdist_mode)
-    assert path.read_text() == original
-    assert "paddle-infer suggested tolerances" in printed.text
-    assert re.search(r"tiny_detector\[1x3x64x64-onednn_bf16\]\s+fetch_name_0\s+0-2\s+\S+\s+\S+ \(0\.02\)\s+1\s+atol=",
-                     printed.text)
-    assert len(printed.cases) == 6
+    if not xdist_mode:  # printing is the same path as writing, without the write: once is enough
+        printed = run_suite(run_pytest, pytester, "cpu_sweep.paddle.yaml", "--paddle-suggest-tolerances",
+                            "--paddle-suggest-seeds=3")
+        assert path.read_text() == original
+        assert "paddle-infer suggested tolerances" in printed.text
+        assert re.search(r"tiny_detector\[1x3x64x64-onednn_bf16\]\s+fetch_name_0\s+0-2\s+\S+\s+\S+ "
+                         r"\(0\.02\)\s+1\s+atol=", printed.text)
+        assert len(printed.cases) == 6
 
     written = run_suite(run_pytest, pytester, "cpu_sweep.paddle.yaml", "--paddle-suggest-tolerances=write",
                         "--paddle-suggest-seeds=3", *xdist_mode)

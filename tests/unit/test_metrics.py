@@ -68,3 +68,16 @@ def test_ceil_significant_never_rounds_below():
     for v in (0.0018000000000000017, 9.7e-5, 1.94e-4, 0.5, 123456.0, 1e-12):
         up = ceil_significant(v, 2)
         assert up >= v and up <= v * 1.11
+
+
+def test_assert_tensors_close_states_the_passing_tolerances_and_takes_the_bounds():
+    from pytest_paddle_infer import assert_tensors_close
+
+    e = np.linspace(-1, 1, 51)  # holds an exact 0: no rtol passes an error there
+    with pytest.raises(AssertionError) as err:
+        assert_tensors_close(e + 0.01, e, atol=1e-3, rtol=0, name="logits")
+    # 0.01 added in float64 is a hair above 0.01 on some elements: rounded up, it passes
+    assert "would pass with atol >= 0.0101 (at rtol=0) or rtol >= none (inf) (at atol=0.001)" in str(err.value)
+    assert_tensors_close(e + 0.01, e, atol=0.0101, rtol=0)
+    with pytest.raises(AssertionError, match="SQNR .* below sqnr_min 60"):
+        assert_tensors_close(e + 0.01, e, atol=1, rtol=0, sqnr_min=60)
