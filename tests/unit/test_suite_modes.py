@@ -297,8 +297,8 @@ ERRORS = {
               - {mode: trt_fp16, fp32_ops: [softmax]}
         """, [
         "paddle_s.yaml:4: models.tiny_cnn.run_modes[0].fp32_ops: fp32_ops does not apply to run mode trt_fp16",
-        "  expected: fp32_ops only under gpu_fp16",
-        "  fix:      remove fp32_ops, or move it to a run mode with mode: gpu_fp16",
+        "  expected: fp32_ops only under onednn_bf16, gpu_fp16",
+        "  fix:      remove fp32_ops, or move it to a run mode that takes it",
     ]),
     "calibration_under_trt_fp16": ("""
         models:
