@@ -387,12 +387,31 @@ EXITS = {"runtime": CASES_FAILED, "n2": CASES_FAILED, "model_files": CASES_FAILE
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory, paddle_cache):
+    """Each scenario's sessions, run once per test run: under xdist the first worker that
+    needs a scenario runs it (under a lock, in the directory the workers' temporary
+    directories share) and the others read its results."""
+    import pickle
+
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # pytest-N/, shared by popen-gw0, popen-gw1, ...
+    base = base / "hostile-runtime"
+    base.mkdir(exist_ok=True)
     done: Dict[str, List[Session]] = {}
 
     def get(name: str) -> List[Session]:
         if name not in done:
-            directory = tmp_path_factory.mktemp(name)
-            done[name] = SCENARIOS[name](directory, paddle_cache)
+            results = base / f"{name}.pickle"
+            with FileLock(str(base / f"{name}.lock")):
+                if results.exists():
+                    done[name] = pickle.loads(results.read_bytes())
+                else:
+                    directory = base / name
+                    directory.mkdir()
+                    done[name] = SCENARIOS[name](directory, paddle_cache)
+                    results.write_bytes(pickle.dumps(done[name]))
         return done[name]
 
     return get
