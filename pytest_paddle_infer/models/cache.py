@@ -103,27 +103,32 @@ def heal_cache_dirs(cache_dir: Path) -> None:
             pass
 
 
-def remove_stale_builds(entry_dir: Path) -> None:
+def remove_stale_builds(directory: Path, held: str = "") -> None:
     """Temporary export directories a killed process left behind (``*.tmp-*``, a full model
-    each): this entry's (its lock is held by the caller) and any other whose lock is free."""
+    each): those of the entry ``held`` (its lock is the caller's) and any other whose lock is
+    free; one whose lock is held elsewhere is being built right now and stays."""
     from filelock import FileLock, Timeout
 
-    for tmp in entry_dir.parent.glob(f"*{TMP_MARK}*"):
+    for tmp in Path(directory).glob(f"*{TMP_MARK}*"):
         owner = tmp.name.split(TMP_MARK, 1)[0]
-        if owner == entry_dir.name:
+        if owner == held:
             remove_entry(tmp)
             continue
         try:
             with FileLock(str(tmp.with_name(owner + ".lock")), timeout=0):
                 remove_entry(tmp)
-        except Timeout:  # being built right now by another process
+        except (Timeout, OSError):
             pass
-        except OSError:
-            pass
+
+
+_swept: set = set()  # per process: directories whose stale builds were looked for
 
 
 def cached_build(entry_dir: Path, build) -> dict:
     """Run ``build(tmp_dir) -> metadata`` once per entry; returns the manifest."""
+    if str(entry_dir.parent) not in _swept and entry_dir.parent.is_dir():
+        _swept.add(str(entry_dir.parent))  # once per process, cached entries or not
+        remove_stale_builds(entry_dir.parent)
     manifest = _valid_manifest(entry_dir)
     if manifest is not None:
         return manifest
@@ -133,7 +138,7 @@ def cached_build(entry_dir: Path, build) -> dict:
         if manifest is not None:
             return manifest
         _verified.pop(str(entry_dir), None)
-        remove_stale_builds(entry_dir)
+        remove_stale_builds(entry_dir.parent, held=entry_dir.name)
         tmp = Path(tempfile.mkdtemp(prefix=entry_dir.name + TMP_MARK, dir=entry_dir.parent))
         try:
             extra = build(tmp)

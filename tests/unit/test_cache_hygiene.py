@@ -51,9 +51,21 @@ def test_stale_temporary_builds_are_removed_unless_their_lock_is_held(tmp_path):
         d.mkdir(parents=True)
         (d / "inference.pdiparams").write_bytes(b"\0" * 1024)
     with FileLock(str(models / "busy-1-default.lock")):
-        remove_stale_builds(entry)
+        remove_stale_builds(models, held=entry.name)
     assert not mine.exists() and not free.exists()
     assert busy.exists()
+
+
+def test_stale_builds_go_even_when_every_entry_is_cached(tmp_path):
+    entry = tmp_path / "models" / "m-6-default"
+    cached_build(entry, writes("p"))
+    stale = tmp_path / "models" / "other-2-default.tmp-killed"
+    stale.mkdir()
+    from pytest_paddle_infer.models import cache
+
+    cache._swept.clear()  # a later session
+    assert cached_build(entry, writes("never built"))["built"] == "p"
+    assert not stale.exists()
 
 
 def test_an_export_sweeps_stale_builds(tmp_path):
