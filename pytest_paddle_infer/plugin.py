@@ -624,9 +624,9 @@ def paddle_inputs(paddle_infer_runner, pytestconfig):
 
 
 def is_suite_file(path: Path, named: tuple) -> bool:
-    name = path.name
-    return (name.startswith("paddle_") and name.endswith(".yaml")) or name.endswith(".paddle.yaml") \
-        or (bool(named) and path.resolve() in named)
+    from .cases.suite_scan import is_suite_name
+
+    return is_suite_name(path.name) or (bool(named) and path.resolve() in named)
 
 
 def _add_suite_args(config, suites) -> None:
