@@ -24,7 +24,7 @@ from ..models.program import choice_text, describe_program, exports_legacy
 from ..models.source import ModelFiles, ModelSource
 from ..modes import capabilities
 from ..modes.build_plan import CandidateBuilder, candidate_feeds
-from ..modes.run_modes import RUN_MODES, baseline_recipe, fp32_ops_problem, passes_off, recipe_shows
+from ..modes.run_modes import RUN_MODES, baseline_recipe, fp32_ops_problem, recipe_shows
 from ..modes import pir_tensorrt
 from ..modes.trt_marking import FUSION_WARNING
 from ..verdict.outputs import check_output_names, compare_outputs
