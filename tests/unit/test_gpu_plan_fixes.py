@@ -16,7 +16,7 @@ from pytest_paddle_infer.models.inputs import InputSpec
 from pytest_paddle_infer.models.source import ModelFiles, parse_source
 from pytest_paddle_infer.modes import build_plan as bp
 from pytest_paddle_infer.modes.capabilities import Capabilities, normalize_trt_version
-from pytest_paddle_infer.modes.run_modes import RUN_MODES, DynamicShape, parse_run_mode
+from pytest_paddle_infer.modes.run_modes import RUN_MODES, parse_run_mode
 
 X = InputSpec("x", (2, 3, 32, 32))
 LEGACY = ModelFiles("m", "/models/m/inference.pdmodel", "/models/m/inference.pdiparams", (X,))

@@ -2,7 +2,6 @@
 the toggle table), directories given files, ini values named by their key, --paddle-shape and
 --paddle-batch against a model's inputs (cases/cli_shapes.py), ids without invented dims,
 suite_scan, and the --help text built from the run-mode and toggle tables."""
-from pathlib import Path
 
 import pytest
 
