@@ -242,6 +242,8 @@ def suites(d: Path, cache: Path) -> List[Session]:
     (d / "paddle_no_builder.yaml").write_text(
         "models:\n  nobuilder:\n    source: no_such_module:build\n    inputs: {x: {shape: [-1, 4]}}\n")
     (d / "paddle_broken_yaml.yaml").write_text("models:\n  tiny_cnn: {run_modes: [cpu_fp32]\n")
+    (copy_model(cache, d / "garbage_program") / "inference.json").write_text("not json {")
+    (d / "paddle_bad_program.yaml").write_text("models:\n  bad: {source: garbage_program, run_modes: [cpu_fp32]}\n")
     (d / "paddle_good.yaml").write_text("models:\n  tiny_cnn: {run_modes: [cpu_fp32]}\n")
     return [run_session(d, cache, "--continue-on-collection-errors")]
 
@@ -517,6 +519,9 @@ ROWS = [
     Row("builder_module_missing", "suites", "suite:paddle_no_builder.yaml",
         says=("builder module 'no_such_module' cannot be imported",)),
     Row("suite_yaml_broken", "suites", "suite:paddle_broken_yaml.yaml", says=("not valid YAML",)),
+    Row("suite_model_program_garbage", "suites", "suite:paddle_bad_program.yaml",
+        says=("models.bad.source: model files cannot be used", "garbage_program/inference.json failed",
+              "parse error")),
     # -- goldens -------------------------------------------------------------------------------
     Row("golden_garbage", "goldens", "tiny_cnn[1x3x32x32-onednn_fp32]", "error",
         ("is not a valid numpy array file", "rewrite it with --paddle-update-goldens"), never=("allow_pickle",)),
