@@ -9,7 +9,8 @@ the same figures, the same per-tensor table and report files.
                                                    whose files of the same name are paired)
 
 Exit status: 0 when every tensor is within tolerance, 1 when one is not, 2 on a usage error
-(unreadable file, other inputs, nothing to pair). Nothing here imports paddle.
+(unreadable file, other inputs, nothing to pair, an option that cannot be used). Nothing
+here imports paddle.
 """
 from __future__ import annotations
 
@@ -31,10 +32,32 @@ def _rule(atol: float, rtol: float):
     return Rule(atol=atol, rtol=rtol)
 
 
+def _selection(tensors: str):
+    """``--tensors`` as the sessions' intermediates selection; a malformed one is a DiffError."""
+    from .cases.tensor_selection import Selection
+    from .errors import OptionError
+
+    try:
+        return Selection(tensors)
+    except OptionError as e:
+        raise DiffError(str(e).replace("--paddle-intermediates", "--tensors")) from None
+
+
+def _selects_nothing(selection, tensors: str, store, path: Path) -> Optional[str]:
+    """Globs that select none of a saved run's tensors compare nothing: say so rather than
+    pass on the outputs alone (``none`` asks for the outputs only)."""
+    from .cases.tensor_selection import op_label
+
+    if not selection.globs or any(selection.wants(r.name, r.op_type) for r in store.records):
+        return None
+    kinds = sorted({op_label(r.op_type) for r in store.records})
+    return (f"--tensors {tensors!r} selects none of the {len(store.records)} intermediate tensors "
+            f"of {path}; globs match tensor names or op types ({', '.join(kinds)})")
+
+
 def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
                tensors: str = "all"):
     """The CaseResult of B against A: intermediates in B's execution order, then outputs."""
-    from .cases.tensor_selection import Selection
     from .execute.capture import CandidateComparer
     from .execute.goldens import GoldenError, load_golden
     from .execute.saved_tensors import saved_tensors
@@ -52,12 +75,16 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
         raise DiffError(f"{a} and {b} were recorded from other inputs (digest {ref_digest} and "
                         f"{run_digest}): no comparison of them means anything")
     rule = _rule(atol, rtol)
+    selection = _selection(tensors)
     result = CaseResult(str(run.meta.get("case_id", b.name)), [], describe_saved(ref),
                         describe_saved(run), str(run_digest))
     ref_store, run_store = saved_tensors(a, ref.meta), saved_tensors(b, run.meta)
     try:
         if ref_store is not None and run_store is not None:
-            comparer = CandidateComparer(ref_store, Selection(tensors), lambda name: rule,
+            nothing = _selects_nothing(selection, tensors, run_store, b)
+            if nothing:
+                raise DiffError(nothing)
+            comparer = CandidateComparer(ref_store, selection, lambda name: rule,
                                          lambda name, op: True)
             for record in run_store.records:
                 if comparer.selection.wants(record.name, record.op_type):
@@ -138,6 +165,10 @@ def report_text(result, a: Path, b: Path) -> str:
 
 def pairs(a: Path, b: Path) -> List[Tuple[Path, Path]]:
     """Two files, or the files of the same name in two directories."""
+    if a.is_dir() != b.is_dir() and a.exists() and b.exists():
+        folder, other = (a, b) if a.is_dir() else (b, a)
+        raise DiffError(f"{folder} is a directory and {other} a file: give two files, or two "
+                        f"directories (their files of the same name are paired)")
     if a.is_dir() and b.is_dir():
         names = sorted({p.name for p in a.glob("*.npz")} & {p.name for p in b.glob("*.npz")})
         if not names:
@@ -147,6 +178,22 @@ def pairs(a: Path, b: Path) -> List[Tuple[Path, Path]]:
         if not p.is_file():
             raise DiffError(f"{p}: no such file (give two saved runs, or two directories of them)")
     return [(a, b)]
+
+
+def check_arguments(args) -> None:
+    """Tolerances that are numbers a comparison can use; a report directory that can be one."""
+    import math
+
+    from .errors import OptionError
+    from .options import Option, check_directory
+
+    for flag, value in (("--atol", args.atol), ("--rtol", args.rtol)):
+        if not math.isfinite(value) or value < 0:
+            raise DiffError(f"{flag}: {value:g} must be a finite number >= 0")
+    try:
+        check_directory(Option("--report", "report", ""), None if args.report is None else str(args.report))
+    except OptionError as e:
+        raise DiffError(str(e)) from None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -165,6 +212,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     worst = 0
     outcomes = {}
     try:
+        check_arguments(args)
         for a, b in pairs(args.a, args.b):
             result = diff_files(a, b, args.atol, args.rtol, args.tensors)
             print(report_text(result, a, b))
