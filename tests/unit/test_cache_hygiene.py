@@ -98,3 +98,15 @@ def test_a_directory_in_place_of_a_record_or_a_file_in_place_of_a_directory(tmp_
     assert read_record(path, "k") == {"a": 1}
     (tmp_path / "signatures").write_text("junk")
     assert cache_subdir(tmp_path / "signatures").is_dir()
+
+
+def test_the_caches_own_directories_replaced_by_files_are_removed(tmp_path):
+    from pytest_paddle_infer.models.cache import heal_cache_dirs
+
+    (tmp_path / "executor").write_text("junk")
+    (tmp_path / "spill").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "installation.json").write_text("{}")  # a file of the cache, kept
+    (tmp_path / "models").mkdir()
+    heal_cache_dirs(tmp_path)
+    assert not (tmp_path / "executor").exists() and not (tmp_path / "spill").is_symlink()
+    assert (tmp_path / "installation.json").is_file() and (tmp_path / "models").is_dir()
