@@ -78,7 +78,14 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
     selection = _selection(tensors)
     result = CaseResult(str(run.meta.get("case_id", b.name)), [], describe_saved(ref),
                         describe_saved(run), str(run_digest))
-    ref_store, run_store = saved_tensors(a, ref.meta), saved_tensors(b, run.meta)
+    ref_store = run_store = None
+    try:
+        ref_store = saved_tensors(a, ref.meta)
+        run_store = saved_tensors(b, run.meta)
+    except GoldenError as e:
+        if ref_store is not None:
+            ref_store.remove()
+        raise DiffError(str(e)) from None
     try:
         if ref_store is not None and run_store is not None:
             nothing = _selects_nothing(selection, tensors, run_store, b)

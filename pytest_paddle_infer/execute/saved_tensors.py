@@ -85,9 +85,23 @@ class SavedTensors:
             record = Record(index, str(e["op_type"]), str(e["name"]), tuple(e["shape"]),
                             str(e["dtype"]), self.path, np.zeros(0))
             self._stored[index] = str(e.get("stored", ""))
-            record.fingerprint = fingerprint(self.load(record))
+            record.fingerprint = fingerprint(self._read(record))
             self.records.append(record)
             self.by_name[record.name] = record
+
+    def _read(self, record: Record) -> np.ndarray:
+        """The first read of a tensor: a member the metadata lists but the file lacks (or
+        holds damaged) is the file's fault, said as a golden's is."""
+        from ..files import load_error_text
+        from .goldens import GoldenError
+
+        try:
+            return self.load(record)
+        except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
+            self._data.close()
+            raise GoldenError(f"{self.path}: intermediate tensor #{record.index} ({record.name}) "
+                              f"cannot be read ({load_error_text(e)}); rewrite it with "
+                              f"--paddle-update-goldens") from None
 
     def load(self, record: Record) -> np.ndarray:
         array = self._data[tensor_key(record.index)]

@@ -43,3 +43,22 @@ def test_tensors_none_compares_the_outputs_only(runs, capsys):
     a, b = runs
     assert diff.main([str(a), str(b), "--tensors", "none"]) == 0
     assert "B against A: within tolerance" in capsys.readouterr().out
+
+
+def test_a_saved_run_missing_a_tensor_is_named_not_a_traceback(runs, tmp_path, capsys):
+    import zipfile
+
+    from pytest_paddle_infer.execute.goldens import GoldenError, load_golden
+    from pytest_paddle_infer.execute.saved_tensors import saved_tensors
+
+    a, b = runs
+    damaged = tmp_path / "damaged.npz"
+    with zipfile.ZipFile(b) as src, zipfile.ZipFile(damaged, "w") as out:
+        for name in src.namelist():
+            if name != "t00002.npy":
+                out.writestr(name, src.read(name))
+    with pytest.raises(GoldenError, match=r"intermediate tensor #2 \(conv2d_2.tmp_0\) cannot be read"):
+        saved_tensors(damaged, load_golden(damaged).meta)  # a golden baseline's store, as a case reads it
+    assert diff.main([str(a), str(damaged)]) == 2
+    err = capsys.readouterr().err
+    assert f"{damaged}: intermediate tensor #2 (conv2d_2.tmp_0) cannot be read" in err and "Traceback" not in err
