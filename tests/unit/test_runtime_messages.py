@@ -103,3 +103,13 @@ def test_update_goldens_without_a_golden_baseline_is_said():
     assert unused_update_goldens(Settings, [{"paddle_baseline": "golden:g"}]) == ""
     Settings.update_goldens = False
     assert unused_update_goldens(Settings, []) == ""
+
+
+def test_a_child_that_exits_cleanly_without_an_answer_says_so():
+    import pytest
+
+    from pytest_paddle_infer.errors import ModelError
+    from pytest_paddle_infer.models.cache import run_child
+
+    with pytest.raises(ModelError, match="exporting x failed: the child process exited without an answer"):
+        run_child([], False, "exporting x", module="this")  # prints a poem, exits 0, no JSON
