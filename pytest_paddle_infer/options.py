@@ -223,7 +223,15 @@ def _value(getoption: Callable, getini: Callable, opt: Option):
     cli = getoption(opt.ini)
     if cli not in (None, [], ""):
         return cli
-    ini = getini(opt.ini)
+    try:
+        ini = getini(opt.ini)
+    except Exception as e:  # pytest reads a switch's ini value as a bool: "maybe" raises
+        import pytest
+
+        if not isinstance(e, (ValueError, pytest.UsageError)):
+            raise
+        raise OptionError(f"{opt.flag}: {e}; write {opt.ini} = true or false" if opt.switch
+                          else f"{opt.flag}: {e}") from None
     return ini if ini not in (None, [], "") and ini is not False else None  # False: an unset flag
 
 
@@ -341,9 +349,9 @@ def _suggest(opt: Option, text) -> str:
     if not text:
         return ""
     if str(text).strip() not in SUGGEST_CHOICES:
-        raise OptionError(f"{opt.flag}: {text!r} is not one of {', '.join(SUGGEST_CHOICES)} (a path "
-                          f"right after the bare flag is read as its value: write {opt.flag}=print, "
-                          f"or give the paths first)")
+        fix = (f"a path right after the bare flag is read as its value: write {opt.flag}=print, "
+               f"or give the paths first" if opt.flag.startswith("--") else f"e.g. {opt.example('print')}")
+        raise OptionError(f"{opt.flag}: {text!r} is not one of {', '.join(SUGGEST_CHOICES)} ({fix})")
     return str(text).strip()
 
 
