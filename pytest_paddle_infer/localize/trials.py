@@ -24,19 +24,27 @@ def judge_trial(runner, case, model, inputs, baseline_outputs, spec, extra: Sequ
     """Build ``spec`` (plus ``extra`` Config calls) like the case's candidate, run it on the
     case's inputs, judge it with the case's tolerances: (passed, max abs, "")."""
     from ..execute.predictor import describe_recipe, run_predictor
-    from ..modes.build_plan import Build, Plan, candidate_feeds
+    from ..modes.build_plan import candidate_feeds
     from ..verdict.outputs import compare_outputs
 
     plan = runner.candidates.plan(spec, model, runner.input_specs(model, dict(case.shapes)),
                                   case.threads, case.seed)
-    if extra:  # e.g. the passes a PIR program runs whatever switch_ir_optim says
-        plan = Plan(plan.steps[:-1] + (Build(plan.final.recipe + tuple(extra)),), plan.int8)
+    plan = with_extra_calls(plan, extra)  # e.g. the passes a PIR program runs whatever switch_ir_optim says
     runner.on_phase("building the candidate", describe_recipe(plan.final.recipe))
     built = runner.candidates.executor.run(plan, model, inputs)
     runner.on_phase("running the candidate", describe_recipe(plan.final.recipe))
     outputs = run_predictor(built.predictor, candidate_feeds(plan, inputs))  # as the case feeds it
     rows = compare_outputs(outputs, baseline_outputs, replace(case, run_mode=spec))
     return all(r.passed for r in rows), max((r.max_abs for r in rows), default=0.0), ""
+
+
+def with_extra_calls(plan, extra: Sequence):
+    """``plan`` with ``extra`` Config calls after its candidate's recipe; the rest of the plan
+    (how inputs are fed, the program a step wrote, the remarks) stays as the case's."""
+    if not extra:
+        return plan
+    final = replace(plan.final, recipe=plan.final.recipe + tuple(extra))
+    return replace(plan, steps=plan.steps[:-1] + (final,))
 
 
 def predictor_op_types(runner, predictor, inputs) -> List[str]:
