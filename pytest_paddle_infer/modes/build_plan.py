@@ -195,8 +195,11 @@ def model_key(model: "ModelFiles") -> str:
     return f"{model.name}-{hashlib.sha1(where.encode()).hexdigest()[:8]}"
 
 
-def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None) -> Tuple[str, ...]:
-    """Toggles whose Config call Paddle takes but does not act on, read from its source."""
+def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None,
+                 program_format: str = "") -> Tuple[str, ...]:
+    """Toggles whose Config call Paddle takes but does not act on, read from its source.
+    ``program_format``: a ``.json`` program under TensorRT takes the PIR path, where no
+    subgraph pass renames matmuls."""
     from ..models.program import paddle_major
     from .capabilities import installed_paddle
     from .run_modes import MATRIX_MULTIPLY_OPS
@@ -207,6 +210,7 @@ def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None) -> Tup
         remarks.append("memory_optim: on Paddle 3.x GPU the new executor runs with memory "
                        "optimization off whatever enable_memory_optim() asks")
     if spec.run_mode.tensorrt and spec.dynamic_shape is not None \
+            and not pir_tensorrt.takes_pir_path(spec.run_mode, program_format) \
             and set(spec.disable_trt_ops) & set(MATRIX_MULTIPLY_OPS):
         remarks.append("disable_trt_op: with a dynamic shape Paddle renames mul/matmul/matmul_v2 "
                        "to matrix_multiply before TensorRT's op teller reads the list, so "
@@ -279,14 +283,14 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
     OptionError for an input shape outside the declared dynamic range."""
     shapes = {s.name: tuple(s.shape) for s in specs}
     check_shape_in_range(shapes, spec.dynamic_shape)
-    remarks = plan_remarks(spec)
+    remarks = plan_remarks(spec, program_format=model.format)
     if not spec.run_mode.tensorrt:
         return Plan((Build(recipe(spec, threads, device_id)),),
                     feed_dtype="float16" if spec.low_precision_io else "", remarks=remarks)
     cache = Path(optim_root) / optim_cache_subdir(model_key(model), spec, worker, shapes)
     steps: List[Step] = [PrepareCacheDir(str(cache), keep=spec.use_static)]
     if pir_tensorrt.takes_pir_path(spec.run_mode, model.format):
-        return pir_plan(spec, model, specs, cache, steps, threads, device_id)
+        return replace(pir_plan(spec, model, specs, cache, steps, threads, device_id), remarks=remarks)
     shape_file = None
     if spec.dynamic_shape is not None and spec.dynamic_shape.tuned:
         shape_file = str(cache / SHAPE_RANGE_FILE)
