@@ -123,9 +123,11 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
 
 def describe_saved(golden) -> str:
     """One line: what a saved run is, when, by what, on what."""
+    from .execute.goldens import RUN
+
     meta = golden.meta
     env = meta.get("environment", {})
-    role = ("run of " + str(meta.get("run_mode")) if meta.get("role") == "run"
+    role = ("run of " + str(meta.get("run_mode")) if meta.get("role") == RUN
             else f"baseline {meta.get('baseline', '?')} (golden)")
     program = meta.get("program") or {}
     parts = [f"{golden.path}: {meta.get('case_id', '?')}, {role}",

@@ -331,7 +331,7 @@ def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Cal
         save_goldens=save_goldens,
         update_goldens=update_goldens,
         goldens_float16=bool(get("paddle_goldens_float16")),
-        save_runs=Path(get("paddle_save_runs")).expanduser().resolve() if get("paddle_save_runs") else None,
+        save_runs=runs_dir(opts["paddle_save_runs"], get("paddle_save_runs"), save_goldens, baseline),
         timeout=_timeout(opts["paddle_timeout"], get("paddle_timeout")),
         executor=_choice(opts["paddle_executor"], get("paddle_executor") or "child", EXECUTORS),
         program=_program(opts["paddle_program"], get("paddle_program"), models),
@@ -447,6 +447,25 @@ def parse_baseline_option(text: str) -> str:
         return parse_baseline(text)  # golden:DIR relative to the current directory
     except OptionError as e:
         raise OptionError(f"--paddle-baseline: {e}") from None
+
+
+def runs_dir(opt: Option, text, save_goldens: Optional[Path], baseline: str) -> Optional[Path]:
+    """--paddle-save-runs DIR, apart from the goldens: a run has its case's golden file name,
+    so in a goldens directory it would replace the golden it is compared with."""
+    from .cases.baseline_forms import GOLDEN, golden_dir, kind_of
+
+    if not text:
+        return None
+    path = Path(str(text)).expanduser().resolve()
+    if path == save_goldens:
+        raise OptionError(f"{opt.flag}: {text!r} is where --paddle-save-goldens writes goldens; a "
+                          f"saved run would replace its case's golden (same file name): give "
+                          f"another directory")
+    if kind_of(baseline) == GOLDEN and path == golden_dir(baseline).expanduser().resolve():
+        raise OptionError(f"{opt.flag}: {text!r} holds the goldens of --paddle-baseline={baseline}; "
+                          f"a saved run would replace the golden its case compares with: give "
+                          f"another directory")
+    return path
 
 
 def golden_options(baseline: str, save_dir, update: bool) -> Tuple[Optional[Path], bool]:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 FORMAT = 2  # 2: compressed, with intermediate tensors
 META = "__meta__"
 SUFFIX = ".npz"
+RUN = "run"  # meta["role"] of a candidate's saved run (--paddle-save-runs), not a golden
 # metadata keys that describe the software that produced a golden, shown when they differ
 ENVIRONMENT_KEYS = ("paddle", "commit", "cuda", "cudnn", "tensorrt")
 
@@ -157,7 +158,7 @@ def read_golden(directory: Path, case_id: str, digest: Optional[str] = None) -> 
     path = find_golden(directory, case_id)
     if not path.is_file():
         family = case_family(case_id)
-        sibling = next((p for p, m in _metas(directory) if family
+        sibling = next((p for p, m in _metas(directory) if family and m.get("role") != RUN
                         and str(m.get("case_id", "")).startswith(family)
                         and (digest is None or m.get("inputs", {}).get("digest") == digest)), None)
         if sibling is not None:
@@ -168,6 +169,11 @@ def read_golden(directory: Path, case_id: str, digest: Optional[str] = None) -> 
             f"a live --paddle-baseline (auto, cpu, gpu, dygraph or static), or with "
             f"--paddle-update-goldens, which computes missing goldens with the auto baseline")
     golden = load_golden(path)
+    if golden.meta.get("role") == RUN:  # a candidate's output: comparing with it tests nothing
+        raise GoldenError(f"golden {path} is a saved run of {golden.meta.get('run_mode')} "
+                          f"(--paddle-save-runs), not a golden: a candidate compared with a run "
+                          f"tests nothing; record goldens with --paddle-save-goldens, and keep "
+                          f"saved runs in a directory of their own")
     if golden.meta.get("case_id") != case_id:
         raise GoldenError(f"golden {path} belongs to case {golden.meta.get('case_id')!r}, not {case_id!r}")
     return golden

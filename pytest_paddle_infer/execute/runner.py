@@ -324,11 +324,11 @@ class Runner:
     def save_run(self, prepared: Prepared, outputs, store: Optional[BaselineStore],
                  result: CaseResult) -> None:
         """The candidate's outputs and tensors, in the goldens' format, for paddle-infer-diff."""
-        from .goldens import environment, write_golden
+        from .goldens import RUN, environment, write_golden
 
         case = prepared.case
         device = self.baseline_device(case, "auto")
-        meta = {"role": "run", "run_mode": case.run_mode.label, "recipe": prepared.candidate_recipe,
+        meta = {"role": RUN, "run_mode": case.run_mode.label, "recipe": prepared.candidate_recipe,
                 "environment": environment(device),
                 "model": {"name": case.model.name, "kind": case.model.kind, "ref": case.model.ref},
                 "inputs": {"seed": case.seed, "digest": result.inputs_digest,
