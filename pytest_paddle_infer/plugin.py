@@ -105,7 +105,7 @@ def case_path_of(config):
         shared = None
         workerinput = getattr(config, "workerinput", None)
         if workerinput and workerinput.get("testrunuid"):  # the workers of one xdist session
-            from .execute.runner import SHARED_DIR
+            from .execute import SHARED_DIR
 
             shared = settings.cache_dir / SHARED_DIR / workerinput["testrunuid"]
         config.stash[CASE_PATH] = CasePath(settings, settings.cache_dir / "executor", shared)

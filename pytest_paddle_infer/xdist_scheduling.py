@@ -297,7 +297,7 @@ class SharedBaselines:
         self.testrun = node.workerinput.get("testrunuid")
 
     def pytest_unconfigure(self, config) -> None:
-        from .execute.runner import SHARED_DIR
+        from .execute import SHARED_DIR
         from .plugin import SETTINGS
 
         settings = config.stash.get(SETTINGS, None)

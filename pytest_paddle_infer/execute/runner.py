@@ -408,9 +408,6 @@ def fan_out(*sinks):
     return sink
 
 
-SHARED_DIR = "shared-baselines"
-
-
 def shared_outputs(shared_dir: Optional[Path], key: Tuple, run,
                    meta: Optional[Dict[str, object]] = None) -> Mapping[str, np.ndarray]:
     """Under xdist, the workers of one session compute a baseline's outputs once: the first
