@@ -10,7 +10,8 @@ carry the reasons, never tensors):
                  about 1/classes everywhere)
     spread       any other output whose standard deviation is within its tolerance
                  (atol + rtol * mean |baseline|): a candidate that output a constant, the
-                 baseline's mean, would be within tolerance on most elements
+                 baseline's mean, would be within tolerance on most elements; not flagged
+                 when a scale-free bound (cosine_min, sqnr_min, rel_l2_max) fails that constant
     input        the plain baseline's outputs for two input seeds agree within a tenth of the
                  tolerance: the output does not depend on the input, so wrongly fed inputs pass
                  too (a tenth: global pooling over random-noise images makes a real model's
@@ -59,6 +60,39 @@ def probabilities(expected: np.ndarray, atol: float, rtol: float) -> Tuple[bool,
     return True, one_hot
 
 
+def finite_mean(expected: np.ndarray) -> float:
+    """The mean of the finite values, in chunks; nan when there are none."""
+    flat = expected.reshape(-1)
+    total, count = 0.0, 0
+    for start in range(0, flat.size, CHUNK):
+        part = flat[start:start + CHUNK].astype(np.float64)
+        part = part[np.isfinite(part)]
+        total, count = total + float(part.sum()), count + part.size
+    return total / count if count else float("nan")
+
+
+def constant_caught(row: TensorComparison, expected: np.ndarray) -> List[str]:
+    """The scale-free bounds the row sets that a constant candidate, the baseline's mean m,
+    would break: with s the baseline's std and r = sqrt(m^2 + s^2), that constant has
+    cosine |m| / r, relative L2 s / r and SQNR 20 log10(r / s). Such a bound judges the
+    output where its atol spans the spread (cosine_min on logits)."""
+    if expected.dtype.kind not in "fiu" or not np.isfinite(row.std_expected):
+        return []
+    s = row.std_expected
+    m = finite_mean(expected)
+    r = (m * m + s * s) ** 0.5
+    if not np.isfinite(m) or r == 0.0:
+        return []
+    caught = []
+    if row.cosine_min is not None and abs(m) / r < row.cosine_min:
+        caught.append("cosine_min")
+    if row.rel_l2_max is not None and s / r > row.rel_l2_max:
+        caught.append("rel_l2_max")
+    if row.sqnr_min is not None and s > 0.0 and 20.0 * np.log10(r / s) < row.sqnr_min:
+        caught.append("sqnr_min")
+    return caught
+
+
 def reasons(row: TensorComparison, expected: np.ndarray,
             seeds: Optional[Tuple[np.ndarray, np.ndarray, Tuple[int, int]]] = None) -> List[str]:
     """Why a passing output cannot fail under its tolerance; empty when it can."""
@@ -74,7 +108,8 @@ def reasons(row: TensorComparison, expected: np.ndarray,
     if one_hot:
         found.append("one-hot: every value is within tolerance of 0 or 1 (a saturated softmax), "
                      "only a changed argmax could fail it")
-    elif row.total > 1 and np.isfinite(row.std_expected) and row.std_expected <= SPREAD_FACTOR * tol:
+    elif row.total > 1 and np.isfinite(row.std_expected) and row.std_expected <= SPREAD_FACTOR * tol \
+            and not constant_caught(row, expected):
         what = "flat: probabilities" if prob else "spread within tolerance: values"
         found.append(f"{what} {row.min_expected:.4g} .. {row.max_expected:.4g} with std "
                      f"{row.std_expected:.3g} within the tolerance {tol:.3g} "
