@@ -25,8 +25,8 @@ def usable_cpus() -> int:
 
 CPUS = usable_cpus()
 MAX_THREADS = max(FLOOR, PER_CPU * CPUS)
-LIMIT_TEXT = (f"at most {MAX_THREADS} ({PER_CPU} per usable CPU, {CPUS} here, "
-              f"and never less than {FLOOR})")
+LIMIT_TEXT = (f"at most {MAX_THREADS} (the larger of {FLOOR} and {PER_CPU} per usable CPU; "
+              f"{CPUS} usable here)")
 
 
 def threads_problem(n: int) -> Optional[str]:
