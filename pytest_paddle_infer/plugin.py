@@ -387,7 +387,8 @@ def pytest_collection_modifyitems(session, config, items):
     # items" before they appear), and said where they come from
     config.hook.pytest_collectreport(report=pytest.CollectReport(
         nodeid="", outcome="passed", longrepr=None, result=added))
-    config.stash[NARROWED] = [f"paddle-infer: {len(cases)} of the items collected are cases "
+    are = "is a case" if len(cases) == 1 else "are cases"
+    config.stash[NARROWED] = [f"paddle-infer: {len(cases)} of the items collected {are} "
                               f"from --paddle-model and --run-mode"]
 
 

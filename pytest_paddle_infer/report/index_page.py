@@ -170,7 +170,7 @@ def render(cases: Iterable[Mapping[str, object]], environment: Optional[Mapping[
         f"<style>{STYLE}</style></head><body>"
         "<h1>paddle-infer report</h1>"
         + (environment_table(environment) if environment else "")
-        + f'<p class="counts">{len(cases)} cases: {summary}</p>'
+        + f'<p class="counts">{len(cases)} case{"" if len(cases) == 1 else "s"}: {summary}</p>'
         + f'<table class="cases"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
         + "<p><small>passed*: passed, but an output cannot fail under its tolerance. Figures are "
           "the case's outputs; each case's xlsx, json and csv hold every tensor compared.</small></p>"
