@@ -413,6 +413,9 @@ class ToggleTable:
         mode = self.canonical(name)
         states: Dict[str, Any] = {}
         for token in tokens:
+            if not token:
+                raise OptionError(f"--run-mode: {text!r} has a '+' with no toggle after it; "
+                                  f"{self.help}")
             key, eq, value = token.partition("=")
             row = self._tokens.get(key)
             try:
