@@ -28,6 +28,7 @@ MARKERS = (
 )
 SUITES_SEEN = pytest.StashKey[bool]()
 NARROWED = pytest.StashKey[list]()
+LATE_HEADER = pytest.StashKey[bool]()  # a suite session's header printed after collection
 
 
 class PaddleInferWarning(pytest.PytestWarning):
@@ -130,9 +131,14 @@ def installation(config):
 
 def pytest_report_header(config) -> Optional[List[str]]:
     settings = settings_of(config)
-    if not settings.active and not suite_session(config):
+    if not settings.active:  # a suite's cases say so once collected (pytest_report_collectionfinish)
         return (program_header(settings) + golden_header(config, settings)) or None
-    cases_ahead = True
+    return case_header(config, settings)
+
+
+def case_header(config, settings) -> List[str]:
+    """The ``paddle-infer:`` lines of a session with cases: what Paddle can run here, the
+    baseline, tolerances, seed and cache, the program, the GPU mapping, the goldens."""
     caps, _ = installation(config)
     tol = ("atol={} rtol={}".format(settings.atol if settings.atol is not None else "mode default",
                                     settings.rtol if settings.rtol is not None else "mode default"))
@@ -140,7 +146,7 @@ def pytest_report_header(config) -> Optional[List[str]]:
         f"paddle-infer: {caps.describe}",
         f"paddle-infer: baseline {settings.baseline}, {tol}, seed {settings.seed}, "
         f"cache {settings.cache_dir}",
-    ] + program_header(settings, cases_ahead)
+    ] + program_header(settings, True)
     gpu_modes = [s.label for s in settings.run_modes if s.run_mode.device == "gpu"]
     if settings.baseline == "gpu" and not gpu_modes:
         gpu_modes = ["baseline gpu"]
@@ -153,13 +159,30 @@ def pytest_report_header(config) -> Optional[List[str]]:
     return lines + golden_header(config, settings)
 
 
-def suite_session(config) -> bool:
-    """A session that will collect a suite: its header shows the same lines as a
-    --paddle-model session's."""
-    from .cases.suite_scan import suites_ahead
+def late_case_header(config) -> List[str]:
+    """For a session that found its cases only by collecting (suites, markers): the case
+    header's lines that the start of the session did not print. Nothing is looked for
+    before collection, so a session without cases pays nothing for this."""
+    settings = settings_of(config)
+    if settings.active or config.stash.get(LATE_HEADER, False):
+        return []
+    config.stash[LATE_HEADER] = True
+    printed = program_header(settings) + golden_header(config, settings)
+    return [line for line in case_header(config, settings) if line not in printed]
 
-    return suites_ahead(config.args, Path(config.invocation_params.dir),
-                        config.getini("norecursedirs"))
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """The xdist controller collects nothing: a worker's suite cases bring the header."""
+    from .cases.suite_scan import is_suite_name
+
+    config = node.config
+    if not any(is_suite_name(Path(nodeid.split("::")[0]).name) for nodeid in ids):
+        return
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    for line in late_case_header(config):
+        if terminal is not None:
+            terminal.write_line(line)
 
 
 def program_header(settings, cases_ahead: bool = False) -> List[str]:
@@ -580,6 +603,9 @@ def pytest_unconfigure(config):
 @pytest.fixture(scope="session")
 def paddle_infer_runner(pytestconfig):
     """The per-worker runner: model files, inputs, predictors and baselines, cached."""
+    from .modes.capabilities import import_paddle
+
+    import_paddle()  # in this process: without Paddle's start-up warnings (a missing ccache)
     return runner_of(pytestconfig)
 
 
@@ -608,6 +634,9 @@ def paddle_dygraph_layer():
     ``paddle.nn.Layer``, built in this process with the seeds the exporter uses (so its
     weights are the exported model's). Building seeds paddle's global generator."""
     from .execute.baselines import build_dygraph_layer
+    from .modes.capabilities import import_paddle
+
+    import_paddle()  # without Paddle's start-up warnings
 
     return build_dygraph_layer
 
@@ -731,7 +760,8 @@ def narrow_declared_cases(config, items) -> bool:
 
 
 def pytest_report_collectionfinish(config, start_path, items):
-    return config.stash.get(NARROWED, None)
+    header = late_case_header(config) if any(declared_case(i) is not None for i in items) else []
+    return (header + (config.stash.get(NARROWED, None) or [])) or None
 
 
 def item_where(item):

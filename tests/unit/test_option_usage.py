@@ -1,14 +1,13 @@
 """Usage errors of options, ini keys and toggles, in process: the thread limit (cpu_threads.py and
 the toggle table), directories given files, ini values named by their key, --paddle-shape and
 --paddle-batch against a model's inputs (cases/cli_shapes.py), ids without invented dims,
-suite_scan, and the --help text built from the run-mode and toggle tables."""
+and the --help text built from the run-mode and toggle tables."""
 
 import pytest
 
 from pytest_paddle_infer.cases.case import default_label
 from pytest_paddle_infer.cases.cli_shapes import model_shapes, shapes_by_model
 from pytest_paddle_infer.cases.suite_nodes import dims_in_text
-from pytest_paddle_infer.cases.suite_scan import suites_ahead
 from pytest_paddle_infer.errors import OptionError
 from pytest_paddle_infer.models.inputs import InputSpec
 from pytest_paddle_infer.models.source import ModelSource, parse_source
@@ -185,21 +184,6 @@ def test_dims_written_as_on_the_command_line():
     assert dims_in_text("1x3x32x32") == [1, 3, 32, 32]
     assert dims_in_text(" 1 x 3 ") == [1, 3]
     assert dims_in_text("x=1x3") is None and dims_in_text([1, 3]) is None
-
-
-def test_suites_ahead(tmp_path):
-    (tmp_path / ".hidden").mkdir()
-    (tmp_path / ".hidden" / "paddle_a.yaml").write_text("")
-    (tmp_path / "build").mkdir()
-    (tmp_path / "build" / "b.paddle.yaml").write_text("")
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_x.py").write_text("")
-    assert not suites_ahead(["."], tmp_path, ["build"])
-    assert suites_ahead(["."], tmp_path, [])  # build/ is walked when not excluded
-    (tmp_path / "tests" / "paddle_gate.yaml").write_text("")
-    assert suites_ahead(["tests::test_x"], tmp_path, ["build"])
-    assert suites_ahead(["tests/paddle_gate.yaml"], tmp_path, [])
-    assert not suites_ahead(["tests/test_x.py"], tmp_path, [])
 
 
 def test_help_lists_every_run_mode_and_toggle():
