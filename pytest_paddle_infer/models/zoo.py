@@ -76,9 +76,13 @@ def calibrate_batchnorm(layer, inputs: Tuple[InputSpec, ...], batch: int = 8, se
     for sub in layer.sublayers():
         if isinstance(sub, paddle.nn.layer.norm._BatchNormBase):
             sub._momentum = 0.0
+    import warnings
+
     layer.train()
     feed = [paddle.to_tensor(generate(s.concrete((batch,) + s.shape[1:]), seed)) for s in inputs]
-    with paddle.no_grad():
+    # a train-mode BatchNorm warns that it tracks global statistics: that is what is wanted
+    with paddle.no_grad(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="When training, we now always track global mean")
         layer(*feed)
     layer.eval()
     return layer
