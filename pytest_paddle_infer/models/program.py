@@ -61,7 +61,7 @@ def choice_text(source: "ModelSource", program: str, mode: "RunMode", paddle_ver
     if source.kind == "path":
         return f"{program}: the model file as given"
     if program == LEGACY:
-        return "legacy: asked for (--paddle-program or the suite's program key)"
+        return "legacy: asked for by --paddle-program or the suite's program key"
     if exports_legacy(source, program, mode, paddle_version):
         return f"default, {mode.name}: {TRT_REASON}"
     return "default: the model's own format"
