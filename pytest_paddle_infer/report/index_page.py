@@ -103,6 +103,11 @@ def what_happened(case: Mapping[str, object]) -> str:
         parts += [str(p) for p in case.get(key) or []]
     if case.get("first_divergence"):
         parts.append(f"first divergence: {case['first_divergence']}")
+    if case.get("culprit") or case.get("suggested_run_mode"):  # --paddle-localize's ladder
+        found = [f"culprit: {case['culprit']}"] if case.get("culprit") else []
+        if case.get("suggested_run_mode"):
+            found.append(f"suggested run mode: {case['suggested_run_mode']}")
+        parts.append("; ".join(found))
     if case.get("first_bad_op"):  # --paddle-localize pruning (localize/prune.py)
         parts.append(f"first bad op: {case['first_bad_op']}")
     if case.get("message") or case.get("reason"):  # an error's or crash's whole message
