@@ -99,6 +99,8 @@ def case_summary(result: CaseResult) -> Dict[str, object]:
         "passed": result.passed,
         "max_abs": result.max_abs,
         "max_rel": result.max_rel,
+        # set when max_rel is at a near-zero baseline value: the largest relative error elsewhere
+        "max_rel_elsewhere": _number(result.max_rel_elsewhere),
         "mismatched": result.mismatched,
         "total": result.total,
         "first_divergence": first_divergence(result) or None,

@@ -128,6 +128,16 @@ def folded(text: str, width: int = 0) -> str:
     return f"<details><summary><pre>{_esc(first)}</pre></summary><pre>{_esc(text)}</pre></details>"
 
 
+def max_rel_cell(case: Mapping[str, object]) -> str:
+    """Max rel, marked ``*`` (as in the terminal) when it is at a near-zero baseline value,
+    the largest relative error elsewhere in its title."""
+    elsewhere = case.get("max_rel_elsewhere")
+    if not isinstance(elsewhere, float):
+        return f'<td class="num">{_number(case.get("max_rel"))}</td>'
+    return (f'<td class="num" title="at a near-zero baseline value; elsewhere {_number(elsewhere)}">'
+            f'{_number(case.get("max_rel"))}*</td>')
+
+
 def case_rows(case: Mapping[str, object], columns: int) -> str:
     status = str(case.get("status", ""))
     files = [f for f in case.get("files") or [] if isinstance(f, str)]
@@ -142,7 +152,7 @@ def case_rows(case: Mapping[str, object], columns: int) -> str:
         f'<td class="case"><code>{_esc(case.get("case"))}</code></td>',
         f'<td class="status">{_esc(status_text(case))}</td>',
         f'<td class="num">{_number(case.get("max_abs"))}</td>',
-        f'<td class="num">{_number(case.get("max_rel"))}</td>',
+        max_rel_cell(case),
         f'<td class="num">{_esc(counts)}</td>',
         f'<td class="num">{_esc(str(case.get("time") or "").rstrip("s"))}</td>',
         f"<td>{folded(what_happened(case))}</td>",
@@ -177,6 +187,8 @@ def render(cases: Iterable[Mapping[str, object]], environment: Optional[Mapping[
         + (environment_table(environment) if environment else "")
         + f'<p class="counts">{len(cases)} case{"" if len(cases) == 1 else "s"}: {summary}</p>'
         + f'<table class="cases"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-        + "<p><small>passed*: passed, but an output cannot fail under its tolerance. Figures are "
+        + "<p><small>passed*: passed, but an output cannot fail under its tolerance. max rel*: at a "
+          "near-zero baseline value (|base| &lt; 0.001 x the output's largest |base|), not meaningful "
+          "there; the largest elsewhere is in its tooltip. Figures are "
           "the case's outputs; each case's xlsx, json and csv hold every tensor compared.</small></p>"
         + "</body></html>\n")
