@@ -29,7 +29,9 @@ NUMBER_COLUMNS = ("Elements", "Min Val", "Min Base", "Max Val", "Max Base", "Wor
 # --paddle-localize: the error a tensor's op makes on its own, fed the baseline's inputs
 # (localize/prune.py), against the error it inherits (Max Atol); empty where not measured
 LOCAL_COLUMNS = ("Local Atol", "Local Result")
-COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS + NUMBER_COLUMNS + LOCAL_COLUMNS
+# the terminal table's metrics beside atol/rtol (compare.py); SQNR "inf" (as text) when equal
+METRIC_COLUMNS = ("SQNR dB", "Rel L2", "P99 Abs")
+COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS + NUMBER_COLUMNS + METRIC_COLUMNS + LOCAL_COLUMNS
 SUMMARY = "summary.json"
 REPORT_SUFFIXES = (".xlsx", ".json", ".csv", ".png", ".html")  # what a run writes here
 
@@ -82,7 +84,15 @@ def _row(c: TensorComparison, op_type: str, baseline_name: str, matched_by: str)
         *((None,) * 4 if unmatched else (_number(c.min_actual), _number(c.min_expected),
                                          _number(c.max_actual), _number(c.max_expected))),
         "" if c.worst_index is None else str(list(c.worst_index)),
+        *((None,) * 3 if unmatched else (_metric(c.sqnr_db), _metric(c.rel_l2), _metric(c.p99_abs))),
     ]
+
+
+def _metric(value: float):
+    """A number a spreadsheet and JSON take: NaN (nothing to compute) empty, infinities as text."""
+    if value != value:
+        return None
+    return value if abs(value) != float("inf") else ("inf" if value > 0 else "-inf")
 
 
 def _flat_index(position, shape) -> int:
