@@ -63,7 +63,8 @@ def run_mode_help() -> str:
 
 OPTIONS: Tuple[Option, ...] = (
     Option("--paddle-model", "paddle_model",
-           "model to check: a zoo name (resnet50, mobilenet_v3_small, tiny_cnn, tiny_detector), "
+           "model to check: a zoo name (resnet50, mobilenet_v3_small, tiny_cnn, tiny_detector; "
+           "quantized: tiny_cnn_int8, resnet18_int8), "
            "a model directory, or a .pdmodel/.json file; repeatable", repeat=True, metavar="NAME|PATH"),
     Option("--run-mode", "run_mode", run_mode_help(), repeat=True,
            metavar="MODE[+TOGGLE...][,MODE...]"),
