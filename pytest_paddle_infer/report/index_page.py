@@ -19,6 +19,7 @@ td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top;text-align:left}
 th{background:#f3f3f3}
 table.env th{width:9em}
 table.cases td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+table.cases td.case{max-width:24em;overflow-wrap:anywhere}
 tr.failed td.status,tr.error td.status,tr.crashed td.status,tr.timeout td.status{background:#fdd;font-weight:bold}
 tr.passed td.status{background:#dfd}
 tr.skipped{color:#777}
