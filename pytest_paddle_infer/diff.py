@@ -65,8 +65,9 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
     from .verdict.outputs import pair_outputs
     from .verdict.result import CaseResult
 
+    what, fix = "saved run", "record it again (--paddle-save-goldens or --paddle-save-runs)"
     try:
-        ref, run = load_golden(a), load_golden(b)
+        ref, run = load_golden(a, what, fix), load_golden(b, what, fix)
     except GoldenError as e:
         raise DiffError(str(e)) from None
     ref_digest = ref.meta.get("inputs", {}).get("digest")

@@ -179,19 +179,21 @@ def read_golden(directory: Path, case_id: str, digest: Optional[str] = None) -> 
     return golden
 
 
-def load_golden(path: Path) -> Golden:
-    """A golden (or saved run) file's outputs and metadata; a GoldenError when unreadable."""
+REWRITE_GOLDEN = "rewrite it with --paddle-update-goldens"
+
+
+def load_golden(path: Path, what: str = "golden", fix: str = REWRITE_GOLDEN) -> Golden:
+    """A golden (or saved run) file's outputs and metadata; a GoldenError when unreadable,
+    naming the file as ``what`` and saying ``fix`` (paddle-infer-diff reads saved runs too)."""
     try:
         with open_array_file(path) as data:
             meta = json.loads(str(data[META]))
             names = meta["outputs"]
             outputs = OrderedDict((name, data[f"o{i}"]) for i, name in enumerate(names))
     except ArrayFileError as e:
-        raise GoldenError(f"golden {path} {e.problem} ({e.found}); "
-                          f"rewrite it with --paddle-update-goldens") from None
+        raise GoldenError(f"{what} {path} {e.problem} ({e.found}); {fix}") from None
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise GoldenError(f"golden {path} cannot be read ({load_error_text(e)}); "
-                          f"rewrite it with --paddle-update-goldens") from None
+        raise GoldenError(f"{what} {path} cannot be read ({load_error_text(e)}); {fix}") from None
     return Golden(path, outputs, meta)
 
 
