@@ -396,6 +396,7 @@ def pytest_collection_modifyitems(session, config, items):
                               "their cases' shapes under shapes: (docs/suites.md)")
         return
     if not settings.active:
+        warn_idle_options(config)
         return
     if settings.unresolved:
         raise usage_error(config, settings.unresolved[0][1])
@@ -729,6 +730,28 @@ def declared_case(item):
         return item.case
     callspec = getattr(item, "callspec", None)
     return callspec.params.get("paddle_case") if callspec is not None else None
+
+
+# options that only act on cases: given on the command line to a session without any, said so
+CASE_ONLY_OPTIONS = ("--run-mode", "--paddle-localize", "--paddle-intermediates", "--paddle-report",
+                     "--paddle-suggest-tolerances", "--paddle-save-runs", "--paddle-strict",
+                     "--paddle-shape", "--paddle-batch")
+
+
+def warn_idle_options(config) -> None:
+    """A session with no case (no --paddle-model, suite or paddle_case test collected) that
+    was given options which act on cases only: they would do nothing, silently."""
+    from .options import OPTIONS
+
+    dests = {o.flag: o.ini for o in OPTIONS}
+    given = [flag for flag in CASE_ONLY_OPTIONS if config.getoption(dests[flag], None) not in (None, False)]
+    if given:
+        import warnings
+
+        warnings.warn_explicit(PaddleInferWarning(
+            f"paddle-infer: {', '.join(given)} given, but no paddle-infer case was collected, so "
+            f"{'it does' if len(given) == 1 else 'they do'} nothing: name models with --paddle-model "
+            f"NAME, or collect a suite file (*.paddle.yaml) or a paddle_case test"), None, "command line", 0)
 
 
 def narrow_declared_cases(config, items) -> bool:
