@@ -98,6 +98,11 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
                 if comparer.selection.wants(record.name, record.op_type):
                     comparer.add(record.op_type, record.name, run_store.load(record))
             result.intermediates = comparer.rows
+            if result.intermediates and not any(r.matched for r in result.intermediates):
+                # both runs hold tensors, yet none compared: never a verdict on outputs alone
+                raise DiffError(f"none of the {len(result.intermediates)} intermediate tensors of "
+                                f"{b} pairs with one of {a} (by name or by structure and values): "
+                                f"were they recorded from the same program?")
         elif ref_store is not None or run_store is not None:
             missing = b if run_store is None else a
             result.notes.append(f"{missing} holds no intermediate tensors: outputs compared only")

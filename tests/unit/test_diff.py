@@ -56,3 +56,11 @@ def test_refuses_runs_of_other_inputs_and_missing_files(tmp_path, capsys):
     assert "recorded from other inputs (digest d1 and d2)" in capsys.readouterr().err
     assert diff.main([str(a), str(tmp_path / "nowhere.npz")]) == 2
     assert "nowhere.npz: no such file" in capsys.readouterr().err
+
+
+def test_runs_whose_tensors_pair_nowhere_are_not_a_verdict(tmp_path, capsys):
+    a = save(tmp_path / "a.npz", TENSORS)
+    other = [RNG.standard_normal(t.shape).astype(np.float32) for t in TENSORS]  # another program
+    b = save(tmp_path / "b.npz", other, names=[f"0x55ab{i}_inner_var_{i}" for i in range(4)])
+    assert diff.main([str(a), str(b)]) == 2  # the outputs agree, but no tensor was compared
+    assert "none of the 4 intermediate tensors of" in capsys.readouterr().err
