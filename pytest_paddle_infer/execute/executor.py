@@ -112,7 +112,13 @@ class Executor:
                 self._kill()
             elif self.proc.poll() is None:
                 self.conn.send(("close", None))
-                self.conn.poll(30)
+                if self.conn.poll(30) and self.conn.recv() == ("ok", None):
+                    # cleaned up and exiting: its exit (unmapping Paddle's memory) need not
+                    # hold up this process's; the child is reaped when it ends
+                    _EXITING.append(self.proc)
+                    if self.log_path is not None:
+                        self.log_path.unlink(missing_ok=True)
+                    return
             if self.proc.wait(30) in (0, -getattr(signal, "SIGKILL", 9)) and self.log_path is not None:
                 self.log_path.unlink(missing_ok=True)  # logs are kept for children that died
         except (OSError, EOFError, subprocess.TimeoutExpired):
@@ -279,6 +285,7 @@ def _fault(phase: str, recipe: str = "") -> None:
 
 
 _CURRENT: dict = {}
+_EXITING: list = []  # closed children not waited for (kept referenced: no ResourceWarning)
 
 
 class Service:

@@ -48,6 +48,26 @@ _verified: Dict[str, dict] = {}  # per process: each entry is hashed once
 _failed_exports: Dict[str, "ModelError"] = {}  # per process: a failed export is not retried
 
 
+VERIFIED = ".verified"  # the files' stat stamps when their hashes last matched the manifest
+
+
+def _stamps(directory: Path, names) -> dict:
+    """What changes whenever a file's content can have changed: size, mtime, inode, and the
+    ctime, which no user call can set back (touching a file's mtime moves its ctime)."""
+    out = {}
+    for name in [MANIFEST, *names]:
+        st = (directory / name).stat()
+        out[name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+    return out
+
+
+def _verified_stamps(directory: Path) -> Optional[dict]:
+    try:
+        return json.loads((directory / VERIFIED).read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def _valid_manifest(directory: Path) -> Optional[dict]:
     """The manifest of a complete entry, or None when anything is missing or changed."""
     key = str(directory)
@@ -55,10 +75,16 @@ def _valid_manifest(directory: Path) -> Optional[dict]:
         return _verified[key]
     try:
         manifest = json.loads((directory / MANIFEST).read_text())
-        for name, meta in manifest["files"].items():
-            p = directory / name
-            if p.stat().st_size != meta["size"] or _sha256(p) != meta["sha256"]:
-                return None
+        stamps = _stamps(directory, manifest["files"])
+        if stamps != _verified_stamps(directory):  # hashed unless untouched since last time
+            for name, meta in manifest["files"].items():
+                p = directory / name
+                if p.stat().st_size != meta["size"] or _sha256(p) != meta["sha256"]:
+                    return None
+            try:
+                atomic_write(directory / VERIFIED, json.dumps(stamps))
+            except OSError:
+                pass  # a read-only cache: hashed again next time
         for path, digest in manifest.get("sources", {}).items():  # a builder's code was edited
             if _sha256(Path(path)) != digest:
                 return None
