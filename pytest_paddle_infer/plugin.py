@@ -5,10 +5,15 @@ next to nothing.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
 import pytest
+
+from .execute.early_start import start_if_asked
+
+start_if_asked(sys.argv[1:])  # first of all: a --paddle-model session's executor (early_start.py)
 
 from . import options as opts
 from .xdist_usage import usage_error
@@ -39,6 +44,7 @@ def pytest_addoption(parser):
     opts.register(parser)
 
 
+
 def _default_cache_dir(config) -> Path:
     cache = getattr(config, "cache", None)
     if cache is not None:
@@ -59,6 +65,7 @@ def pytest_configure(config):
     config.stash[SETTINGS] = settings
     if settings.active and not is_xdist_controller(config):
         case_path_of(config).start()  # the executor imports paddle while pytest collects
+    discard_early_executor()  # started for nothing (pytest_load_initial_conftests)
     config.pluginmanager.register(SessionSummary(config), "paddle-infer-summary")
     if is_xdist_controller(config):  # usage errors the workers find while collecting
         from .xdist_usage import UsageRelay
@@ -69,6 +76,13 @@ def pytest_configure(config):
 
         register_xdist_scheduling(config)
     _add_suite_args(config, settings.suites)
+
+
+def discard_early_executor() -> None:
+    """An executor started early for a session that, all options read, runs no case here."""
+    executor = sys.modules.get("pytest_paddle_infer.execute.executor")
+    if executor is not None:
+        executor.discard_early()
 
 
 def is_xdist_controller(config) -> bool:

@@ -77,22 +77,21 @@ class Executor:
     # -- lifecycle ---------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start a child now (it imports paddle while pytest goes on collecting)."""
+        """Start a child now (it imports paddle while pytest goes on collecting), or adopt
+        the one started before the options were all read (start_early)."""
         if self.proc is not None:
             return
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.started += 1
         self.log_path = self.log_dir / f"executor-{os.getpid()}-{self.started}.log"
-        key = secrets.token_bytes(16)
-        listener = Listener(authkey=key)
-        env = dict(os.environ, **{AUTHKEY_ENV: key.hex()})
-        env.setdefault("GLOG_minloglevel", "1")
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "pytest_paddle_infer.execute.executor", _address_text(listener.address)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-                cwd=os.getcwd())
-        self._listener = listener
+        if _EARLY:
+            self._listener, self.proc, early_log = _EARLY.pop()
+            try:
+                os.replace(early_log, self.log_path)  # the child keeps writing to it
+            except OSError:
+                self.log_path = early_log  # another file system: the log stays where it is
+        else:
+            self._listener, self.proc = _spawn(self.log_path)
         self.conn = None
 
     def _connection(self):
@@ -210,6 +209,47 @@ class _ChildGone(Exception):
 _OP_PHASES = {"about": "importing paddle", "prepare": "preparing the case", "run": "running the candidate",
               "release": "releasing the case", "tensors": "handing out tensors",
               "trial": "running a localization trial", "localize_crash": "localizing the crash"}
+
+
+def _spawn(log_path: Path):
+    """A child that imports paddle, then connects back: (listener, process)."""
+    key = secrets.token_bytes(16)
+    listener = Listener(authkey=key)
+    env = dict(os.environ, **{AUTHKEY_ENV: key.hex()})
+    env.setdefault("GLOG_minloglevel", "1")
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest_paddle_infer.execute.executor", _address_text(listener.address)],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+            cwd=os.getcwd())
+    return listener, proc
+
+
+_EARLY: list = []  # a child started before pytest_configure: (listener, process, log path)
+
+
+def start_early() -> None:
+    """Start the child as soon as the command line shows a session with cases: its paddle
+    import then overlaps the rest of pytest's start-up. pytest_configure adopts it
+    (Executor.start) or discards it; so does the interpreter's exit, whatever happened."""
+    if _EARLY:
+        return
+    import atexit
+    import tempfile
+
+    fd, name = tempfile.mkstemp(prefix="paddle-infer-executor-", suffix=".log")
+    os.close(fd)
+    _EARLY.append((*_spawn(Path(name)), Path(name)))
+    atexit.register(discard_early)
+
+
+def discard_early() -> None:
+    while _EARLY:
+        listener, proc, log = _EARLY.pop()
+        proc.kill()
+        proc.wait()
+        listener.close()
+        log.unlink(missing_ok=True)
 
 
 def _address_text(address) -> str:
