@@ -12,7 +12,6 @@ summary table, and prints the median wall times and their ratio (serial / parall
 import argparse
 import os
 import re
-import resource
 import shlex
 import statistics
 import subprocess
@@ -24,11 +23,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 1.4  # issue 10: at least this much faster under -n 2 on a 2-core machine
-
-
-def cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def outcomes(junit: Path) -> dict:
@@ -58,12 +52,12 @@ def run(suite: str, cache: Path, workers: int, scratch: Path, extra=()):
     junit = scratch / f"junit-n{workers}.xml"
     args = [sys.executable, "-m", "pytest", suite, "-p", "no:cacheprovider",
             f"--paddle-cache-dir={cache}", "-n", str(workers), f"--junitxml={junit}", *extra]
-    cpu, start = cpu_seconds(), time.perf_counter()
+    start = time.perf_counter()
     proc = subprocess.run(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    wall = time.perf_counter() - start
     if proc.returncode not in (0, 1) or not junit.is_file():  # 1: some case failed, still comparable
         sys.exit(f"pytest -n {workers} exited {proc.returncode}:\n{proc.stdout[-3000:]}")
-    return wall, cpu, outcomes(junit), summary_figures(proc.stdout)
+    return wall, outcomes(junit), summary_figures(proc.stdout)
 
 
 def main():
@@ -86,9 +80,9 @@ def main():
             run(opts.suite, opts.cache_dir, n, Path(scratch), extra[n])
         for i in range(opts.runs):
             for n in (0, opts.workers):
-                wall, cpu, cases, figures = run(opts.suite, opts.cache_dir, n, Path(scratch), extra[n])
+                wall, cases, figures = run(opts.suite, opts.cache_dir, n, Path(scratch), extra[n])
                 times[n].append(wall)
-                print(f"  run {i + 1}  -n {n}  wall {wall:6.2f}s  cpu {cpu:6.2f}s  {len(cases)} cases")
+                print(f"  run {i + 1}  -n {n}  wall {wall:6.2f}s  {len(cases)} cases")
                 if n in seen and seen[n] != (cases, figures):
                     sys.exit(f"-n {n} gave different outcomes or figures from one run to the next")
                 seen[n] = (cases, figures)
