@@ -84,8 +84,10 @@ class Executor:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.started += 1
         self.log_path = self.log_dir / f"executor-{os.getpid()}-{self.started}.log"
+        if _EARLY and _EARLY[-1][3] != (dict(os.environ), os.getcwd()):
+            discard_early()  # a conftest or plugin (pytest-env) changed its environment since
         if _EARLY:
-            self._listener, self.proc, early_log = _EARLY.pop()
+            self._listener, self.proc, early_log, _ = _EARLY.pop()
             try:
                 os.replace(early_log, self.log_path)  # the child keeps writing to it
             except OSError:
@@ -225,7 +227,8 @@ def _spawn(log_path: Path):
     return listener, proc
 
 
-_EARLY: list = []  # a child started before pytest_configure: (listener, process, log path)
+# a child started before pytest_configure: (listener, process, log path, (environ, cwd))
+_EARLY: list = []
 
 
 def start_early() -> None:
@@ -239,13 +242,13 @@ def start_early() -> None:
 
     fd, name = tempfile.mkstemp(prefix="paddle-infer-executor-", suffix=".log")
     os.close(fd)
-    _EARLY.append((*_spawn(Path(name)), Path(name)))
+    _EARLY.append((*_spawn(Path(name)), Path(name), (dict(os.environ), os.getcwd())))
     atexit.register(discard_early)
 
 
 def discard_early() -> None:
     while _EARLY:
-        listener, proc, log = _EARLY.pop()
+        listener, proc, log, _ = _EARLY.pop()
         proc.kill()
         proc.wait()
         listener.close()
