@@ -115,7 +115,9 @@ class Executor:
                 self.conn.send(("close", None))
                 if self.conn.poll(30) and self.conn.recv() == ("ok", None):
                     # cleaned up and exiting: its exit (unmapping Paddle's memory) need not
-                    # hold up this process's; the child is reaped when it ends
+                    # hold up this process's; it is reaped at the next close (no zombies
+                    # pile up in a process that runs many sessions, pytester's in-process ones)
+                    reap_exited()
                     _EXITING.append(self.proc)
                     if self.log_path is not None:
                         self.log_path.unlink(missing_ok=True)
@@ -329,6 +331,11 @@ def _fault(phase: str, recipe: str = "") -> None:
 
 _CURRENT: dict = {}
 _EXITING: list = []  # closed children not waited for (kept referenced: no ResourceWarning)
+
+
+def reap_exited() -> None:
+    """Reap the closed children that have ended; those still exiting stay listed."""
+    _EXITING[:] = [proc for proc in _EXITING if proc.poll() is None]
 
 
 class Service:
