@@ -33,7 +33,7 @@ MARKERS = (
 )
 SUITES_SEEN = pytest.StashKey[bool]()
 NARROWED = pytest.StashKey[list]()
-LATE_HEADER = pytest.StashKey[bool]()  # a suite session's header printed after collection
+HEADER_SHOWN = pytest.StashKey[list]()  # paddle-infer lines the session has printed so far
 
 
 class PaddleInferWarning(pytest.PytestWarning):
@@ -145,14 +145,16 @@ def installation(config):
 
 def pytest_report_header(config) -> Optional[List[str]]:
     settings = settings_of(config)
+    goldens = golden_header(config, settings)
     if not settings.active:  # a suite's cases say so once collected (pytest_report_collectionfinish)
-        return (program_header(settings) + golden_header(config, settings)) or None
-    return case_header(config, settings)
+        config.stash[HEADER_SHOWN] = program_header(settings) + goldens
+        return config.stash[HEADER_SHOWN] or None
+    return case_header(config, settings) + goldens
 
 
 def case_header(config, settings) -> List[str]:
-    """The ``paddle-infer:`` lines of a session with cases: what Paddle can run here, the
-    baseline, tolerances, seed and cache, the program, the GPU mapping, the goldens."""
+    """The ``paddle-infer:`` lines of a session with cases, goldens aside: what Paddle can run
+    here, the baseline, tolerances, seed and cache, the program, the GPU mapping."""
     caps, _ = installation(config)
     tol = ("atol={} rtol={}".format(settings.atol if settings.atol is not None else "mode default",
                                     settings.rtol if settings.rtol is not None else "mode default"))
@@ -170,19 +172,19 @@ def case_header(config, settings) -> List[str]:
         workers = getattr(config.option, "numprocesses", None)
         lines.append(mapping_line(settings.device, workers if isinstance(workers, int) else None,
                                   caps.gpu_count, gpu_modes))
-    return lines + golden_header(config, settings)
+    return lines
 
 
 def late_case_header(config) -> List[str]:
     """For a session that found its cases only by collecting (suites, markers): the case
-    header's lines that the start of the session did not print. Nothing is looked for
-    before collection, so a session without cases pays nothing for this."""
-    settings = settings_of(config)
-    if settings.active or config.stash.get(LATE_HEADER, False):
+    header's lines that the session has not printed yet. Nothing is looked for before
+    collection, so a session without cases pays nothing for this."""
+    if settings_of(config).active:
         return []
-    config.stash[LATE_HEADER] = True
-    printed = program_header(settings) + golden_header(config, settings)
-    return [line for line in case_header(config, settings) if line not in printed]
+    shown = config.stash.setdefault(HEADER_SHOWN, [])
+    late = [line for line in case_header(config, settings_of(config)) if line not in shown]
+    shown.extend(late)  # once: an xdist controller hears from every worker
+    return late
 
 
 @pytest.hookimpl(optionalhook=True)

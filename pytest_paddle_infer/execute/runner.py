@@ -183,10 +183,8 @@ class Runner:
             self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
             built = self.candidates.executor.run(plan, model, inputs)
         finally:
-            seeds_error = seeds_later.exception()  # never leave it running on a predictor
-        if seeds_error is not None:
-            raise seeds_error
-        seeds = seeds_later.result()
+            seeds_later.exception()  # waits: never leave it running on a predictor
+        seeds = seeds_later.result()  # raises what the run raised
         path = (f"TensorRT path: {built.path}",) if built.path else ()
         notes = path + built.notes + ((FUSION_WARNING,) if marks else ()) + (
             (selection_note,) if selection_note else ())
