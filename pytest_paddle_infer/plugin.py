@@ -13,7 +13,7 @@ import pytest
 
 from .execute.early_start import start_if_asked
 
-start_if_asked(sys.argv[1:])  # first of all: a --paddle-model session's executor (early_start.py)
+start_if_asked(sys.argv[1:])  # first of all: the executor of a session with cases (early_start.py)
 
 from . import options as opts
 from .xdist_usage import usage_error
@@ -65,7 +65,8 @@ def pytest_configure(config):
     config.stash[SETTINGS] = settings
     if settings.active and not is_xdist_controller(config):
         case_path_of(config).start()  # the executor imports paddle while pytest collects
-    discard_early_executor()  # started for nothing (pytest_load_initial_conftests)
+    if not hasattr(config, "workerinput"):  # a worker's waits for its suites (collection_finish)
+        discard_early_executor()  # started for nothing (pytest_load_initial_conftests)
     config.pluginmanager.register(SessionSummary(config), "paddle-infer-summary")
     if is_xdist_controller(config):  # usage errors the workers find while collecting
         from .xdist_usage import UsageRelay
@@ -605,6 +606,18 @@ def pytest_collection_finish(session):
     """Start the executor while the session's first tests get going: it imports paddle."""
     if any(declared_case(item) is not None for item in session.items):
         case_path_of(session.config).start()
+    else:
+        stop_idle_executor(session.config)
+    discard_early_executor()  # an xdist worker's, started for suites it did not collect
+
+
+def stop_idle_executor(config) -> None:
+    """No case here after all (-k deselected them, an xdist worker's early guess was wrong):
+    the executor a suite's collection started, never asked anything, stops importing paddle
+    now rather than at the session's end; a later request would start another."""
+    executor = getattr(config.stash.get(CASE_PATH, None), "executor", None)
+    if getattr(executor, "conn", True) is None:  # Executor (not inline), never connected
+        executor.close()
 
 
 def pytest_unconfigure(config):

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..errors import CaseSkipped, PaddleInferError, describe_exit, strip_ansi  # describe_exit: re-exported
+from .early_start import EARLY_WORKER_ENV
 
 AUTHKEY_ENV = "PADDLE_INFER_EXECUTOR_KEY"
 # testing only: make the executor child die or hang at a phase, to exercise supervision
@@ -73,6 +74,7 @@ class Executor:
         self.conn = None
         self.log_path: Optional[Path] = None
         self.started = 0
+        self.adopted_early = False  # the child started at plugin import (start_early) was adopted
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -84,10 +86,11 @@ class Executor:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.started += 1
         self.log_path = self.log_dir / f"executor-{os.getpid()}-{self.started}.log"
-        if _EARLY and _EARLY[-1][3] != (dict(os.environ), os.getcwd()):
+        if _EARLY and not same_session(_EARLY[-1][3], _session_state()):
             discard_early()  # a conftest or plugin (pytest-env) changed its environment since
         if _EARLY:
             self._listener, self.proc, early_log, _ = _EARLY.pop()
+            self.adopted_early = True
             try:
                 os.replace(early_log, self.log_path)  # the child keeps writing to it
             except OSError:
@@ -220,6 +223,7 @@ def _spawn(log_path: Path):
     key = secrets.token_bytes(16)
     listener = Listener(authkey=key)
     env = dict(os.environ, **{AUTHKEY_ENV: key.hex()})
+    env.pop(EARLY_WORKER_ENV, None)  # the xdist controller's marker (early_start.py): not the child's
     env.setdefault("GLOG_minloglevel", "1")
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
@@ -233,6 +237,27 @@ def _spawn(log_path: Path):
 _EARLY: list = []
 
 
+def _ignored_key(key: str) -> bool:
+    """Variables a child started early may lack or hold other values of without mattering:
+    xdist's (PYTEST_XDIST_WORKER...; the installed xdist sets them before loading plugins,
+    so an early child has them anyway, but xdist may set them later elsewhere) and the
+    early-start marker (early_start.py), which no child gets. Neither the child nor Paddle
+    reads them."""
+    return key.startswith("PYTEST_XDIST_") or key == EARLY_WORKER_ENV
+
+
+def _session_state():
+    """What a child takes from this process when it starts: (environment, cwd)."""
+    return dict(os.environ), os.getcwd()
+
+
+def same_session(then, now) -> bool:
+    """Would a child started now get what the early child got? Its environment (FLAGS_*,
+    OMP_NUM_THREADS...: Paddle reads them at import) and cwd, up to the keys above."""
+    relevant = lambda env: {k: v for k, v in env.items() if not _ignored_key(k)}
+    return then[1] == now[1] and relevant(then[0]) == relevant(now[0])
+
+
 def start_early() -> None:
     """Start the child as soon as the command line shows a session with cases: its paddle
     import then overlaps the rest of pytest's start-up. pytest_configure adopts it
@@ -244,7 +269,7 @@ def start_early() -> None:
 
     fd, name = tempfile.mkstemp(prefix="paddle-infer-executor-", suffix=".log")
     os.close(fd)
-    _EARLY.append((*_spawn(Path(name)), Path(name), (dict(os.environ), os.getcwd())))
+    _EARLY.append((*_spawn(Path(name)), Path(name), _session_state()))
     atexit.register(discard_early)
 
 
@@ -351,7 +376,7 @@ class Service:
         self.prepared: dict = {}
 
     def phase(self, name: str, recipe: str = "") -> None:
-        self.send(("phase", name, recipe))
+        self.send(("phase", name + self.runner.beside_note(), recipe))
         _fault(name, recipe)
 
     def prepare(self, key: str, case) -> dict:
@@ -399,10 +424,14 @@ class Service:
 
     def tensors(self, key: str, which: str) -> dict:
         prepared = self.prepared[key]
-        return dict(prepared.inputs if which == "inputs" else prepared.baseline_outputs)
+        if which == "inputs":
+            return dict(prepared.inputs)
+        return dict(self.runner.settle(prepared).baseline_outputs)
 
     def release(self, key: str) -> None:
-        self.prepared.pop(key, None)
+        prepared = self.prepared.pop(key, None)
+        if prepared is not None and prepared.later is not None:
+            prepared.later.exception()  # waits: its predictors stay in use until it is done
 
     def close(self) -> None:
         self.prepared.clear()
