@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Tuple
@@ -58,6 +58,8 @@ class Prepared:
     baseline_evidence: Optional[dict] = None  # what the baseline run executed (evidence.py)
     candidate_inputs: Optional[Mapping[str, np.ndarray]] = None  # cast for the candidate (plan.feed_dtype)
     engines: Tuple[Tuple[str, ...], float] = ((), 0.0)  # legacy TensorRT: engine_info dirs, build time
+    # the seed pair while it is still being computed beside the candidate (Runner.settle)
+    later: Optional[Future] = None
 
 
 class Runner:
@@ -78,6 +80,7 @@ class Runner:
         self.hooks = HookRouters()
         self.predictors.on_evict.append(self.hooks.forget)  # hooked predictors go with the cache's
         self._beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paddle-infer-beside")
+        self._beside_work: List[Future] = []  # submitted there and not done (beside_note)
         self.spill_dir = self.cache_dir / "spill" / f"pid{os.getpid()}"
         # told where a case's work is (and the recipe there), so a crash can be placed
         self.on_phase: Callable[..., None] = lambda name, recipe="": None
@@ -160,9 +163,12 @@ class Runner:
         digest = inputs_digest(inputs)
         self.on_phase("running the baseline", f"{case.baseline}: {describe_recipe(self.baseline_calls(case, model))}"
                       if case.baseline in ("auto", "cpu", "gpu") else case.baseline)
-        baseline = self.baselines.get(
+        get_baseline = lambda: self.baselines.get(
             case, model, inputs, digest, lambda kind: self.baseline_device(case, kind),
             lambda kind: self.predictor_baseline(replace(case, baseline=kind), model, inputs, digest))
+        if build_candidate and case.intermediates == "none":
+            return self._prepare_beside(case, model, inputs, digest, program_ops, get_baseline)
+        baseline = get_baseline()
         selection_error, selection_note = (selection_problems(baseline.store, model.name)
                                            if baseline.store is not None else ("", ""))
         if selection_error:  # the intermediates asked for would not be compared: never silently
@@ -178,7 +184,7 @@ class Runner:
                             baseline_evidence=baseline.evidence)
         # the baseline's run on other inputs (vacuity.py) goes on beside the candidate's
         # build: Paddle releases the GIL in both, so a second core shortens the case
-        seeds_later = self._beside.submit(self.seed_outputs, case, model, inputs, digest)
+        seeds_later = self.beside(self.seed_outputs, case, model, inputs, digest)
         try:
             self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
             built = self.candidates.executor.run(plan, model, inputs)
@@ -196,6 +202,61 @@ class Runner:
                         describe_recipe(built.recipe), baseline.store, notes, built.int8, seeds,
                         baseline_evidence=baseline.evidence, candidate_inputs=feeds,
                         engines=(built.engine_dirs, built.built_at))
+
+    def _prepare_beside(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
+                        digest: str, program_ops, get_baseline) -> Prepared:
+        """Without intermediates nothing in the candidate's plan depends on the baseline: the
+        baseline runs beside the candidate's build, and the baseline's run on other inputs
+        (vacuity.py) beside the candidate's run, taken when the case compares (settle).
+        Paddle releases the GIL in both, so a second core shortens the case."""
+        baseline_later = self.beside(get_baseline)
+        seeds_later = self.beside(self.seed_outputs, case, model, inputs, digest)
+        try:
+            specs = self.input_specs(model, dict(case.shapes))
+            plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, (),
+                                        program_ops)
+            self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
+            built = self.candidates.executor.run(plan, model, inputs)
+        except BaseException:
+            failed = baseline_later.exception()  # waits: never leave it running on a predictor
+            seeds_later.exception()
+            if failed is not None:  # the baseline comes first: its error is the case's
+                raise failed from None
+            raise
+        try:
+            baseline = baseline_later.result()  # its error is the case's, in setup as before
+        except BaseException:
+            seeds_later.exception()
+            raise
+        path = (f"TensorRT path: {built.path}",) if built.path else ()
+        feeds = candidate_feeds(plan, inputs)
+        notes = path + built.notes
+        if feeds is not inputs:
+            notes += (f"the candidate is fed {plan.feed_dtype} inputs (low_precision_io: the "
+                      f"program's feeds and fetches are {plan.feed_dtype})",)
+        return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
+                        describe_recipe(built.recipe), baseline.store, notes, built.int8, None,
+                        baseline_evidence=baseline.evidence, candidate_inputs=feeds,
+                        engines=(built.engine_dirs, built.built_at), later=seeds_later)
+
+    def settle(self, prepared: Prepared) -> Prepared:
+        """Wait for the baseline's run on other inputs, computed beside the candidate's run,
+        and take its outputs (raises what that run raised)."""
+        later, prepared.later = prepared.later, None
+        if later is not None:
+            prepared.seeds = later.result()
+        return prepared
+
+    def beside(self, fn, *args) -> Future:
+        """Run ``fn`` in the thread beside the case's main work (one at a time, in order)."""
+        later = self._beside.submit(fn, *args)
+        self._beside_work.append(later)
+        later.add_done_callback(self._beside_work.remove)
+        return later
+
+    def beside_note(self) -> str:
+        """For a crash's message: baseline work going on beside the main thread's."""
+        return " (the baseline was being computed beside it)" if self._beside_work else ""
 
     def seed_outputs(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                      digest: str) -> Optional[SeedPair]:
@@ -259,6 +320,9 @@ class Runner:
         start = time.perf_counter()
         case = prepared.case
         self.on_phase("running the candidate", prepared.candidate_recipe)
+        if prepared.later is not None and self.predictors.peek(prepared.model, self.baseline_calls(
+                replace(case, baseline="auto"), prepared.model)) is prepared.candidate:
+            self.settle(prepared)  # the candidate is the plain baseline's predictor: one run at a time
         feeds = prepared.inputs if prepared.candidate_inputs is None else prepared.candidate_inputs
         run = lambda: run_predictor(prepared.candidate, feeds)
         # the candidate's own run records what it executed: no extra run (evidence.py)
@@ -284,8 +348,11 @@ class Runner:
             else:
                 outputs = run()
         except PredictorError as e:  # reported as building it is: with the recipe
+            if prepared.later is not None:
+                prepared.later.exception()  # waits: never leave it running on a predictor
             raise PredictorError(f"the candidate ({case.run_mode.label}): {e}\n"
                                  f"recipe: {prepared.candidate_recipe}") from None
+        self.settle(prepared)
         check_output_names(case, outputs)
         rows = compare_outputs(outputs, prepared.baseline_outputs, case)
         judge_outputs(rows, outputs, prepared.baseline_outputs, prepared.seeds)
@@ -345,7 +412,7 @@ class Runner:
         """--paddle-suggest-tolerances: the case's outputs compared on the inputs of other
         seeds, with the same candidate predictor and a live baseline of the same kind for
         each (never recorded as a golden). Returns (rows per seed, the seeds, notes)."""
-        case = prepared.case
+        case = self.settle(prepared).case
         if kind_of(case.baseline) == GOLDEN:
             return [], [], [f"{case.baseline}: goldens hold the recorded seed's outputs only: "
                             f"measured on seed {case.seed}"]
@@ -377,11 +444,12 @@ class Runner:
         trials run in a supervised child when the executor set ``trial_init``."""
         from ..localize.ladder import localize_case
 
-        return localize_case(self, prepared, self.trial_init)
+        return localize_case(self, self.settle(prepared), self.trial_init)
 
     def op_types(self, prepared: Prepared) -> List[str]:
         """The op types the baseline program runs, in first-use order."""
         seen: List[str] = []
+        self.settle(prepared)  # its baseline predictor is free again
         predictor = self.predictors.get(prepared.model, self.baseline_calls(
             replace(prepared.case, baseline="auto"), prepared.model))
         record = lambda op_type, name, tensor: seen.append(op_type.rsplit(":", 1)[0])
