@@ -59,8 +59,7 @@ def _xdist_workers(argv: Sequence[str]) -> bool:
 def wants_early_executor(argv: Sequence[str]) -> bool:
     """A plain session with --paddle-model cases: this process starts its child now."""
     return (_said(argv, "--paddle-model") and not _said(argv, *_NO_CASES)
-            and not _said(argv, "--numprocesses", "--dist")
-            and not any(a.startswith("-n") for a in argv))  # xdist: see wants_early_workers
+            and not _xdist_workers(argv))  # xdist: see wants_early_workers (-n 0 is plain)
 
 
 def wants_early_workers(argv: Sequence[str]) -> bool:

@@ -33,7 +33,7 @@ def suites_dir(tmp_path, monkeypatch):
     (["-n", "2"], False),                                         # testpaths/ini: not read
     (["--paddle-model=tiny_cnn"], False),                         # plain: wants_early_executor's
     (["sweep.paddle.yaml"], False),
-    (["--paddle-model=tiny_cnn", "-n", "0"], False),              # xdist off
+    (["--paddle-model=tiny_cnn", "-n", "0"], False),              # xdist off: a plain session's
     (["--paddle-model=tiny_cnn", "-n0"], False),
     (["--paddle-model=tiny_cnn", "--dist=no"], False),
     (["--paddle-model=tiny_cnn", "-n", "2", "--co"], False),
@@ -45,6 +45,12 @@ def suites_dir(tmp_path, monkeypatch):
 ])
 def test_controller_asks_its_workers_to_start_early(suites_dir, argv, early):
     assert wants_early_workers(argv) is early
+
+
+@pytest.mark.parametrize("argv", [["--paddle-model=tiny_cnn", "-n", "0"],
+                                  ["--paddle-model=tiny_cnn", "--dist=no"]])
+def test_xdist_off_is_a_plain_session(argv):
+    assert early_start.wants_early_executor(argv) and not wants_early_workers(argv)
 
 
 def test_only_the_controllers_own_workers_start_early(monkeypatch):
@@ -59,7 +65,7 @@ def test_only_the_controllers_own_workers_start_early(monkeypatch):
 
 
 def test_a_controller_marks_its_environment(monkeypatch):
-    monkeypatch.delenv(EARLY_WORKER_ENV, raising=False)
+    monkeypatch.setenv(EARLY_WORKER_ENV, "")  # undone after the test: set, or not, as before
     early_start.start_if_asked(["--paddle-model=tiny_cnn", "-n", "2"])
     assert os.environ[EARLY_WORKER_ENV] == str(os.getpid())
 
