@@ -37,7 +37,6 @@ PROBE = """
     from pytest_paddle_infer import plugin
     from pytest_paddle_infer.execute import executor as ex
 
-    WORKER = os.environ.get("PYTEST_XDIST_WORKER")
     EARLY = ex._EARLY[-1][1].pid if ex._EARLY else None  # conftests load before pytest_configure
 
 
@@ -55,12 +54,13 @@ PROBE = """
 
 
     def pytest_sessionfinish(session):
-        if WORKER is None:
+        worker = getattr(session.config, "workerinput", {}).get("workerid")
+        if worker is None:  # the controller (PYTEST_XDIST_WORKER may be an outer session's)
             return
         path = session.config.stash.get(plugin.CASE_PATH, None)
         executor = getattr(path, "executor", None)
         proc = getattr(executor, "proc", None)
-        Path(f"probe-{WORKER}.json").write_text(json.dumps({
+        Path(f"probe-{worker}.json").write_text(json.dumps({
             "pid": os.getpid(), "early": EARLY, "adopted": getattr(executor, "adopted_early", False),
             "executor": proc.pid if proc is not None else None, "children": executor_children()}))
 """
