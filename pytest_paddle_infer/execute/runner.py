@@ -183,7 +183,7 @@ class Runner:
                             self.seed_outputs(case, model, inputs, digest),
                             baseline_evidence=baseline.evidence)
         # the baseline's run on other inputs (vacuity.py) goes on beside the candidate's
-        # build: Paddle releases the GIL in both, so a second core shortens the case
+        # build, which releases the GIL for most of its time: a second core shortens the case
         seeds_later = self.beside(self.seed_outputs, case, model, inputs, digest)
         try:
             self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
@@ -206,9 +206,11 @@ class Runner:
     def _prepare_beside(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                         digest: str, program_ops, get_baseline) -> Prepared:
         """Without intermediates nothing in the candidate's plan depends on the baseline: the
-        baseline runs beside the candidate's build, and the baseline's run on other inputs
-        (vacuity.py) beside the candidate's run, taken when the case compares (settle).
-        Paddle releases the GIL in both, so a second core shortens the case."""
+        baseline's runs (on the case's inputs, then on other inputs for vacuity.py) go on
+        beside the candidate's build, which releases the GIL for most of its time, so a
+        second core shortens the case; the run on other inputs is taken when the case
+        compares (settle). Two predictor runs do not overlap: Paddle's CPU and GPU wheels
+        hold the GIL in ``Predictor.run``."""
         baseline_later = self.beside(get_baseline)
         seeds_later = self.beside(self.seed_outputs, case, model, inputs, digest)
         try:
