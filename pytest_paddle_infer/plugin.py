@@ -65,8 +65,6 @@ def pytest_configure(config):
     config.stash[SETTINGS] = settings
     if settings.active and not is_xdist_controller(config):
         case_path_of(config).start()  # the executor imports paddle while pytest collects
-    if not hasattr(config, "workerinput"):  # a worker's waits for its suites (collection_finish)
-        discard_early_executor()  # started for nothing (pytest_load_initial_conftests)
     config.pluginmanager.register(SessionSummary(config), "paddle-infer-summary")
     if is_xdist_controller(config):  # usage errors the workers find while collecting
         from .xdist_usage import UsageRelay
@@ -608,7 +606,7 @@ def pytest_collection_finish(session):
         case_path_of(session.config).start()
     else:
         stop_idle_executor(session.config)
-    discard_early_executor()  # an xdist worker's, started for suites it did not collect
+    discard_early_executor()  # started for suites this process did not collect (early_start.py)
 
 
 def stop_idle_executor(config) -> None:

@@ -4,8 +4,9 @@ pytest imports the plugin while it loads its plugins, about 0.14 s before
 ``pytest_configure``; the plugin asks here first thing (``start_if_asked``):
 
 - a plain (not xdist) session whose command line alone shows that it runs cases in an
-  executor child (``--paddle-model``) starts the child at once, so its paddle import
-  overlaps the rest of pytest's start-up;
+  executor child (``--paddle-model``, ``--paddle-suite``, a suite file given by path, a
+  directory holding one) starts the child at once, so its paddle import overlaps the rest
+  of pytest's start-up;
 - an xdist controller runs no case, but when its command line shows cases (``--paddle-model``,
   ``--paddle-suite``, a suite file given by path) it sets ``EARLY_WORKER_ENV`` to its pid in
   its own environment, which the workers it spawns inherit; a worker whose parent is that
@@ -57,16 +58,18 @@ def _xdist_workers(argv: Sequence[str]) -> bool:
 
 
 def wants_early_executor(argv: Sequence[str]) -> bool:
-    """A plain session with --paddle-model cases: this process starts its child now."""
-    return (_said(argv, "--paddle-model") and not _said(argv, *_NO_CASES)
-            and not _xdist_workers(argv))  # xdist: see wants_early_workers (-n 0 is plain)
+    """A plain session whose command line shows cases: this process starts its child now."""
+    return not _xdist_workers(argv) and not _said(argv, *_NO_CASES) and _shows_cases(argv)
 
 
 def wants_early_workers(argv: Sequence[str]) -> bool:
     """An xdist controller whose command line shows cases: its workers start their children
-    at plugin import. Cheap by design (no paddle, no YAML, one directory listing at most)."""
-    if not _xdist_workers(argv) or _said(argv, *_NO_CASES):
-        return False
+    at plugin import."""
+    return _xdist_workers(argv) and not _said(argv, *_NO_CASES) and _shows_cases(argv)
+
+
+def _shows_cases(argv: Sequence[str]) -> bool:
+    """Cheap by design (no paddle, no YAML, one directory listing at most)."""
     return _said(argv, "--paddle-model", "--paddle-suite") or any(
         _names_suites(a) for i, a in enumerate(argv)
         if not a.startswith("-") and not (i and argv[i - 1] in _PATH_VALUED))
