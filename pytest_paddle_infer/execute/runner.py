@@ -191,17 +191,8 @@ class Runner:
         finally:
             seeds_later.exception()  # waits: never leave it running on a predictor
         seeds = seeds_later.result()  # raises what the run raised
-        path = (f"TensorRT path: {built.path}",) if built.path else ()
-        notes = path + built.notes + ((FUSION_WARNING,) if marks else ()) + (
-            (selection_note,) if selection_note else ())
-        feeds = candidate_feeds(plan, inputs)
-        if feeds is not inputs:
-            notes += (f"the candidate is fed {plan.feed_dtype} inputs (low_precision_io: the "
-                      f"program's feeds and fetches are {plan.feed_dtype})",)
-        return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
-                        describe_recipe(built.recipe), baseline.store, notes, built.int8, seeds,
-                        baseline_evidence=baseline.evidence, candidate_inputs=feeds,
-                        engines=(built.engine_dirs, built.built_at))
+        extra = ((FUSION_WARNING,) if marks else ()) + ((selection_note,) if selection_note else ())
+        return prepared_case(case, model, inputs, baseline, plan, built, seeds, extra)
 
     def _prepare_beside(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                         digest: str, program_ops, get_baseline) -> Prepared:
@@ -230,16 +221,7 @@ class Runner:
         except BaseException:
             seeds_later.exception()
             raise
-        path = (f"TensorRT path: {built.path}",) if built.path else ()
-        feeds = candidate_feeds(plan, inputs)
-        notes = path + built.notes
-        if feeds is not inputs:
-            notes += (f"the candidate is fed {plan.feed_dtype} inputs (low_precision_io: the "
-                      f"program's feeds and fetches are {plan.feed_dtype})",)
-        return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
-                        describe_recipe(built.recipe), baseline.store, notes, built.int8, None,
-                        baseline_evidence=baseline.evidence, candidate_inputs=feeds,
-                        engines=(built.engine_dirs, built.built_at), later=seeds_later)
+        return replace(prepared_case(case, model, inputs, baseline, plan, built, None), later=seeds_later)
 
     def settle(self, prepared: Prepared) -> Prepared:
         """Wait for the baseline's run on other inputs, computed beside the candidate's run,
@@ -464,6 +446,21 @@ class Runner:
         self._beside.shutdown(wait=True)
         shutil.rmtree(self.spill_dir, ignore_errors=True)
         self.baselines.close()
+
+
+def prepared_case(case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray], baseline,
+                  plan, built, seeds: Optional[SeedPair], extra_notes: Tuple[str, ...] = ()) -> Prepared:
+    """A case's baseline and built candidate, with the notes the build leaves."""
+    path = (f"TensorRT path: {built.path}",) if built.path else ()
+    notes = path + built.notes + extra_notes
+    feeds = candidate_feeds(plan, inputs)
+    if feeds is not inputs:
+        notes += (f"the candidate is fed {plan.feed_dtype} inputs (low_precision_io: the "
+                  f"program's feeds and fetches are {plan.feed_dtype})",)
+    return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
+                    describe_recipe(built.recipe), baseline.store, notes, built.int8, seeds,
+                    baseline_evidence=baseline.evidence, candidate_inputs=feeds,
+                    engines=(built.engine_dirs, built.built_at))
 
 
 def fan_out(*sinks):
