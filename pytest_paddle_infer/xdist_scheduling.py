@@ -15,8 +15,14 @@ sweep would wait for its worker, it is split into one unit per run mode, if the 
 sweep gets at least SPLIT_GAIN seconds shorter (history is needed for that): each candidate
 predictor, the costly build, is still built once; the model's program and baselines (one
 forward pass per input shape) are built again on each worker that runs some of its modes.
-Tests that are not cases go out after the units, as ``load`` sends them; with no cases
-collected the order is exactly ``load``'s.
+With history the scheduler looks ahead: a worker about to start its last held case gets the
+unit that longest-first assignment over the workers' predicted finish times (the history
+seconds of the cases each holds, less what its running case has already run) would give it,
+so a worker that will be busy longer than another takes a smaller unit and leaves the
+costliest to the one that frees up first (``pick_unit``); it is always sent something while
+units remain, or it would idle with its last case unrun. Tests that are not cases go out
+after the units, as ``load`` sends them; with no cases collected the order is exactly
+``load``'s.
 
 It replaces ``--dist load``, which ``-n`` implies; any other ``--dist`` is left alone, and
 ``-p no:paddle_infer_xdist`` turns it off. Nothing here is imported unless xdist is loaded.
@@ -27,9 +33,10 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pytest
 
@@ -88,15 +95,13 @@ def plan(collection: Sequence[str], cases: Mapping[str, CaseKey], history: Histo
             models.setdefault(key[0], []).append(index)
     if not models:
         return list(range(len(collection))), {}
-    known = [s for model, modes in history.items() if model in models for s in modes.values()]
-    default = sum(known) / len(known) if known else 1.0
+    seconds = case_seconds(collection, cases, history)
 
     def cost(indices: List[int]) -> float:
-        return sum(history.get(key[0], {}).get(key[1], default)
-                   for key in (cases[collection[i]] for i in indices))
+        return sum(seconds.get(i, 1.0) for i in indices)
 
     units: Dict[str, List[int]] = dict(models)
-    if known and workers > 1:  # costs in seconds: worth comparing with SPLIT_GAIN
+    if seconds and workers > 1:  # costs in seconds: worth comparing with SPLIT_GAIN
         for model in sorted(models, key=lambda m: -cost(models[m])):
             by_mode: Dict[str, List[int]] = {}
             for i in models[model]:
@@ -114,6 +119,41 @@ def plan(collection: Sequence[str], cases: Mapping[str, CaseKey], history: Histo
     return order + others, {i: unit for unit in ordered for i in units[unit]}
 
 
+def case_seconds(collection: Sequence[str], cases: Mapping[str, CaseKey],
+                 history: History) -> Dict[int, float]:
+    """Each case's index -> its seconds in the last run (its model and run mode's), or the mean
+    of those with history when it has none; empty when no collected model has history."""
+    keys = {i: cases[nodeid] for i, nodeid in enumerate(collection) if nodeid in cases}
+    models = {key[0] for key in keys.values()}
+    known = [s for model, modes in history.items() if model in models for s in modes.values()]
+    if not known:
+        return {}
+    default = sum(known) / len(known)
+    return {i: history.get(model, {}).get(mode, default) for i, (model, mode) in keys.items()}
+
+
+def pick_unit(units: Mapping[str, float], asker, loads: Mapping) -> Optional[str]:
+    """The unit to send the worker ``asker``, which is about to start its last held test:
+    the one it would get if the remaining ``units`` (unit -> seconds, in handout order) were
+    handed out costliest first, each to the worker predicted to finish first (``loads``: each
+    worker's predicted remaining seconds; the asker wins ties). So a worker that will be busy
+    longer than another leaves the big unit to the one that frees up first and takes a smaller
+    one. When that would give it nothing, the cheapest: it must get something, or it idles
+    (and xdist asks again only for a worker that completes a test). None when none remain."""
+    if not units:
+        return None
+    finish = {worker: float(load) for worker, load in loads.items()}
+    finish.setdefault(asker, 0.0)
+    workers = [asker] + [w for w in finish if w != asker]  # min() keeps the first of equals
+    order = sorted(units, key=lambda unit: -units[unit])  # stable: handout order among equals
+    for unit in order:
+        first = min(workers, key=finish.__getitem__)
+        if first == asker:
+            return unit
+        finish[first] += units[unit]
+    return order[-1]
+
+
 def makespan(costs: Sequence[float], workers: int) -> float:
     """When the last of ``workers`` finishes, handing out the costliest first to the least
     loaded (what the scheduler does, give or take the order workers ask in)."""
@@ -123,11 +163,14 @@ def makespan(costs: Sequence[float], workers: int) -> float:
     return max(loads)
 
 
-def take_batch(pending: List[int], unit_of: Mapping[int, str], num: int, minimum: int = 0) -> List[int]:
+def take_batch(pending: List[int], unit_of: Mapping[int, str], num: int, minimum: int = 0,
+               pick: Optional[Callable[[List[int]], Optional[str]]] = None) -> List[int]:
     """Take from the front of ``pending`` at least ``num`` indices (fewer when it runs out):
     a unit's every pending index comes along with its first, and a batch holds one unit, so
     the units spread over the workers; more only while the batch is under ``minimum`` (an
-    xdist worker runs a test only once it holds the next one, or has been told to stop)."""
+    xdist worker runs a test only once it holds the next one, or has been told to stop).
+    When a unit is at the front, ``pick`` (given the batch so far) may name another pending
+    unit to take instead."""
     batch: List[int] = []
     took_unit = False
     while pending and len(batch) < max(num, minimum):
@@ -138,6 +181,7 @@ def take_batch(pending: List[int], unit_of: Mapping[int, str], num: int, minimum
         if took_unit and len(batch) >= minimum:
             break
         took_unit = True
+        unit = (pick(batch) if pick is not None else None) or unit
         batch.extend(i for i in pending if unit_of.get(i) == unit)
         pending[:] = [i for i in pending if unit_of.get(i) != unit]
     return batch
@@ -197,22 +241,60 @@ def scheduler_class():
     class ModelGroupScheduling(LoadScheduling):
         """``load``, with the paddle-infer cases of a unit sent to one worker together."""
 
+        clock = staticmethod(time.monotonic)
+
         def __init__(self, config, log, groups: "ModelGroups"):
             super().__init__(config, log)
             self.groups = groups
             self.unit_of: Optional[Dict[int, str]] = None
+            self.seconds: Dict[int, float] = {}  # a case's index -> its seconds in history
+            self.started: Dict[object, float] = {}  # a worker -> when its first held test began
+
+        def mark_test_complete(self, node, item_index: int, duration: float = 0) -> None:
+            self.started[node] = self.clock()  # its next test starts now (once it holds two)
+            super().mark_test_complete(node, item_index, duration)
 
         def _send_tests(self, node, num: int) -> None:
             if self.unit_of is None:  # the first send: the collection is known now
                 self._order_pending()
             held = len(self.node2pending[node])
-            batch = take_batch(self.pending, self.unit_of, num, minimum=2 - held)
+            if held < 2:  # it runs its first held test only from now on
+                self.started[node] = self.clock()
+            pick = (lambda batch: self._pick_unit(node, batch)) if self.seconds else None
+            batch = take_batch(self.pending, self.unit_of, num, minimum=2 - held, pick=pick)
             if batch:
                 self.node2pending[node].extend(batch)
                 node.send_runtest_some(batch)
 
+        def _pick_unit(self, node, batch: List[int]) -> Optional[str]:
+            """Look ahead: the unit greedy assignment over the workers' predicted finish
+            times would give ``node`` (pick_unit)."""
+            units: Dict[str, float] = {}
+            for index in self.pending:
+                unit = self.unit_of.get(index)
+                if unit is not None:
+                    units[unit] = units.get(unit, 0.0) + self.seconds.get(index, 0.0)
+            loads = {worker: self._remaining(worker) for worker in self.node2pending}
+            loads[node] += sum(self.seconds.get(index, 0.0) for index in batch)
+            unit = pick_unit(units, node, loads)
+            if unit is not None and self.unit_of.get(self.pending[0]) != unit:
+                self.log("look-ahead:", unit, "to", node.gateway.id, "predicted seconds left:",
+                         {w.gateway.id: round(s, 2) for w, s in loads.items()})
+            return unit
+
+        def _remaining(self, worker) -> float:
+            """The history seconds of the worker's held tests, less what its first has run."""
+            costs = [self.seconds.get(index, 0.0) for index in self.node2pending[worker]]
+            if not costs:
+                return 0.0
+            ran = self.clock() - self.started.get(worker, self.clock())
+            return sum(costs) - min(costs[0], max(ran, 0.0))
+
         def _order_pending(self) -> None:
             order, self.unit_of = self.groups.plan(self.collection, len(self.node2pending))
+            # no history, no look-ahead (a stand-in without case_seconds neither)
+            seconds = getattr(self.groups, "case_seconds", None)
+            self.seconds = seconds(self.collection) if self.unit_of and seconds else {}
             position = {index: n for n, index in enumerate(order)}
             self.pending.sort(key=position.__getitem__)
             if self.unit_of:
@@ -230,6 +312,7 @@ class ModelGroups:
         self.config = config
         self.directory = Path(tempfile.mkdtemp(prefix="paddle-infer-xdist-"))
         self.cases: Dict[str, CaseKey] = {}
+        self.history: Dict[str, Dict[str, float]] = {}
         self.seconds: Dict[str, float] = defaultdict(float)  # node id -> setup + call + teardown
         self.workers_seen: set = set()
         self.firsts: set = set()  # each worker's first case: it also waited for Paddle to load
@@ -243,8 +326,12 @@ class ModelGroups:
     def plan(self, collection: Sequence[str], workers: int) -> Tuple[List[int], Dict[int, str]]:
         self.cases = read_cases(self.directory)
         path = self.history_path()
-        history = read_history(path) if self.cases and path is not None else {}
-        return plan(collection, self.cases, history, workers)
+        self.history = read_history(path) if self.cases and path is not None else {}
+        return plan(collection, self.cases, self.history, workers)
+
+    def case_seconds(self, collection: Sequence[str]) -> Dict[int, float]:
+        """After plan: each case's seconds as the plan costed it (empty without history)."""
+        return case_seconds(collection, self.cases, self.history)
 
     def pytest_configure_node(self, node) -> None:
         if getattr(node.gateway.spec, "popen", False):  # a worker on this machine: it sees the dir
