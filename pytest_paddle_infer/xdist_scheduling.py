@@ -13,8 +13,9 @@ last run, kept per model and run mode in the paddle cache dir; a case without hi
 mean of those with one, or 1 when none has). When one model outweighs the rest, so that the
 sweep would wait for its worker, it is split into one unit per run mode, if the estimated
 sweep gets at least SPLIT_GAIN seconds shorter (history is needed for that): each candidate
-predictor, the costly build, is still built once; the model's program and baselines (one
-forward pass per input shape) are built again on each worker that runs some of its modes.
+predictor, the costly build, is still built once; the model's program is loaded again on
+each worker that runs some of its modes, while its baselines' outputs are computed once and
+shared through the cache dir (``SharedBaselines``, ``execute/runner.shared_outputs``).
 With history the scheduler looks ahead: a worker about to start its last held case gets the
 unit that longest-first assignment over the workers' predicted finish times (the history
 seconds of the cases each holds, less what its running case has already run) would give it,
