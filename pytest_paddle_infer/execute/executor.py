@@ -426,12 +426,10 @@ class Service:
         prepared = self.prepared[key]
         if which == "inputs":
             return dict(prepared.inputs)
-        return dict(self.runner.settle(prepared).baseline_outputs)
+        return dict(prepared.baseline_outputs)
 
     def release(self, key: str) -> None:
-        prepared = self.prepared.pop(key, None)
-        if prepared is not None and prepared.later is not None:
-            prepared.later.exception()  # waits: its predictors stay in use until it is done
+        self.prepared.pop(key, None)
 
     def close(self) -> None:
         self.prepared.clear()

@@ -131,11 +131,6 @@ class PredictorCache:
         self.on_evict: List[Callable] = []  # told of each predictor the cache lets go
         self._lock = threading.Lock()
 
-    def peek(self, model: ModelFiles, calls: Sequence[Call]):
-        """The cached predictor of ``calls``, or None: nothing is built."""
-        with self._lock:
-            return self._items.get((model.prog_file, model.params_file, tuple(calls)))
-
     def get(self, model: ModelFiles, calls: Sequence[Call],
             build: Callable = build_predictor):
         key = (model.prog_file, model.params_file, tuple(calls))

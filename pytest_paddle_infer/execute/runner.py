@@ -58,8 +58,6 @@ class Prepared:
     baseline_evidence: Optional[dict] = None  # what the baseline run executed (evidence.py)
     candidate_inputs: Optional[Mapping[str, np.ndarray]] = None  # cast for the candidate (plan.feed_dtype)
     engines: Tuple[Tuple[str, ...], float] = ((), 0.0)  # legacy TensorRT: engine_info dirs, build time
-    # the seed pair while it is still being computed beside the candidate (Runner.settle)
-    later: Optional[Future] = None
 
 
 class Runner:
@@ -199,9 +197,9 @@ class Runner:
         """Without intermediates nothing in the candidate's plan depends on the baseline: the
         baseline's runs (on the case's inputs, then on other inputs for vacuity.py) go on
         beside the candidate's build, which releases the GIL for most of its time, so a
-        second core shortens the case; the run on other inputs is taken when the case
-        compares (settle). Two predictor runs do not overlap: Paddle's CPU and GPU wheels
-        hold the GIL in ``Predictor.run``."""
+        second core shortens the case. Both are done before the candidate runs: two predictor
+        runs do not overlap (Paddle's CPU and GPU wheels hold the GIL in ``Predictor.run``),
+        and under xdist a sibling worker may be waiting for the shared outputs."""
         baseline_later = self.beside(get_baseline)
         seeds_later = self.beside(self.seed_outputs, case, model, inputs, digest)
         try:
@@ -218,18 +216,9 @@ class Runner:
             raise
         try:
             baseline = baseline_later.result()  # its error is the case's, in setup as before
-        except BaseException:
-            seeds_later.exception()
-            raise
-        return replace(prepared_case(case, model, inputs, baseline, plan, built, None), later=seeds_later)
-
-    def settle(self, prepared: Prepared) -> Prepared:
-        """Wait for the baseline's run on other inputs, computed beside the candidate's run,
-        and take its outputs (raises what that run raised)."""
-        later, prepared.later = prepared.later, None
-        if later is not None:
-            prepared.seeds = later.result()
-        return prepared
+        finally:
+            seeds_later.exception()  # waits
+        return prepared_case(case, model, inputs, baseline, plan, built, seeds_later.result())
 
     def beside(self, fn, *args) -> Future:
         """Run ``fn`` in the thread beside the case's main work (one at a time, in order)."""
@@ -304,9 +293,6 @@ class Runner:
         start = time.perf_counter()
         case = prepared.case
         self.on_phase("running the candidate", prepared.candidate_recipe)
-        if prepared.later is not None and self.predictors.peek(prepared.model, self.baseline_calls(
-                replace(case, baseline="auto"), prepared.model)) is prepared.candidate:
-            self.settle(prepared)  # the candidate is the plain baseline's predictor: one run at a time
         feeds = prepared.inputs if prepared.candidate_inputs is None else prepared.candidate_inputs
         run = lambda: run_predictor(prepared.candidate, feeds)
         # the candidate's own run records what it executed: no extra run (evidence.py)
@@ -332,11 +318,8 @@ class Runner:
             else:
                 outputs = run()
         except PredictorError as e:  # reported as building it is: with the recipe
-            if prepared.later is not None:
-                prepared.later.exception()  # waits: never leave it running on a predictor
             raise PredictorError(f"the candidate ({case.run_mode.label}): {e}\n"
                                  f"recipe: {prepared.candidate_recipe}") from None
-        self.settle(prepared)
         check_output_names(case, outputs)
         rows = compare_outputs(outputs, prepared.baseline_outputs, case)
         judge_outputs(rows, outputs, prepared.baseline_outputs, prepared.seeds)
@@ -396,7 +379,7 @@ class Runner:
         """--paddle-suggest-tolerances: the case's outputs compared on the inputs of other
         seeds, with the same candidate predictor and a live baseline of the same kind for
         each (never recorded as a golden). Returns (rows per seed, the seeds, notes)."""
-        case = self.settle(prepared).case
+        case = prepared.case
         if kind_of(case.baseline) == GOLDEN:
             return [], [], [f"{case.baseline}: goldens hold the recorded seed's outputs only: "
                             f"measured on seed {case.seed}"]
@@ -428,12 +411,11 @@ class Runner:
         trials run in a supervised child when the executor set ``trial_init``."""
         from ..localize.ladder import localize_case
 
-        return localize_case(self, self.settle(prepared), self.trial_init)
+        return localize_case(self, prepared, self.trial_init)
 
     def op_types(self, prepared: Prepared) -> List[str]:
         """The op types the baseline program runs, in first-use order."""
         seen: List[str] = []
-        self.settle(prepared)  # its baseline predictor is free again
         predictor = self.predictors.get(prepared.model, self.baseline_calls(
             replace(prepared.case, baseline="auto"), prepared.model))
         record = lambda op_type, name, tensor: seen.append(op_type.rsplit(":", 1)[0])

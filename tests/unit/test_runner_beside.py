@@ -1,6 +1,6 @@
-"""execute/runner.py with real predictors: without intermediates the baseline runs beside the
-candidate's build and its run on other inputs beside the candidate's run; what the case
-compares is what a sequential run gives."""
+"""execute/runner.py with real predictors: without intermediates the baseline's runs (the
+case's inputs, and other inputs for the vacuity check) go on beside the candidate's build;
+both are in before the candidate runs."""
 import numpy as np
 import pytest
 
@@ -24,45 +24,36 @@ def runner(paddle_cache):
     r.close()
 
 
-def test_the_seed_pair_is_taken_when_the_case_compares(runner):
+def baseline_threads(runner, monkeypatch) -> list:
+    """The threads the plain baseline's runs happen in (observed, not replaced)."""
+    import threading
+
+    seen, real = [], runner.predictor_baseline
+    monkeypatch.setattr(runner, "predictor_baseline", lambda *a: seen.append(
+        threading.current_thread().name) or real(*a))
+    return seen
+
+
+def test_the_baseline_runs_beside_the_candidates_build(runner, monkeypatch):
+    seen = baseline_threads(runner, monkeypatch)
     prepared = runner.prepare(case_of("onednn_fp32"))
-    assert prepared.baseline_outputs  # the baseline is in before setup ends
-    assert prepared.later is not None and prepared.seeds is None
-    result = runner.run(prepared)
-    assert prepared.later is None and prepared.seeds is not None
+    assert seen and all(name.startswith("paddle-infer-beside") for name in seen)
+    assert prepared.baseline_outputs and prepared.seeds is not None  # both in before setup ends
     first, second, seeds = prepared.seeds
     assert seeds == (0, 1)  # the case's seed and the next
     for name, array in first.items():  # the pair is the plain baseline's on two inputs
         np.testing.assert_array_equal(array, prepared.baseline_outputs[name])
         assert not np.array_equal(array, second[name])
+    result = runner.run(prepared)
     assert result.passed and not result.vacuous
 
 
-def test_a_candidate_that_is_the_baseline_predictor_runs_after_the_seed_run(runner, monkeypatch):
-    """cpu_fp32 without IR optimization on a legacy program is the plain baseline's recipe:
-    the predictor cache hands both the same predictor, which must not run twice at once."""
-    from pytest_paddle_infer.execute import runner as runner_module
-
-    runner.run(runner.prepare(case_of("onednn_fp32")))  # the plain baseline's predictor is cached
-    case = case_of("cpu_fp32+no_ir_optim", shape=(4, 3, 32, 32))  # new inputs: seed runs again
-    prepared = runner.prepare(case)
-    baseline = runner.predictors.peek(prepared.model, runner.baseline_calls(case, prepared.model))
-    assert baseline is prepared.candidate  # the case this guards
-    order = []
-    real_run, real_settle = runner_module.run_predictor, runner.settle
-    monkeypatch.setattr(runner_module, "run_predictor",  # observed, not replaced
-                        lambda p, feeds: order.append("candidate runs") or real_run(p, feeds))
-    monkeypatch.setattr(runner, "settle", lambda p: order.append("seeds settled") or real_settle(p))
-    result = runner.run(prepared)
-    assert order[:2] == ["seeds settled", "candidate runs"]
-    assert result.passed and result.rows[0].max_abs == 0.0
-
-
-def test_with_intermediates_the_baseline_comes_first(runner):
+def test_with_intermediates_the_baseline_comes_first(runner, monkeypatch):
     """The candidate's plan may depend on the baseline's tensors (TensorRT marks them): the
     baseline runs before the build, as it always did."""
+    seen = baseline_threads(runner, monkeypatch)
     prepared = runner.prepare(case_of("onednn_fp32", intermediates="all"))
-    assert prepared.later is None and prepared.seeds is not None
+    assert seen[0] == "MainThread" and prepared.seeds is not None
     assert prepared.baseline_store is not None and prepared.baseline_store.records
     assert runner.run(prepared).intermediates
 
