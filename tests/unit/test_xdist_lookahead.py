@@ -10,6 +10,8 @@ from xdist.remote import Producer
 
 from pytest_paddle_infer.xdist_scheduling import case_seconds, pick_unit, plan, scheduler_class
 
+from .test_xdist_scheduling import Worker  # a stand-in for xdist's WorkerController
+
 MODES = ("cpu_fp32", "onednn_fp32", "onednn_bf16")
 
 
@@ -68,19 +70,6 @@ def test_without_history_there_is_nothing_to_look_ahead_with():
 
 
 # -- the scheduler on a simulated clock -----------------------------------------------------
-
-
-class Worker:
-    def __init__(self, name):
-        self.gateway = SimpleNamespace(id=name)
-        self.shutting_down = False
-        self.sent = []
-
-    def send_runtest_some(self, indices):
-        self.sent.extend(indices)
-
-    def shutdown(self):
-        self.shutting_down = True
 
 
 def sweep(models, shapes=("1x", "4x")):
