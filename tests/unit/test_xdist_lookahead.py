@@ -6,11 +6,10 @@ import random
 from types import SimpleNamespace
 
 import pytest
-from xdist.remote import Producer
 
-from pytest_paddle_infer.xdist_scheduling import case_seconds, pick_unit, plan, scheduler_class
+from pytest_paddle_infer.xdist_scheduling import case_seconds, pick_unit, plan
 
-from .test_xdist_scheduling import Worker  # a stand-in for xdist's WorkerController
+from .test_xdist_scheduling import scheduler  # xdist's controller, with stand-in workers
 
 MODES = ("cpu_fp32", "onednn_fp32", "onednn_bf16")
 
@@ -93,16 +92,7 @@ def simulate(collection, cases, history, real, workers=2, look_ahead=True, plain
     if look_ahead:
         groups.case_seconds = lambda coll: case_seconds(coll, cases, history)
     now = [0.0]
-    config = SimpleNamespace(getvalue=lambda name: {"tx": ["popen"] * workers}[name],
-                             getoption=lambda name: {"maxschedchunk": None}[name])
-    sched = scheduler_class()(config, Producer("test", enabled=False), groups)
-    sched.clock = lambda: now[0]
-    nodes = [Worker(f"gw{i}") for i in range(workers)]
-    for node in nodes:
-        sched.add_node(node)
-    for node in nodes:
-        sched.add_node_collection(node, collection)
-    sched.schedule()
+    sched, nodes = scheduler(collection, cases, history, workers, groups, clock=lambda: now[0])
     ran = {node.gateway.id: [] for node in nodes}
     running = {}  # node -> (index, when it ends)
     while True:

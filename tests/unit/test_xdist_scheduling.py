@@ -151,12 +151,14 @@ class Worker:
         self.shutting_down = True
 
 
-def scheduler(collection, cases, history=None, workers=2):
+def scheduler(collection, cases, history=None, workers=2, groups=None, clock=None):
     cls = scheduler_class()
     config = SimpleNamespace(getvalue=lambda name: {"tx": ["popen"] * workers}[name],
                              getoption=lambda name: {"maxschedchunk": None}[name])
-    groups = SimpleNamespace(plan=lambda coll, n: plan(coll, cases, history or {}, n))
+    groups = groups or SimpleNamespace(plan=lambda coll, n: plan(coll, cases, history or {}, n))
     sched = cls(config, Producer("test", enabled=False), groups)
+    if clock is not None:
+        sched.clock = clock
     nodes = [Worker(f"gw{i}") for i in range(workers)]
     for node in nodes:
         sched.add_node(node)
