@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Tuple
@@ -201,7 +201,9 @@ class Runner:
         runs do not overlap (Paddle's CPU and GPU wheels hold the GIL in ``Predictor.run``),
         and under xdist a sibling worker may be waiting for the shared outputs."""
         baseline_later = self.beside(get_baseline)
-        seeds_later = self.beside(self.seed_outputs, case, model, inputs, digest)
+        # one thread, in order: the baseline is done when this starts; none after its error
+        seeds_later = self.beside(lambda: None if baseline_later.exception() is not None
+                                  else self.seed_outputs(case, model, inputs, digest))
         try:
             specs = self.input_specs(model, dict(case.shapes))
             plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, (),
@@ -209,15 +211,13 @@ class Runner:
             self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
             built = self.candidates.executor.run(plan, model, inputs)
         except BaseException:
+            seeds_later.cancel()  # not needed now, if not started
             failed = baseline_later.exception()  # waits: never leave it running on a predictor
-            seeds_later.exception()
+            wait([seeds_later])
             if failed is not None:  # the baseline comes first: its error is the case's
                 raise failed from None
             raise
-        try:
-            baseline = baseline_later.result()  # its error is the case's, in setup as before
-        finally:
-            seeds_later.exception()  # waits
+        baseline = baseline_later.result()  # its error is the case's, in setup as before
         return prepared_case(case, model, inputs, baseline, plan, built, seeds_later.result())
 
     def beside(self, fn, *args) -> Future:

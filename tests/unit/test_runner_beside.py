@@ -64,7 +64,11 @@ def test_a_failing_baseline_is_the_cases_error_in_setup(runner, monkeypatch):
     def broken(*args, **kwargs):
         raise PredictorError("running the predictor failed: injected")
 
+    seeds = []
+    real_seeds = runner.seed_outputs
     monkeypatch.setattr(runner.baselines, "get", broken)
+    monkeypatch.setattr(runner, "seed_outputs", lambda *a: seeds.append(a) or real_seeds(*a))
     with pytest.raises(PredictorError, match="injected"):
         runner.prepare(case_of("onednn_fp32"))
-    assert not runner._beside_work  # nothing left running beside
+    runner._beside.submit(lambda: None).result()  # what was queued beside has run
+    assert not runner._beside_work and not seeds  # no second-seed run after a failed baseline
