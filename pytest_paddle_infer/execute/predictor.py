@@ -6,7 +6,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from typing import Callable, List, Mapping, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -130,19 +130,31 @@ class PredictorCache:
         self._items: "OrderedDict[Tuple, object]" = OrderedDict()
         self.on_evict: List[Callable] = []  # told of each predictor the cache lets go
         self._lock = threading.Lock()
+        self._building: Dict[Tuple, threading.Event] = {}  # keys a thread is building now
 
     def get(self, model: ModelFiles, calls: Sequence[Call],
             build: Callable = build_predictor):
         key = (model.prog_file, model.params_file, tuple(calls))
-        with self._lock:  # a baseline may run beside a candidate's build (runner.py)
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        predictor = build(model, calls)  # outside the lock: builds take seconds
-        with self._lock:
-            self._items[key] = predictor
-            evicted = [self._items.popitem(last=False)[1]
-                       for _ in range(max(0, len(self._items) - self.limit))]
+        while True:
+            with self._lock:  # a baseline may be built beside a candidate's build (runner.py)
+                if key in self._items:
+                    self._items.move_to_end(key)
+                    return self._items[key]
+                building = self._building.get(key)
+                if building is None:
+                    building = self._building[key] = threading.Event()
+                    break
+            building.wait()  # the same recipe, built by the other thread: take that one
+        try:
+            predictor = build(model, calls)  # outside the lock: builds take seconds
+            with self._lock:
+                self._items[key] = predictor
+                evicted = [self._items.popitem(last=False)[1]
+                           for _ in range(max(0, len(self._items) - self.limit))]
+        finally:
+            with self._lock:
+                del self._building[key]
+            building.set()  # a build that raised: the waiter tries (and says) for itself
         for gone in evicted:
             for callback in self.on_evict:
                 callback(gone)

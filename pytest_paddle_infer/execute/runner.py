@@ -210,8 +210,10 @@ class Runner:
                                         program_ops)
             self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
             built = self.candidates.executor.run(plan, model, inputs)
-        except BaseException:
+        except BaseException as e:
             seeds_later.cancel()  # not needed now, if not started
+            if not isinstance(e, Exception):  # an interrupt stops the case now, as it is
+                raise
             failed = baseline_later.exception()  # waits: never leave it running on a predictor
             wait([seeds_later])
             if failed is not None:  # the baseline comes first: its error is the case's
@@ -229,7 +231,8 @@ class Runner:
 
     def beside_note(self) -> str:
         """For a crash's message: baseline work going on beside the main thread's."""
-        return " (the baseline was being computed beside it)" if self._beside_work else ""
+        busy = any(not later.done() for later in self._beside_work)
+        return " (the baseline was being computed beside it)" if busy else ""
 
     def seed_outputs(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                      digest: str) -> Optional[SeedPair]:

@@ -72,3 +72,23 @@ def test_a_failing_baseline_is_the_cases_error_in_setup(runner, monkeypatch):
         runner.prepare(case_of("onednn_fp32"))
     runner._beside.submit(lambda: None).result()  # what was queued beside has run
     assert not runner._beside_work and not seeds  # no second-seed run after a failed baseline
+
+
+def test_an_interrupt_while_building_is_not_turned_into_the_baselines_error(runner, monkeypatch):
+    """Ctrl-C during the candidate's build stops the case at once, even when the baseline
+    beside it fails (its error would otherwise be the case's, and the session go on)."""
+    import time
+
+    from pytest_paddle_infer.errors import PredictorError
+
+    def failing_baseline(*args, **kwargs):
+        time.sleep(0.3)
+        raise PredictorError("running the predictor failed: injected")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner.baselines, "get", failing_baseline)
+    monkeypatch.setattr(runner.candidates.executor, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        runner.prepare(case_of("onednn_fp32"))
