@@ -44,7 +44,6 @@ def pytest_addoption(parser):
     opts.register(parser)
 
 
-
 def _default_cache_dir(config) -> Path:
     cache = getattr(config, "cache", None)
     if cache is not None:

@@ -424,9 +424,7 @@ class Service:
 
     def tensors(self, key: str, which: str) -> dict:
         prepared = self.prepared[key]
-        if which == "inputs":
-            return dict(prepared.inputs)
-        return dict(prepared.baseline_outputs)
+        return dict(prepared.inputs if which == "inputs" else prepared.baseline_outputs)
 
     def release(self, key: str) -> None:
         self.prepared.pop(key, None)
