@@ -26,6 +26,7 @@ from typing import Sequence
 # set by an xdist controller whose command line shows cases, to its pid: its workers start
 # their executor child at plugin import
 EARLY_WORKER_ENV = "PADDLE_INFER_EARLY_WORKER_EXECUTOR"
+FORK_SERVER_ENV = "PADDLE_INFER_FORK_SERVER"  # fork_server.ADDRESS_ENV
 
 # sessions that run no case whatever else the command line says
 _NO_CASES = ("-h", "--help", "--version", "-V", "--co", "--collect-only", "--collectonly",
@@ -102,6 +103,10 @@ def is_early_worker() -> bool:
 
 
 def start_if_asked(argv: Sequence[str]) -> None:
+    if FORK_SERVER_ENV in os.environ:  # a worker: its controller's fork server (fork_server.py)
+        from .fork_server import take_offer
+
+        take_offer()
     if is_early_worker() or wants_early_executor(argv):
         from .executor import start_early
 
@@ -110,4 +115,13 @@ def start_if_asked(argv: Sequence[str]) -> None:
         except OSError:  # a head start only: the late start says what is wrong, on a case
             pass
     elif wants_early_workers(argv):
+        from . import fork_server
+
+        if fork_server.available():  # the workers' children fork from it, paddle imported
+            from .executor import child_env
+
+            try:
+                fork_server.start(child_env())
+            except OSError:  # a head start only: each worker then starts its own child
+                pass
         os.environ[EARLY_WORKER_ENV] = str(os.getpid())

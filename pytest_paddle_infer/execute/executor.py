@@ -196,7 +196,7 @@ class Executor:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
             self._kill()
-        how = how or describe_exit(self.proc.returncode)
+        how = how or getattr(self.proc, "how", "") or describe_exit(self.proc.returncode)
         log = self.log_path
         self._discard()
         died = ExecutorDied(f"the executor process {how} while {phase.name}")
@@ -218,18 +218,31 @@ _OP_PHASES = {"about": "importing paddle", "prepare": "preparing the case", "run
               "trial": "running a localization trial", "localize_crash": "localizing the crash"}
 
 
-def _spawn(log_path: Path):
-    """A child that imports paddle, then connects back: (listener, process)."""
-    key = secrets.token_bytes(16)
-    listener = Listener(authkey=key)
-    env = dict(os.environ, **{AUTHKEY_ENV: key.hex()})
+def child_env() -> dict:
+    """The environment an executor child gets (and paddle is imported with)."""
+    env = dict(os.environ)
     env.pop(EARLY_WORKER_ENV, None)  # the xdist controller's marker (early_start.py): not the child's
     env.setdefault("GLOG_minloglevel", "1")
+    return env
+
+
+def _spawn(log_path: Path):
+    """A child that imports paddle, then connects back: (listener, process). An xdist
+    worker's child is forked from its controller's fork server when there is one
+    (fork_server.py): paddle is imported there already."""
+    from . import fork_server
+
+    key = secrets.token_bytes(16)
+    listener = Listener(authkey=key)
+    env = child_env()
     with open(log_path, "wb") as log:
+        forked = fork_server.fork(_address_text(listener.address), key, str(log_path), env, same_session)
+        if forked is not None:
+            return listener, forked
         proc = subprocess.Popen(
             [sys.executable, "-m", "pytest_paddle_infer.execute.executor", _address_text(listener.address)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-            cwd=os.getcwd())
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            env=dict(env, **{AUTHKEY_ENV: key.hex()}), cwd=os.getcwd())
     return listener, proc
 
 
@@ -240,10 +253,12 @@ _EARLY: list = []
 def _ignored_key(key: str) -> bool:
     """Variables a child started early may lack or hold other values of without mattering:
     xdist's (PYTEST_XDIST_WORKER...; the installed xdist sets them before loading plugins,
-    so an early child has them anyway, but xdist may set them later elsewhere) and the
-    early-start marker (early_start.py), which no child gets. Neither the child nor Paddle
-    reads them."""
-    return key.startswith("PYTEST_XDIST_") or key == EARLY_WORKER_ENV
+    so an early child has them anyway, but xdist may set them later elsewhere), the
+    terminal's size (an xdist worker gets its controller's), the test pytest is running
+    (a child started again after a crash starts during one) and the early-start marker
+    (early_start.py), which no child gets. Neither the child nor Paddle reads them."""
+    return key.startswith("PYTEST_XDIST_") or key in (EARLY_WORKER_ENV, "COLUMNS", "LINES",
+                                                      "PYTEST_CURRENT_TEST")
 
 
 def _session_state():

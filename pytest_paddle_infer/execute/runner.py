@@ -11,7 +11,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -54,7 +54,9 @@ class Prepared:
     baseline_store: Optional[BaselineStore] = None  # the baseline's spilled intermediates
     notes: Tuple[str, ...] = ()  # what building the candidate took (cache dir, calibration)
     int8: str = ""  # which int8 path the candidate took: build_plan.INT8_*
-    seeds: Optional[SeedPair] = None  # the plain baseline's outputs for two input seeds
+    # the plain baseline's outputs for two input seeds, or a function that reads them once a
+    # sibling xdist worker has computed them (runner.seeds_when_free)
+    seeds: Union[SeedPair, None, Callable[[], Optional[SeedPair]]] = None
     baseline_evidence: Optional[dict] = None  # what the baseline run executed (evidence.py)
     candidate_inputs: Optional[Mapping[str, np.ndarray]] = None  # cast for the candidate (plan.feed_dtype)
     engines: Tuple[Tuple[str, ...], float] = ((), 0.0)  # legacy TensorRT: engine_info dirs, build time
@@ -200,10 +202,14 @@ class Runner:
         second core shortens the case. Both are done before the candidate runs: two predictor
         runs do not overlap (Paddle's CPU and GPU wheels hold the GIL in ``Predictor.run``),
         and under xdist a sibling worker may be waiting for the shared outputs."""
-        baseline_later = self.beside(get_baseline)
+        def baseline():
+            self.other_seed_while_busy(case, model, inputs, digest)
+            return get_baseline()
+
+        baseline_later = self.beside(baseline)
         # one thread, in order: the baseline is done when this starts; none after its error
         seeds_later = self.beside(lambda: None if baseline_later.exception() is not None
-                                  else self.seed_outputs(case, model, inputs, digest))
+                                  else self.seeds_when_free(case, model, inputs, digest))
         try:
             specs = self.input_specs(model, dict(case.shapes))
             plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, (),
@@ -234,21 +240,51 @@ class Runner:
         busy = any(not later.done() for later in self._beside_work)
         return " (the baseline was being computed beside it)" if busy else ""
 
+    def other_seed_while_busy(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
+                              digest: str) -> None:
+        """Under xdist: while a sibling worker computes the plain baseline on the case's
+        inputs, run it on the other seed's inputs (which seed_outputs needs next) instead of
+        waiting, unless a sibling is on that too; the sibling then reads it, so the model's
+        two baseline runs for these shapes go on in two workers at once."""
+        if self.shared_dir is None or not self._busy_elsewhere(case, model, digest):
+            return
+        plain, other, other_digest = self._other_seed(case, model)
+        if other_digest != digest and not self._busy_elsewhere(case, model, other_digest):
+            self.predictor_baseline(plain, model, other, other_digest)
+
+    def seeds_when_free(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
+                        digest: str):
+        """seed_outputs, or, when a sibling worker is running the baseline on the other seed's
+        inputs right now, a function that reads them later: the case's candidate runs while
+        the sibling finishes (only judging needs them), instead of after."""
+        _, _, other_digest = self._other_seed(case, model)
+        if self.shared_dir is not None and other_digest != digest \
+                and self._busy_elsewhere(case, model, other_digest):
+            return lambda: self.seed_outputs(case, model, inputs, digest)
+        return self.seed_outputs(case, model, inputs, digest)
+
+    def _other_seed(self, case: Case, model: ModelFiles):
+        """(the plain baseline's case, the other seed's inputs, their digest)."""
+        other = self.inputs(model, dict(case.shapes), case.seed + OTHER_SEED_OFFSET)
+        return replace(case, baseline="auto", intermediates="none"), other, inputs_digest(other)
+
+    def _busy_elsewhere(self, case: Case, model: ModelFiles, digest: str) -> bool:
+        """A sibling worker is computing the plain baseline's outputs for these inputs now."""
+        key = (model.prog_file, self.baseline_calls(replace(case, baseline="auto"), model), digest)
+        return key not in self._baselines and shared_busy(self.shared_dir, key)
+
     def seed_outputs(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                      digest: str) -> Optional[SeedPair]:
         """The plain baseline's outputs for the case's inputs and for inputs of another seed:
         an output equal for both does not depend on the input. One extra run per model,
         shapes and recipe, cached (and shared under xdist) like the baseline; None when the
         inputs do not change with the seed (read from files)."""
-        other_seed = case.seed + OTHER_SEED_OFFSET
-        other = self.inputs(model, dict(case.shapes), other_seed)
-        other_digest = inputs_digest(other)
+        plain, other, other_digest = self._other_seed(case, model)
         if other_digest == digest:
             return None
-        plain = replace(case, baseline="auto", intermediates="none")
         first = self.predictor_baseline(plain, model, inputs, digest).outputs
         second = self.predictor_baseline(plain, model, other, other_digest).outputs
-        return first, second, (case.seed, other_seed)
+        return first, second, (case.seed, case.seed + OTHER_SEED_OFFSET)
 
     def predictor_baseline(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                            digest: str) -> BaselineOutputs:
@@ -325,7 +361,8 @@ class Runner:
                                  f"recipe: {prepared.candidate_recipe}") from None
         check_output_names(case, outputs)
         rows = compare_outputs(outputs, prepared.baseline_outputs, case)
-        judge_outputs(rows, outputs, prepared.baseline_outputs, prepared.seeds)
+        seeds = prepared.seeds() if callable(prepared.seeds) else prepared.seeds
+        judge_outputs(rows, outputs, prepared.baseline_outputs, seeds)
         result = CaseResult(case.id, rows, prepared.baseline_text, prepared.candidate_recipe,
                             inputs_digest(prepared.inputs), time.perf_counter() - start,
                             notes=list(prepared.notes))
@@ -434,7 +471,7 @@ class Runner:
 
 
 def prepared_case(case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray], baseline,
-                  plan, built, seeds: Optional[SeedPair], extra_notes: Tuple[str, ...] = ()) -> Prepared:
+                  plan, built, seeds, extra_notes: Tuple[str, ...] = ()) -> Prepared:
     """A case's baseline and built candidate, with the notes the build leaves."""
     path = (f"TensorRT path: {built.path}",) if built.path else ()
     notes = path + built.notes + extra_notes
@@ -468,14 +505,11 @@ def shared_outputs(shared_dir: Optional[Path], key: Tuple, run,
     if shared_dir is None:
         return run()
     from collections import OrderedDict
-    import hashlib
     import json
 
     from ..files import atomic_write, file_lock
 
-    stamps = [os.stat(f).st_mtime_ns for f in key[0:1] if os.path.exists(f)]  # a program rewritten
-    name = hashlib.sha1(repr((key, stamps)).encode()).hexdigest()
-    path = shared_dir / f"{name}.npz"
+    path = shared_path(shared_dir, key)
     with file_lock(path.with_suffix(".lock")):
         if path.is_file():
             with np.load(path, allow_pickle=False) as data:  # written by a sibling just now
@@ -488,6 +522,23 @@ def shared_outputs(shared_dir: Optional[Path], key: Tuple, run,
         atomic_write(path, lambda f: np.savez(f, __names__=np.array(list(outputs)), **extra,
                                               **{f"o{i}": a for i, a in enumerate(outputs.values())}))
         return outputs
+
+
+def shared_path(shared_dir: Path, key: Tuple) -> Path:
+    """Where shared_outputs keeps a baseline's outputs: named by program (and its mtime: a
+    program rewritten is another), recipe and inputs."""
+    import hashlib
+
+    stamps = [os.stat(f).st_mtime_ns for f in key[0:1] if os.path.exists(f)]
+    return shared_dir / f"{hashlib.sha1(repr((key, stamps)).encode()).hexdigest()}.npz"
+
+
+def shared_busy(shared_dir: Path, key: Tuple) -> bool:
+    """A sibling worker is computing these shared outputs now: not there yet, lock held."""
+    from ..files import lock_is_held
+
+    path = shared_path(shared_dir, key)
+    return not path.is_file() and lock_is_held(path.with_suffix(".lock"))
 
 
 def judge_evidence(result: CaseResult, candidate: Evidence, baseline: Optional[dict]) -> None:

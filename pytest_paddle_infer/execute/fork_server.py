@@ -1,0 +1,267 @@
+"""Executor children for xdist workers, forked from one process that has imported paddle.
+
+Each xdist worker needs its own executor child, and a child spent about 1.2 s importing
+paddle before its first case, while the workers were starting too: on a 2-core machine
+every import competes with them for the CPUs. On Linux, an xdist controller whose command
+line shows cases (early_start.py) starts this server at its plugin import, before it
+spawns the workers; the server imports paddle and the executor's modules once, then forks
+a child for each worker that asks. The child is an executor like one started on its own
+(``executor.serve``): its log, working directory and environment are the worker's, and
+paddle was imported with the same environment (a worker whose environment differs, say
+FLAGS_* set by a conftest, starts its own child instead).
+
+The worker is not the child's parent, so the server reports each child's exit (a signal,
+a status) to the worker that asked for it (``ForkedChild``, which the executor supervises
+as it would a ``subprocess.Popen``). The server ends when the controller closes its stdin.
+Only the controller starts it, and only on Linux: macOS forbids fork after its frameworks
+load, and Windows has no fork.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Client, Connection, answer_challenge, deliver_challenge, wait
+from typing import Dict, Optional
+
+from .early_start import FORK_SERVER_ENV as ADDRESS_ENV  # set by the controller: the address
+
+KEY_ENV = "PADDLE_INFER_FORK_SERVER_KEY"  # and key (hex); workers drop both
+_SERVER: list = []  # the controller's: (process, directory)
+_ASKED: dict = {}  # a worker's: the address and key it found, kept for restarts
+
+
+def available() -> bool:
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
+# -- the controller --------------------------------------------------------------------
+
+
+def start(child_env: Dict[str, str]) -> None:
+    """Start the server with the environment a worker's child would get; the workers this
+    process spawns find it through their environment."""
+    if _SERVER or not available():
+        return
+    import atexit
+
+    directory = tempfile.mkdtemp(prefix="paddle-infer-fork-")
+    address = os.path.join(directory, "server")
+    key = secrets.token_bytes(16)
+    # bound here, so a worker can connect at once; it waits for the server's accept, or
+    # sees the connection reset when the server dies first (it then starts its own child)
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(address)
+        listening.listen(64)
+        proc = subprocess.Popen([sys.executable, "-m", __name__, str(listening.fileno())],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, pass_fds=(listening.fileno(),),
+                                env=dict(child_env, **{KEY_ENV: key.hex()}), cwd=os.getcwd())
+    _SERVER.append((proc, directory))
+    os.environ[ADDRESS_ENV], os.environ[KEY_ENV] = address, key.hex()
+    atexit.register(stop)
+
+
+def stop() -> None:
+    """Close the server (its children, executors of workers that are gone by now, go on
+    to their own end)."""
+    import shutil
+
+    while _SERVER:
+        proc, directory = _SERVER.pop()
+        try:
+            proc.stdin.close()  # it exits at once, unwaited: this process is ending
+        except OSError:
+            proc.kill()
+        shutil.rmtree(directory, ignore_errors=True)
+    for name in (ADDRESS_ENV, KEY_ENV):
+        os.environ.pop(name, None)
+
+
+# -- a worker --------------------------------------------------------------------------
+
+
+def take_offer() -> None:
+    """A worker (at plugin import): remember the server its controller started and drop the
+    variables, so that nothing this process starts inherits them."""
+    address, key = os.environ.pop(ADDRESS_ENV, None), os.environ.pop(KEY_ENV, None)
+    if address and key and "PYTEST_XDIST_WORKER" in os.environ:
+        _ASKED.update(address=address, key=key)
+
+
+def fork(executor_address: str, executor_key: bytes, log_path: str,
+         env: Dict[str, str], same_session) -> Optional["ForkedChild"]:
+    """An executor child forked by the server, or None (no server, gone, or a paddle import
+    done in another environment: the caller starts its own child)."""
+    if not _ASKED:
+        return None
+    try:
+        conn = Client(_ASKED["address"], family="AF_UNIX", authkey=bytes.fromhex(_ASKED["key"]))
+        server_env, server_cwd = conn.recv()
+        if not same_session((server_env, server_cwd), (env, os.getcwd())):
+            conn.close()
+            _ASKED.clear()  # it will not match later either
+            return None
+        conn.send({"address": executor_address, "key": executor_key.hex(), "log": log_path,
+                   "env": env, "cwd": os.getcwd()})
+        return ForkedChild(conn, conn.recv())
+    except (OSError, EOFError, ValueError):
+        _ASKED.clear()
+        return None
+
+
+class ForkedChild:
+    """A forked executor child, supervised like a ``subprocess.Popen``: ``poll``, ``wait``,
+    ``kill``, ``returncode`` (negative: the signal that killed it), from the server's report."""
+
+    def __init__(self, conn, pid: int):
+        self.conn, self.pid, self.returncode = conn, pid, None
+        self.how = ""  # set when the exit status cannot be known
+
+    def poll(self) -> Optional[int]:
+        if self.returncode is None:
+            self._read(0)
+        return self.returncode
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.returncode is None:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired(f"executor {self.pid}", timeout)
+            self._read(0.2 if left is None else min(left, 0.2))
+        return self.returncode
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _read(self, timeout: float) -> None:
+        try:
+            if self.conn.poll(timeout):
+                self.returncode = int(self.conn.recv())
+                self.conn.close()
+        except (EOFError, OSError, ValueError):  # the server is gone: tell by the pid alone
+            if not _alive(self.pid):
+                self.returncode, self.how = 1, "ended (how is not known: its fork server ended first)"
+                self.conn.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+# -- the server ------------------------------------------------------------------------
+
+
+def serve(fd: int) -> None:
+    key = bytes.fromhex(os.environ.pop(KEY_ENV))
+    listening = socket.socket(fileno=fd)  # workers queue up on it while paddle is imported
+    from ..modes.capabilities import import_paddle
+
+    state = (dict(os.environ), os.getcwd())  # what a worker's environment is compared with
+    import_paddle()
+    # what importing paddle set (OMP_NUM_THREADS...): a child it imports in has them too
+    imported = {k: v for k, v in os.environ.items() if state[0].get(k) != v}
+    import importlib
+
+    importlib.import_module(f"{__package__}.case_path")  # what every child imports next
+    from .executor import serve as serve_executor
+
+    watched: Dict[int, object] = {}  # child pid -> the worker's connection (None: it left)
+    while True:
+        conns = [c for c in watched.values() if c is not None]
+        for ready in wait([listening, sys.stdin] + conns, timeout=0.2):
+            if ready is sys.stdin:
+                if not os.read(sys.stdin.fileno(), 1024):  # the controller is done
+                    os._exit(0)  # at once: tearing paddle down would hold up the controller's exit
+            elif ready is listening:
+                try:
+                    conn = Connection(listening.accept()[0].detach())
+                    deliver_challenge(conn, key)
+                    answer_challenge(conn, key)
+                    conn.send(state)
+                    request = conn.recv()
+                except (OSError, EOFError, ValueError, AuthenticationError):
+                    continue  # a worker whose environment differs, or one that went away
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:
+                    inherited = [listening.fileno(), conn.fileno()] + [c.fileno() for c in conns]
+                    _become_executor(dict(request, env=dict(request["env"], **imported)), inherited,
+                                     serve_executor)
+                conn.send(pid)
+                watched[pid] = conn
+            else:  # a worker's connection closed: it no longer waits for the report
+                for pid, conn in list(watched.items()):
+                    if conn is ready:
+                        conn.close()
+                        watched[pid] = None
+        _reap(watched)
+
+
+def _reap(watched: Dict[int, object]) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        conn = watched.pop(pid, None)
+        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        if conn is not None:
+            try:
+                conn.send(code)
+                conn.close()
+            except OSError:
+                pass
+
+
+def _become_executor(request: dict, inherited, serve_executor) -> None:
+    """In the forked child: the worker's log, directory and environment, then the executor's
+    loop; never returns to the server's. ``inherited``: the server's sockets, closed here
+    (by number: the child has no use for them)."""
+    code = 1
+    try:
+        for fd in inherited:
+            os.close(fd)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        null = os.open(os.devnull, os.O_RDONLY)
+        log = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(null)
+        os.close(log)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        code = serve_executor(request["address"], bytes.fromhex(request["key"]))
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]))
