@@ -179,7 +179,7 @@ def serve(fd: int) -> None:
     imported = {k: v for k, v in os.environ.items() if state[0].get(k) != v}
     import importlib
 
-    importlib.import_module(f"{__package__}.case_path")  # what every child imports next
+    importlib.import_module(f"{__package__}.runner")  # what every child imports next
     from .executor import serve as serve_executor
 
     watched: Dict[int, object] = {}  # child pid -> the worker's connection (None: it left)
