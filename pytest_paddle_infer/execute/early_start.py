@@ -12,7 +12,8 @@ pytest imports the plugin while it loads its plugins, about 0.14 s before
   its own environment, which the workers it spawns inherit; a worker whose parent is that
   pid starts its child at its own plugin import, about 0.35 s before a suite's collection
   would, and drops the variable so that nothing it starts (the child, a test's subprocess)
-  inherits it.
+  inherits it. On Linux the controller also starts a fork server (fork_server.py) that
+  imports paddle once; the workers' children are forked from it.
 
 ``pytest_configure`` (``--paddle-model``) or a suite's collection adopts the child
 (``Executor.start``), or the end of configure/collection discards it when, all options read

@@ -8,7 +8,7 @@ spawns the workers; the server imports paddle and the executor's modules once, t
 a child for each worker that asks. The child is an executor like one started on its own
 (``executor.serve``): its log, working directory and environment are the worker's, and
 paddle was imported with the same environment (a worker whose environment differs, say
-FLAGS_* set by a conftest, starts its own child instead).
+FLAGS_* set by a conftest, or whose Python is another, starts its own child instead).
 
 The worker is not the child's parent, so the server reports each child's exit (a signal,
 a status) to the worker that asked for it (``ForkedChild``, which the executor supervises
@@ -103,8 +103,9 @@ def fork(executor_address: str, executor_key: bytes, log_path: str,
         return None
     try:
         conn = Client(_ASKED["address"], family="AF_UNIX", authkey=bytes.fromhex(_ASKED["key"]))
-        server_env, server_cwd = conn.recv()
-        if not same_session((server_env, server_cwd), (env, os.getcwd())):
+        server_env, server_cwd, server_python = conn.recv()
+        if server_python != sys.executable or not same_session((server_env, server_cwd),
+                                                               (env, os.getcwd())):
             conn.close()
             _ASKED.clear()  # it will not match later either
             return None
@@ -173,7 +174,7 @@ def serve(fd: int) -> None:
     listening = socket.socket(fileno=fd)  # workers queue up on it while paddle is imported
     from ..modes.capabilities import import_paddle
 
-    state = (dict(os.environ), os.getcwd())  # what a worker's environment is compared with
+    state = (dict(os.environ), os.getcwd(), sys.executable)  # what a worker compares with its own
     import_paddle()
     # what importing paddle set (OMP_NUM_THREADS...): a child it imports in has them too
     imported = {k: v for k, v in os.environ.items() if state[0].get(k) != v}

@@ -91,6 +91,11 @@ def test_a_worker_with_another_environment_starts_its_own_child(server, tmp_path
     runner.close()
 
 
+def test_a_worker_on_another_python_starts_its_own_child(server, tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "executable", sys.executable + "-other")  # --tx popen//python=...
+    assert fork_server.fork("a", b"k" * 16, str(tmp_path / "log"), ex.child_env(), ex.same_session) is None
+
+
 def test_the_server_ends_with_its_controller(server):
     proc, directory = server
     fork_server.stop()
