@@ -18,21 +18,24 @@ load, and Windows has no fork.
 """
 from __future__ import annotations
 
+import hmac
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from multiprocessing import AuthenticationError
-from multiprocessing.connection import Client, Connection, answer_challenge, deliver_challenge, wait
+from multiprocessing.connection import Connection, wait
 from typing import Dict, Optional
 
 from .early_start import FORK_SERVER_ENV as ADDRESS_ENV  # set by the controller: the address
 
-KEY_ENV = "PADDLE_INFER_FORK_SERVER_KEY"  # and key (hex); workers drop both
+KEY_ENV = ADDRESS_ENV + "_KEY"  # and key (hex); workers drop both
+GREETING_SECONDS = 120.0  # how long a worker waits for the server, alive, to import paddle
+ANSWER_SECONDS = 5.0  # how long the server waits for a worker's answer (others are waiting)
 _SERVER: list = []  # the controller's: (process, directory)
 _ASKED: dict = {}  # a worker's: the address and key it found, kept for restarts
 
@@ -54,25 +57,27 @@ def start(child_env: Dict[str, str]) -> None:
     directory = tempfile.mkdtemp(prefix="paddle-infer-fork-")
     address = os.path.join(directory, "server")
     key = secrets.token_bytes(16)
-    # bound here, so a worker can connect at once; it waits for the server's accept, or
-    # sees the connection reset when the server dies first (it then starts its own child)
-    with socket.socket(socket.AF_UNIX) as listening:
-        listening.bind(address)
-        listening.listen(64)
-        proc = subprocess.Popen([sys.executable, "-m", __name__, str(listening.fileno())],
-                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, pass_fds=(listening.fileno(),),
-                                env=dict(child_env, **{KEY_ENV: key.hex()}), cwd=os.getcwd())
+    try:
+        # bound here, so a worker can connect at once; it waits for the server's greeting
+        # while the server lives (it starts its own child otherwise)
+        with socket.socket(socket.AF_UNIX) as listening:
+            listening.bind(address)
+            listening.listen(64)
+            proc = subprocess.Popen([sys.executable, "-m", __name__, str(listening.fileno()), directory],
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, pass_fds=(listening.fileno(),),
+                                    env=dict(child_env, **{KEY_ENV: key.hex()}), cwd=os.getcwd())
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
     _SERVER.append((proc, directory))
-    os.environ[ADDRESS_ENV], os.environ[KEY_ENV] = address, key.hex()
+    os.environ[ADDRESS_ENV], os.environ[KEY_ENV] = f"{proc.pid}:{address}", key.hex()
     atexit.register(stop)
 
 
 def stop() -> None:
     """Close the server (its children, executors of workers that are gone by now, go on
     to their own end)."""
-    import shutil
-
     while _SERVER:
         proc, directory = _SERVER.pop()
         try:
@@ -90,9 +95,10 @@ def stop() -> None:
 def take_offer() -> None:
     """A worker (at plugin import): remember the server its controller started and drop the
     variables, so that nothing this process starts inherits them."""
-    address, key = os.environ.pop(ADDRESS_ENV, None), os.environ.pop(KEY_ENV, None)
-    if address and key and "PYTEST_XDIST_WORKER" in os.environ:
-        _ASKED.update(address=address, key=key)
+    offer, key = os.environ.pop(ADDRESS_ENV, None), os.environ.pop(KEY_ENV, None)
+    pid, _, address = (offer or "").partition(":")
+    if pid.isdigit() and address and key and "PYTEST_XDIST_WORKER" in os.environ:
+        _ASKED.update(pid=int(pid), address=address, key=key)
 
 
 def fork(executor_address: str, executor_key: bytes, log_path: str,
@@ -102,7 +108,7 @@ def fork(executor_address: str, executor_key: bytes, log_path: str,
     if not _ASKED:
         return None
     try:
-        conn = Client(_ASKED["address"], family="AF_UNIX", authkey=bytes.fromhex(_ASKED["key"]))
+        conn = _connect(_ASKED["address"], _ASKED["pid"], bytes.fromhex(_ASKED["key"]))
         server_env, server_cwd, server_python = conn.recv()
         if server_python != sys.executable or not same_session((server_env, server_cwd),
                                                                (env, os.getcwd())):
@@ -111,10 +117,28 @@ def fork(executor_address: str, executor_key: bytes, log_path: str,
             return None
         conn.send({"address": executor_address, "key": executor_key.hex(), "log": log_path,
                    "env": env, "cwd": os.getcwd()})
-        return ForkedChild(conn, conn.recv())
-    except (OSError, EOFError, ValueError):
+        if not conn.poll(GREETING_SECONDS):
+            raise OSError("the fork server did not answer")
+        return ForkedChild(conn, int(conn.recv()))
+    except Exception:  # whatever went wrong, the worker's own child does the work
         _ASKED.clear()
         return None
+
+
+def _connect(address: str, server_pid: int, key: bytes) -> Connection:
+    """Connected and authenticated (the server proves nothing: its address is in a directory
+    only this user can enter). Waits while the server imports paddle, as long as it lives."""
+    sock = socket.socket(socket.AF_UNIX)
+    sock.connect(address)
+    conn = Connection(sock.detach())
+    deadline = time.monotonic() + GREETING_SECONDS
+    while not conn.poll(0.2):
+        if not _alive(server_pid) or time.monotonic() > deadline:
+            conn.close()
+            raise OSError("the fork server is gone or stuck")
+    nonce = conn.recv_bytes(64)
+    conn.send_bytes(hmac.new(key, nonce, "sha256").digest())
+    return conn
 
 
 class ForkedChild:
@@ -124,6 +148,7 @@ class ForkedChild:
     def __init__(self, conn, pid: int):
         self.conn, self.pid, self.returncode = conn, pid, None
         self.how = ""  # set when the exit status cannot be known
+        self.server_gone = False
 
     def poll(self) -> Optional[int]:
         if self.returncode is None:
@@ -140,36 +165,43 @@ class ForkedChild:
         return self.returncode
 
     def kill(self) -> None:
+        if self.poll() is not None:
+            return  # reaped already: its pid may be another process's by now
         try:
             os.kill(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
 
     def _read(self, timeout: float) -> None:
+        if self.server_gone:  # no report will come: tell by the pid alone
+            if not _alive(self.pid):
+                self.returncode, self.how = 1, "ended (how is not known: its fork server ended first)"
+            else:
+                time.sleep(timeout)
+            return
         try:
             if self.conn.poll(timeout):
                 self.returncode = int(self.conn.recv())
                 self.conn.close()
-        except (EOFError, OSError, ValueError):  # the server is gone: tell by the pid alone
-            if not _alive(self.pid):
-                self.returncode, self.how = 1, "ended (how is not known: its fork server ended first)"
-                self.conn.close()
+        except (EOFError, OSError, ValueError):
+            self.server_gone = True
+            self.conn.close()
+            self._read(0)
 
 
 def _alive(pid: int) -> bool:
+    """Running (a zombie is not: its parent has yet to reap it)."""
     try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
         return False
-    except PermissionError:
-        return True
 
 
 # -- the server ------------------------------------------------------------------------
 
 
-def serve(fd: int) -> None:
+def serve(fd: int, directory: str) -> None:
     key = bytes.fromhex(os.environ.pop(KEY_ENV))
     listening = socket.socket(fileno=fd)  # workers queue up on it while paddle is imported
     from ..modes.capabilities import import_paddle
@@ -188,17 +220,15 @@ def serve(fd: int) -> None:
         conns = [c for c in watched.values() if c is not None]
         for ready in wait([listening, sys.stdin] + conns, timeout=0.2):
             if ready is sys.stdin:
-                if not os.read(sys.stdin.fileno(), 1024):  # the controller is done
+                if not os.read(sys.stdin.fileno(), 1024):  # the controller is done (or killed)
+                    shutil.rmtree(directory, ignore_errors=True)
                     os._exit(0)  # at once: tearing paddle down would hold up the controller's exit
             elif ready is listening:
-                try:
-                    conn = Connection(listening.accept()[0].detach())
-                    deliver_challenge(conn, key)
-                    answer_challenge(conn, key)
-                    conn.send(state)
-                    request = conn.recv()
-                except (OSError, EOFError, ValueError, AuthenticationError):
-                    continue  # a worker whose environment differs, or one that went away
+                conn = Connection(listening.accept()[0].detach())
+                request = _greet(conn, key, state)
+                if request is None:
+                    conn.close()
+                    continue  # a worker whose environment differs, one that went away or hangs
                 sys.stdout.flush()
                 sys.stderr.flush()
                 pid = os.fork()
@@ -206,14 +236,33 @@ def serve(fd: int) -> None:
                     inherited = [listening.fileno(), conn.fileno()] + [c.fileno() for c in conns]
                     _become_executor(dict(request, env=dict(request["env"], **imported)), inherited,
                                      serve_executor)
-                conn.send(pid)
-                watched[pid] = conn
+                try:
+                    conn.send(pid)
+                    watched[pid] = conn
+                except OSError:  # the worker went away: its child ends at its own EOF
+                    conn.close()
+                    watched[pid] = None
             else:  # a worker's connection closed: it no longer waits for the report
                 for pid, conn in list(watched.items()):
                     if conn is ready:
                         conn.close()
                         watched[pid] = None
         _reap(watched)
+
+
+def _greet(conn: Connection, key: bytes, state) -> Optional[dict]:
+    """Authenticate a worker, tell it how paddle was imported, take its request; None when it
+    fails to answer in time (one stuck worker must not stop the others being served)."""
+    try:
+        nonce = secrets.token_bytes(32)
+        conn.send_bytes(nonce)
+        if not conn.poll(ANSWER_SECONDS) or not hmac.compare_digest(
+                conn.recv_bytes(64), hmac.new(key, nonce, "sha256").digest()):
+            return None
+        conn.send(state)
+        return conn.recv() if conn.poll(ANSWER_SECONDS) else None
+    except (OSError, EOFError, ValueError):
+        return None
 
 
 def _reap(watched: Dict[int, object]) -> None:
@@ -242,7 +291,7 @@ def _become_executor(request: dict, inherited, serve_executor) -> None:
     try:
         for fd in inherited:
             os.close(fd)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a spawned child
         null = os.open(os.devnull, os.O_RDONLY)
         log = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         os.dup2(null, 0)
@@ -265,4 +314,4 @@ def _become_executor(request: dict, inherited, serve_executor) -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]))
+    serve(int(sys.argv[1]), sys.argv[2])

@@ -201,7 +201,9 @@ class Runner:
         beside the candidate's build, which releases the GIL for most of its time, so a
         second core shortens the case. Both are done before the candidate runs: two predictor
         runs do not overlap (Paddle's CPU and GPU wheels hold the GIL in ``Predictor.run``),
-        and under xdist a sibling worker may be waiting for the shared outputs."""
+        and under xdist a sibling worker may be waiting for the shared outputs (only the
+        other seed's outputs that a sibling is computing are read after the candidate runs:
+        seeds_when_free)."""
         def baseline():
             self.other_seed_while_busy(case, model, inputs, digest)
             return get_baseline()
@@ -359,13 +361,16 @@ class Runner:
         except PredictorError as e:  # reported as building it is: with the recipe
             raise PredictorError(f"the candidate ({case.run_mode.label}): {e}\n"
                                  f"recipe: {prepared.candidate_recipe}") from None
+        seconds = time.perf_counter() - start
         check_output_names(case, outputs)
         rows = compare_outputs(outputs, prepared.baseline_outputs, case)
-        seeds = prepared.seeds() if callable(prepared.seeds) else prepared.seeds
+        seeds = prepared.seeds
+        if callable(seeds):  # a sibling xdist worker was computing them: in by now, or run here
+            self.on_phase("running the baseline on other inputs", prepared.baseline_text)
+            seeds = seeds()
         judge_outputs(rows, outputs, prepared.baseline_outputs, seeds)
         result = CaseResult(case.id, rows, prepared.baseline_text, prepared.candidate_recipe,
-                            inputs_digest(prepared.inputs), time.perf_counter() - start,
-                            notes=list(prepared.notes))
+                            inputs_digest(prepared.inputs), seconds, notes=list(prepared.notes))
         if comparer is not None:
             result.intermediates = comparer.rows
             if not prepared.baseline_store.records:

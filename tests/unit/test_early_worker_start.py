@@ -64,10 +64,23 @@ def test_only_the_controllers_own_workers_start_early(monkeypatch):
     assert not early_start.is_early_worker()
 
 
-def test_a_controller_marks_its_environment(monkeypatch):
+def test_a_controller_marks_its_environment_and_starts_a_fork_server(monkeypatch):
+    from pytest_paddle_infer.execute import fork_server
+
     monkeypatch.setenv(EARLY_WORKER_ENV, "")  # undone after the test: set, or not, as before
-    early_start.start_if_asked(["--paddle-model=tiny_cnn", "-n", "2"])
-    assert os.environ[EARLY_WORKER_ENV] == str(os.getpid())
+    monkeypatch.setattr(fork_server, "_SERVER", [])
+    for name in (fork_server.ADDRESS_ENV, fork_server.KEY_ENV):
+        monkeypatch.delenv(name, raising=False)
+    try:
+        early_start.start_if_asked(["--paddle-model=tiny_cnn", "-n", "2"])
+        assert os.environ[EARLY_WORKER_ENV] == str(os.getpid())
+        assert len(fork_server._SERVER) == fork_server.available()  # Linux only
+        if fork_server._SERVER:
+            proc, directory = fork_server._SERVER[0]
+            assert os.environ[fork_server.ADDRESS_ENV] == f"{proc.pid}:{directory}/server"
+    finally:
+        fork_server.stop()
+    assert fork_server.ADDRESS_ENV not in os.environ
 
 
 BASE = ({"PATH": "/usr/bin", "OMP_NUM_THREADS": "1"}, "/work")

@@ -120,7 +120,7 @@ def test_a_child_outlives_its_server_and_is_still_supervised(server, tmp_path):
 
 def test_no_server_off_linux_or_outside_xdist(monkeypatch):
     monkeypatch.setattr(fork_server, "_ASKED", {})
-    monkeypatch.setenv(fork_server.ADDRESS_ENV, "/somewhere")
+    monkeypatch.setenv(fork_server.ADDRESS_ENV, "123:/somewhere")
     monkeypatch.setenv(fork_server.KEY_ENV, "00" * 16)
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     fork_server.take_offer()  # not a worker: dropped, not taken
@@ -151,3 +151,44 @@ def test_a_forked_child_takes_the_workers_log_directory_and_environment(tmp_path
     assert (address, key, cwd) == ("a", b"k", str(tmp_path / "cwd"))
     assert env == request["env"]  # the worker's, nothing of the server's
     assert (tmp_path / "log").read_text() == "to the log\n"
+
+
+def test_a_dead_server_is_not_waited_for(server, tmp_path):
+    server[0].kill()
+    server[0].wait()
+    start = time.monotonic()
+    assert fork_server.fork("a", b"k" * 16, str(tmp_path / "log"), ex.child_env(), ex.same_session) is None
+    assert time.monotonic() - start < 5
+
+
+def test_a_stuck_or_vanishing_worker_does_not_stop_the_server(server, tmp_path):
+    import socket
+    from multiprocessing.connection import Connection
+
+    address, key = fork_server._ASKED["address"], bytes.fromhex(fork_server._ASKED["key"])
+    stuck = socket.socket(socket.AF_UNIX)
+    stuck.connect(address)  # never answers the server's greeting
+    gone = fork_server._connect(address, server[0].pid, key)
+    gone.recv()
+    gone.send({"address": str(tmp_path / "nobody"), "key": "00", "log": str(tmp_path / "log0"),
+               "env": ex.child_env(), "cwd": os.getcwd()})
+    gone.close()  # before the server sends the child's pid
+    runner = executor(tmp_path)
+    runner.call("about")  # served after the stuck one's answer time ran out
+    assert isinstance(runner.proc, fork_server.ForkedChild) and server[0].poll() is None
+    runner.close()
+    stuck.close()
+
+
+def test_waiting_on_a_child_whose_server_is_gone_does_not_spin(server, tmp_path):
+    runner = executor(tmp_path)
+    runner.call("about")
+    fork_server.stop()
+    server[0].wait(30)
+    cpu = time.process_time()
+    with pytest.raises(subprocess.TimeoutExpired):
+        runner.proc.wait(1)
+    assert time.process_time() - cpu < 0.3
+    runner.proc.kill()
+    assert runner.proc.wait(30) == 1 and "not known" in runner.proc.how
+    runner._discard()
