@@ -27,7 +27,8 @@ from typing import Sequence
 # set by an xdist controller whose command line shows cases, to its pid: its workers start
 # their executor child at plugin import
 EARLY_WORKER_ENV = "PADDLE_INFER_EARLY_WORKER_EXECUTOR"
-FORK_SERVER_ENV = "PADDLE_INFER_FORK_SERVER"  # fork_server.ADDRESS_ENV
+FORK_SERVER_ENV = "PADDLE_INFER_FORK_SERVER"  # fork_server.ADDRESS_ENV: its pid and address
+FORK_SERVER_KEY_ENV = FORK_SERVER_ENV + "_KEY"  # fork_server.KEY_ENV: its key
 
 # sessions that run no case whatever else the command line says
 _NO_CASES = ("-h", "--help", "--version", "-V", "--co", "--collect-only", "--collectonly",

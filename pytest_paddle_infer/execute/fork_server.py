@@ -31,9 +31,9 @@ import time
 from multiprocessing.connection import Connection, wait
 from typing import Dict, Optional
 
-from .early_start import FORK_SERVER_ENV as ADDRESS_ENV  # set by the controller: the address
+# set by the controller: the server's pid and address, and its key (hex); workers drop both
+from .early_start import FORK_SERVER_ENV as ADDRESS_ENV, FORK_SERVER_KEY_ENV as KEY_ENV
 
-KEY_ENV = ADDRESS_ENV + "_KEY"  # and key (hex); workers drop both
 GREETING_SECONDS = 120.0  # how long a worker waits for the server, alive, to import paddle
 ANSWER_SECONDS = 5.0  # how long the server waits for a worker's answer (others are waiting)
 _SERVER: list = []  # the controller's: (process, directory)

@@ -94,7 +94,26 @@ def test_an_interrupt_while_building_is_not_turned_into_the_baselines_error(runn
         runner.prepare(case_of("onednn_fp32"))
 
 
-def test_a_seed_a_sibling_is_computing_is_read_after_the_candidate_runs(paddle_cache, tmp_path, monkeypatch):
+
+@pytest.fixture
+def sibling(paddle_cache, tmp_path):
+    """A runner whose baselines are shared with (imagined) sibling xdist workers, its model
+    loaded, the case these tests prepare, and where its two plain baseline runs' shared
+    outputs live: (runner, case, the case's inputs' entry, the other seed's entry)."""
+    from pytest_paddle_infer.execute import runner as runner_module
+
+    runner = Runner(paddle_cache, shared_dir=tmp_path / "shared")
+    model = runner.prepare(case_of("cpu_fp32", shape=(1, 3, 32, 32))).model
+    case = case_of("onednn_fp32")
+    plain, _, other_digest = runner._other_seed(case, model)
+    calls = runner.baseline_calls(plain, model)
+    digest = runner_module.inputs_digest(runner.inputs(model, dict(case.shapes), case.seed))
+    entry = lambda d: runner_module.shared_path(runner.shared_dir, (model.prog_file, calls, d))
+    yield runner, case, entry(digest), entry(other_digest)
+    runner.close()
+
+
+def test_a_seed_a_sibling_is_computing_is_read_after_the_candidate_runs(sibling, monkeypatch):
     """Under xdist a sibling worker may hold the other seed's shared outputs while it computes
     them: the case is prepared without waiting, and its run reads them (or, when the sibling
     left without them, computes them) before judging, which still gets both seeds."""
@@ -103,33 +122,25 @@ def test_a_seed_a_sibling_is_computing_is_read_after_the_candidate_runs(paddle_c
     from pytest_paddle_infer.execute import runner as runner_module
     from pytest_paddle_infer.files import lock_is_held
 
-    runner = Runner(paddle_cache, shared_dir=tmp_path / "shared")
-    try:
-        model = runner.prepare(case_of("cpu_fp32", shape=(1, 3, 32, 32))).model
-        case = case_of("onednn_fp32")
-        plain, _, other_digest = runner._other_seed(case, model)
-        entry = runner_module.shared_path(runner.shared_dir,
-                                          (model.prog_file, runner.baseline_calls(plain, model), other_digest))
-        judged, real = [], runner_module.judge_outputs
-        monkeypatch.setattr(runner_module, "judge_outputs",
-                            lambda rows, outputs, base, seeds: judged.append(seeds) or real(rows, outputs, base, seeds))
-        with FileLock(str(entry.with_suffix(".lock"))):  # the sibling, computing
-            assert lock_is_held(entry.with_suffix(".lock"))
-            prepared = runner.prepare(case)
-            assert callable(prepared.seeds) and not entry.exists()
-        assert not lock_is_held(entry.with_suffix(".lock"))
-        result = runner.run(prepared)  # the sibling left without them: computed here
-        first, second, seeds = judged[0]
-        assert seeds == (0, 1) and entry.is_file()
-        for name, array in first.items():
-            np.testing.assert_array_equal(array, prepared.baseline_outputs[name])
-            assert not np.array_equal(array, second[name])
-        assert result.passed and not result.vacuous
-    finally:
-        runner.close()
+    runner, case, _, entry = sibling
+    judged, real = [], runner_module.judge_outputs
+    monkeypatch.setattr(runner_module, "judge_outputs",
+                        lambda rows, outputs, base, seeds: judged.append(seeds) or real(rows, outputs, base, seeds))
+    with FileLock(str(entry.with_suffix(".lock"))):  # the sibling, computing
+        assert lock_is_held(entry.with_suffix(".lock"))
+        prepared = runner.prepare(case)
+        assert callable(prepared.seeds) and not entry.exists()
+    assert not lock_is_held(entry.with_suffix(".lock"))
+    result = runner.run(prepared)  # the sibling left without them: computed here
+    first, second, seeds = judged[0]
+    assert seeds == (0, 1) and entry.is_file()
+    for name, array in first.items():
+        np.testing.assert_array_equal(array, prepared.baseline_outputs[name])
+        assert not np.array_equal(array, second[name])
+    assert result.passed and not result.vacuous
 
 
-def test_while_a_sibling_computes_the_baseline_the_other_seed_is_run(paddle_cache, tmp_path):
+def test_while_a_sibling_computes_the_baseline_the_other_seed_is_run(sibling):
     """A sibling worker holds the baseline on the case's inputs: this worker runs the baseline
     on the other seed's inputs meanwhile instead of waiting."""
     import threading
@@ -137,28 +148,16 @@ def test_while_a_sibling_computes_the_baseline_the_other_seed_is_run(paddle_cach
 
     from filelock import FileLock
 
-    from pytest_paddle_infer.execute import runner as runner_module
-
-    runner = Runner(paddle_cache, shared_dir=tmp_path / "shared")
-    try:
-        model = runner.prepare(case_of("cpu_fp32", shape=(1, 3, 32, 32))).model
-        case = case_of("onednn_fp32")
-        plain, _, other_digest = runner._other_seed(case, model)
-        calls = runner.baseline_calls(plain, model)
-        digest = runner_module.inputs_digest(runner.inputs(model, dict(case.shapes), case.seed))
-        mine = runner_module.shared_path(runner.shared_dir, (model.prog_file, calls, digest))
-        other = runner_module.shared_path(runner.shared_dir, (model.prog_file, calls, other_digest))
-        box = {}
-        with FileLock(str(mine.with_suffix(".lock"))):  # the sibling, computing
-            thread = threading.Thread(target=lambda: box.update(prepared=runner.prepare(case)))
-            thread.start()
-            deadline = time.monotonic() + 60
-            while not other.is_file() and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert other.is_file() and not mine.exists()  # the other seed, while it waited
-        thread.join(60)
-        prepared = box["prepared"]
-        assert mine.is_file() and prepared.seeds is not None and not callable(prepared.seeds)
-        assert runner.run(prepared).passed
-    finally:
-        runner.close()
+    runner, case, mine, other = sibling
+    box = {}
+    with FileLock(str(mine.with_suffix(".lock"))):  # the sibling, computing
+        thread = threading.Thread(target=lambda: box.update(prepared=runner.prepare(case)))
+        thread.start()
+        deadline = time.monotonic() + 60
+        while not other.is_file() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert other.is_file() and not mine.exists()  # the other seed, while it waited
+    thread.join(60)
+    prepared = box["prepared"]
+    assert mine.is_file() and prepared.seeds is not None and not callable(prepared.seeds)
+    assert runner.run(prepared).passed
