@@ -75,6 +75,7 @@ class Executor:
         self.log_path: Optional[Path] = None
         self.started = 0
         self.adopted_early = False  # the child started at plugin import (start_early) was adopted
+        self._log_target: Optional[Path] = None  # where an adopted child's log goes (_move_log)
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -91,10 +92,9 @@ class Executor:
         if _EARLY:
             self._listener, self.proc, early_log, _ = _EARLY.pop()
             self.adopted_early = True
-            try:
-                os.replace(early_log, self.log_path)  # the child keeps writing to it
-            except OSError:
-                self.log_path = early_log  # another file system: the log stays where it is
+            # moved into log_dir once the child is running: one being forked meanwhile
+            # (fork_server.LaterChild) opens its log by the early name
+            self._log_target, self.log_path = self.log_path, early_log
         else:
             self._listener, self.proc = _spawn(self.log_path)
         self.conn = None
@@ -105,8 +105,18 @@ class Executor:
             # before connecting is noticed by the watcher below.
             self.conn = _accept(self._listener, self.proc, self.timeout)
             self._listener.close()
+            self._move_log()
             self._send(("init", self.init))
         return self.conn
+
+    def _move_log(self) -> None:
+        target, self._log_target = self._log_target, None
+        if target is not None:
+            try:
+                os.replace(self.log_path, target)  # the child keeps writing to it
+                self.log_path = target
+            except OSError:
+                pass  # another file system: the log stays where it is
 
     def close(self) -> None:
         if self.proc is None:
@@ -235,16 +245,19 @@ def _spawn(log_path: Path):
 
     key = secrets.token_bytes(16)
     listener = Listener(authkey=key)
-    env = child_env()
-    with open(log_path, "wb") as log:
-        forked = fork_server.fork(_address_text(listener.address), key, str(log_path), env, same_session)
-        if forked is not None:
-            return listener, forked
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest_paddle_infer.execute.executor", _address_text(listener.address)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            env=dict(env, **{AUTHKEY_ENV: key.hex()}), cwd=os.getcwd())
-    return listener, proc
+    env, cwd, address = child_env(), os.getcwd(), _address_text(listener.address)
+
+    def start():
+        with open(log_path, "wb") as log:
+            return subprocess.Popen(
+                [sys.executable, "-m", "pytest_paddle_infer.execute.executor", address],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                env=dict(env, **{AUTHKEY_ENV: key.hex()}), cwd=cwd)
+
+    if fork_server.offered():  # asked beside: this process goes on starting meanwhile
+        return listener, fork_server.LaterChild(
+            lambda: fork_server.fork(address, key, str(log_path), env, same_session), start)
+    return listener, start()
 
 
 # a child started before pytest_configure: (listener, process, log path, (environ, cwd))

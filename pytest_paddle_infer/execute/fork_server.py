@@ -27,6 +27,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from multiprocessing.connection import Connection, wait
 from typing import Dict, Optional
@@ -99,6 +100,11 @@ def take_offer() -> None:
     pid, _, address = (offer or "").partition(":")
     if pid.isdigit() and address and key and "PYTEST_XDIST_WORKER" in os.environ:
         _ASKED.update(pid=int(pid), address=address, key=key)
+
+
+def offered() -> bool:
+    """This worker found its controller's server (take_offer) and may ask it for children."""
+    return bool(_ASKED)
 
 
 def fork(executor_address: str, executor_key: bytes, log_path: str,
@@ -187,6 +193,60 @@ class ForkedChild:
             self.server_gone = True
             self.conn.close()
             self._read(0)
+
+
+class LaterChild:
+    """The child a worker asks the server for (``ask``), asked in a thread: the worker goes
+    on loading plugins and collecting while the server may still be importing paddle
+    (about half a second of a busy start-up). Supervised like the child it turns into: the
+    first use waits for the answer, and starts ``start()``'s child when the server gave none."""
+
+    def __init__(self, ask, start):
+        self._start, self._answer, self._child = start, [], None
+        self._thread = threading.Thread(target=lambda: self._answer.append(ask()), daemon=True)
+        self._thread.start()
+
+    def _resolve(self, start: bool = True):
+        if self._child is None:
+            self._thread.join()
+            self._child = self._answer[0] if self._answer else None
+            if self._child is None and start:
+                self._child = self._start()
+        return self._child
+
+    def child(self):
+        """The child it turned into (waits for the server's answer)."""
+        return self._resolve()
+
+    def poll(self) -> Optional[int]:
+        return self._resolve().poll()
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        return self._resolve().wait(timeout)
+
+    def kill(self) -> None:
+        child = self._resolve(start=False)
+        if child is None:  # the server gave none: start nothing only to kill it
+            self._child = _NeverStarted()
+        else:
+            child.kill()
+
+    def __getattr__(self, name: str):  # pid, returncode, how
+        return getattr(self._resolve(), name)
+
+
+class _NeverStarted:
+    """A child killed before it was started."""
+    pid, how, returncode = None, "", -signal.SIGKILL
+
+    def poll(self) -> int:
+        return self.returncode
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        return self.returncode
+
+    def kill(self) -> None:
+        pass
 
 
 def _alive(pid: int) -> bool:

@@ -63,7 +63,8 @@ PROBE = """
         Path(f"probe-{worker}.json").write_text(json.dumps({
             "pid": os.getpid(), "early": EARLY, "adopted": getattr(executor, "adopted_early", False),
             "executor": proc.pid if proc is not None else None, "children": executor_children(),
-            "forked": type(proc).__name__ == "ForkedChild"}))
+            # asked beside (fork_server.LaterChild), forked by the server
+            "forked": type(getattr(proc, "child", lambda: proc)()).__name__ == "ForkedChild"}))
 """
 
 

@@ -31,6 +31,12 @@ def server(monkeypatch, tmp_path):
     fork_server.stop()
 
 
+def forked(runner) -> bool:
+    """The worker's child was asked for beside (LaterChild) and the server forked it."""
+    return isinstance(runner.proc, fork_server.LaterChild) and \
+        isinstance(runner.proc.child(), fork_server.ForkedChild)
+
+
 def executor(tmp_path):
     init = {"cache_dir": str(tmp_path / "cache"), "device": None, "save_goldens": None,
             "update_goldens": False}
@@ -40,7 +46,7 @@ def executor(tmp_path):
 def test_a_workers_child_is_forked_and_answers(server, tmp_path):
     runner = executor(tmp_path)
     caps, _ = runner.call("about")
-    assert isinstance(runner.proc, fork_server.ForkedChild)
+    assert forked(runner)
     assert runner.proc.pid != server[0].pid and caps is not None
     # the worker's working directory and environment, not the server's
     assert os.readlink(f"/proc/{runner.proc.pid}/cwd") == os.getcwd()
@@ -60,7 +66,7 @@ def test_a_forked_child_that_dies_is_reported_with_its_signal(server, tmp_path, 
         runner.call("about")
     assert runner.proc is None
     runner.call("about")  # the next request gets a fresh child, forked again
-    assert isinstance(runner.proc, fork_server.ForkedChild) and runner.proc.pid != pid
+    assert forked(runner) and runner.proc.pid != pid
     runner.close()
 
 
@@ -86,7 +92,7 @@ def test_a_worker_with_another_environment_starts_its_own_child(server, tmp_path
     monkeypatch.setenv("FLAGS_use_mkldnn", "0")  # paddle reads FLAGS_* at import: not the server's
     runner = executor(tmp_path)
     runner.call("about")
-    assert isinstance(runner.proc, subprocess.Popen)
+    assert isinstance(runner.proc.child(), subprocess.Popen)
     assert fork_server._ASKED == {}  # not asked again: it would not match later either
     runner.close()
 
@@ -175,7 +181,7 @@ def test_a_stuck_or_vanishing_worker_does_not_stop_the_server(server, tmp_path):
     gone.close()  # before the server sends the child's pid
     runner = executor(tmp_path)
     runner.call("about")  # served after the stuck one's answer time ran out
-    assert isinstance(runner.proc, fork_server.ForkedChild) and server[0].poll() is None
+    assert forked(runner) and server[0].poll() is None
     runner.close()
     stuck.close()
 
@@ -192,3 +198,36 @@ def test_waiting_on_a_child_whose_server_is_gone_does_not_spin(server, tmp_path)
     runner.proc.kill()
     assert runner.proc.wait(30) == 1 and "not known" in runner.proc.how
     runner._discard()
+
+
+def test_a_worker_goes_on_while_its_server_is_busy(server, tmp_path):
+    """The child is asked for beside (LaterChild): a worker whose server cannot answer yet
+    (here: stopped, as if still importing paddle) is not held up at its plugin import; its
+    first request waits for the child, which the server forks once it can."""
+    os.kill(server[0].pid, signal.SIGSTOP)
+    try:
+        start = time.monotonic()
+        ex.start_early()
+        assert time.monotonic() - start < 5  # not the server's greeting time
+        early = ex._EARLY[-1][1]
+        assert isinstance(early, fork_server.LaterChild) and early._thread.is_alive()
+    finally:
+        os.kill(server[0].pid, signal.SIGCONT)
+    runner = executor(tmp_path)
+    runner.call("about")
+    assert runner.adopted_early and runner.proc is early and forked(runner)
+    assert runner.log_path.parent == tmp_path / "logs"  # moved once the child connected
+    runner.close()
+    assert not runner.log_path.exists()
+
+
+def test_a_child_killed_before_it_was_started_is_never_started(server, tmp_path, monkeypatch):
+    """The server gave no child (another Python): killing the one asked for starts none."""
+    monkeypatch.setattr(sys, "executable", sys.executable + "-other")
+    started = []
+    later = fork_server.LaterChild(
+        lambda: fork_server.fork("a", b"k" * 16, str(tmp_path / "log"), ex.child_env(), ex.same_session),
+        lambda: started.append(1))
+    later.kill()
+    assert later.poll() == later.wait() == -signal.SIGKILL and later.child().pid is None
+    assert started == []
