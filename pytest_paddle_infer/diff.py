@@ -61,7 +61,8 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
     from .execute.capture import CandidateComparer
     from .execute.goldens import GoldenError, load_golden
     from .execute.saved_tensors import saved_tensors
-    from .verdict.compare import TensorComparison, compare_arrays
+    from .verdict.compare import compare_arrays
+    from .verdict.rows import TensorComparison
     from .verdict.outputs import pair_outputs
     from .verdict.result import CaseResult
 
@@ -156,7 +157,7 @@ def environment_changes(a: Path, b: Path) -> List[str]:
 
 def tensor_table(result) -> str:
     """Every tensor compared, in execution order, then the outputs: the per-tensor table."""
-    from .verdict.compare import TABLE_COLUMNS, format_table, table_rows
+    from .verdict.rows import TABLE_COLUMNS, format_table, table_rows
 
     rows = [(str(r.index), r.comparison.op_type or "-") + tuple(table_rows([r.comparison])[0])
             for r in result.intermediates]

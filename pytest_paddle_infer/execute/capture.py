@@ -15,7 +15,8 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..verdict.compare import TensorComparison, compare_rule
+from ..verdict.compare import compare_rule
+from ..verdict.rows import TensorComparison
 from ..verdict.result import IntermediateRow
 from ..cases.tensor_selection import Selection, op_label
 from ..modes.trt_marking import program_name

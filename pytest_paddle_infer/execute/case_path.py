@@ -226,8 +226,9 @@ class CasePath:
 
 
 def _import_result_readers() -> None:
-    """A case's result unpickles into verdict.result's classes, which import numpy: 80 ms
-    that would otherwise fall between the executor's answer and the verdict."""
+    """A case's result unpickles into verdict.result's classes and is reported with
+    report.text (numpy-free: verdict/rows.py), imported while the executor starts rather than
+    between its first answer and the verdict."""
     from ..verdict import result  # noqa: F401
     from ..report import text  # noqa: F401
 

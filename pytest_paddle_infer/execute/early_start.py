@@ -39,6 +39,15 @@ _PATH_VALUED = ("--ignore", "--ignore-glob", "--deselect", "-c", "--config-file"
                 "--paddle-baseline", "--paddle-save-runs", "--paddle-report", "-p")
 
 
+def child_env() -> dict:
+    """The environment an executor child gets (and paddle is imported with)."""
+    env = dict(os.environ)
+    for marker in (EARLY_WORKER_ENV, FORK_SERVER_ENV, FORK_SERVER_KEY_ENV):
+        env.pop(marker, None)  # the xdist controller's, for its workers: not the child's
+    env.setdefault("GLOG_minloglevel", "1")
+    return env
+
+
 def _said(argv: Sequence[str], *flags: str) -> bool:
     return any(a == f or a.startswith(f + "=") for a in argv for f in flags)
 
@@ -120,8 +129,6 @@ def start_if_asked(argv: Sequence[str]) -> None:
         from . import fork_server
 
         if fork_server.available():  # the workers' children fork from it, paddle imported
-            from .executor import child_env
-
             try:
                 fork_server.start(child_env())
             except OSError:  # a head start only: each worker then starts its own child

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..errors import CaseSkipped, PaddleInferError, describe_exit, strip_ansi  # describe_exit: re-exported
-from .early_start import EARLY_WORKER_ENV, FORK_SERVER_ENV, FORK_SERVER_KEY_ENV
+from .early_start import EARLY_WORKER_ENV, child_env  # there: the controller imports no executor
 
 AUTHKEY_ENV = "PADDLE_INFER_EXECUTOR_KEY"
 # testing only: make the executor child die or hang at a phase, to exercise supervision
@@ -226,15 +226,6 @@ class _ChildGone(Exception):
 _OP_PHASES = {"about": "importing paddle", "prepare": "preparing the case", "run": "running the candidate",
               "release": "releasing the case", "tensors": "handing out tensors",
               "trial": "running a localization trial", "localize_crash": "localizing the crash"}
-
-
-def child_env() -> dict:
-    """The environment an executor child gets (and paddle is imported with)."""
-    env = dict(os.environ)
-    for marker in (EARLY_WORKER_ENV, FORK_SERVER_ENV, FORK_SERVER_KEY_ENV):
-        env.pop(marker, None)  # the xdist controller's for its workers (early_start.py): not the child's
-    env.setdefault("GLOG_minloglevel", "1")
-    return env
 
 
 def _spawn(log_path: Path):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from ..verdict.result import CaseResult
-from ..verdict.compare import TensorComparison, finite_text
+from ..verdict.rows import TensorComparison, finite_text
 from ..errors import strip_ansi
 from ..files import atomic_write, safe_file_stem
 from .text import first_divergence

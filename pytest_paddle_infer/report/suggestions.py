@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Dict, List, Mapping, Sequence, Tuple
 
-from ..verdict.compare import format_table
+from ..verdict.rows import format_table
 
 COLUMNS = ("case", "output", "seeds", "worst max abs", "atol needed (at rtol)", "atol now",
            "suggested")

@@ -6,9 +6,8 @@ import re
 from typing import Dict, List, Mapping, Sequence, Tuple
 
 from ..verdict.result import CaseResult
-from ..verdict.compare import NEAR_ZERO, NEAR_ZERO_MARK, comparison_table, format_table
+from ..verdict.rows import NEAR_ZERO, NEAR_ZERO_MARK, comparison_table, format_table, range_text
 from ..verdict.evidence import evidence_property
-from ..verdict.vacuity import range_text
 
 PROPERTY_PREFIX = "paddle_"
 

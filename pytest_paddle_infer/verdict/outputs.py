@@ -8,7 +8,8 @@ import numpy as np
 
 from ..cases.case import Case
 from ..errors import SuiteError
-from .compare import TensorComparison, compare_rule
+from .compare import compare_rule
+from .rows import TensorComparison
 from .task_compare import compare_task, count_row, find_count_output
 
 

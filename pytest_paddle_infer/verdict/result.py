@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from .compare import TensorComparison
+from .rows import TensorComparison
 
 
 @dataclass

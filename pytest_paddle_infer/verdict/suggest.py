@@ -22,7 +22,7 @@ import json
 import math
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from .compare import TensorComparison, ceil_significant
+from .rows import TensorComparison, ceil_significant
 
 MIN_ATOL = 1e-6
 DIGITS = 2

@@ -20,7 +20,8 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .compare import TensorComparison, compare_rule
+from .compare import compare_rule
+from .rows import TensorComparison
 from .tolerances import Compare, Rule
 
 BOX_COLUMNS = ("class", "score", "x1", "y1", "x2", "y2")

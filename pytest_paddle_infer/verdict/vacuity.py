@@ -23,7 +23,8 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .compare import CHUNK, TensorComparison, compare_arrays, finite_text
+from .compare import CHUNK, compare_arrays
+from .rows import TensorComparison
 from .outputs import pair_outputs
 
 SPREAD_FACTOR = 1.0  # std of the baseline within this many tolerances: flagged
@@ -137,15 +138,6 @@ def judge_outputs(rows: Sequence[TensorComparison], actual: Mapping[str, np.ndar
         if seeds is not None and output in seeds[0] and output in seeds[1]:
             pair = (np.asarray(seeds[0][output]), np.asarray(seeds[1][output]), seeds[2])
         row.vacuous = reasons(row, np.asarray(e), pair)
-
-
-def range_text(row: TensorComparison) -> str:
-    """``min .. max, std`` of the baseline, for properties and the summary."""
-    if row.total == 0:
-        return "empty"
-    # "-": no finite value (an all-Inf output), not a NaN
-    return (f"min {finite_text(row.min_expected)} max {finite_text(row.max_expected)} "
-            f"std {finite_text(row.std_expected)}")
 
 
 def mark_strict(rows: Sequence[TensorComparison]) -> None:

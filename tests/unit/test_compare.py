@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from pytest_paddle_infer import assert_tensors_close, compare_arrays
-from pytest_paddle_infer.verdict.compare import comparison_table
+from pytest_paddle_infer.verdict.rows import comparison_table
 
 
 def test_figures_follow_the_seed_formulas():

@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from pytest_paddle_infer.verdict.compare import ceil_significant, compare_arrays, comparison_table, needed
+from pytest_paddle_infer.verdict.compare import compare_arrays
+from pytest_paddle_infer.verdict.rows import ceil_significant, comparison_table, needed
 
 
 def test_sqnr_rel_l2_and_percentiles_against_numpy():

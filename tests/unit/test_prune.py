@@ -14,7 +14,7 @@ from pytest_paddle_infer.execute.capture import Record, fingerprint
 from pytest_paddle_infer.localize import prune, repro, static_rung
 from pytest_paddle_infer.modes.run_modes import Call, PassNames, Precision, baseline_recipe, \
     parse_run_mode, recipe
-from pytest_paddle_infer.verdict.compare import TensorComparison
+from pytest_paddle_infer.verdict.rows import TensorComparison
 from pytest_paddle_infer.verdict.result import CaseResult, IntermediateRow
 
 

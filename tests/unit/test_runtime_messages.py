@@ -13,8 +13,9 @@ from pytest_paddle_infer.models.source import ModelFiles
 from pytest_paddle_infer.modes.run_modes import Call
 from pytest_paddle_infer.cases.tensor_selection import Selection
 from pytest_paddle_infer.report.case_files import write_index
-from pytest_paddle_infer.verdict.compare import compare_arrays, comparison_table, table_rows
-from pytest_paddle_infer.verdict.vacuity import range_text
+from pytest_paddle_infer.verdict.compare import compare_arrays
+from pytest_paddle_infer.verdict.rows import comparison_table, table_rows
+from pytest_paddle_infer.verdict.rows import range_text
 
 TRACEBACK = """Traceback (most recent call last):
   File "<frozen runpy>", line 198, in _run_module_as_main
