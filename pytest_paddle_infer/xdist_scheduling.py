@@ -21,7 +21,11 @@ unit that longest-first assignment over the workers' predicted finish times (the
 seconds of the cases each holds, less what its running case has already run) would give it,
 so a worker that will be busy longer than another takes a smaller unit and leaves the
 costliest to the one that frees up first (``pick_unit``); it is always sent something while
-units remain, or it would idle with its last case unrun. Tests that are not cases go out
+units remain, or it would idle with its last case unrun. Those predictions are rough (a case
+that computes a baseline its sibling shares takes seconds more than its mean, one that finds
+it computed seconds less), so while cheap cases remain (each at most FILLER_SECONDS in
+history: a small model's) the choice waits: the worker gets one cheap case, and chooses when
+it starts that one, its costly case done (``find_filler``). Tests that are not cases go out
 after the units, as ``load`` sends them; with no cases collected the order is exactly
 ``load``'s.
 
@@ -37,7 +41,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import pytest
 
@@ -45,6 +49,7 @@ PLUGIN_NAME = "paddle_infer_xdist"  # -p no:paddle_infer_xdist opts out
 WORKERINPUT_KEY = "paddle_infer_groups_file"
 HISTORY_FILE = "xdist-seconds.json"  # in the paddle cache dir: {model: {run mode: s per case}}
 SPLIT_GAIN = 1.0  # seconds a model's split must take off the estimated sweep: it costs a reload
+FILLER_SECONDS = 0.25  # a case this cheap may go to a worker alone, deferring its choice (find_filler)
 
 CaseKey = Tuple[str, str]  # (model group, run mode label)
 History = Mapping[str, Mapping[str, float]]
@@ -155,6 +160,36 @@ def pick_unit(units: Mapping[str, float], asker, loads: Mapping) -> Optional[str
     return order[-1]
 
 
+def filler_units(unit_of: Mapping[int, str], seconds: Mapping[int, float]) -> Set[str]:
+    """The units whose every case is known from history to take at most FILLER_SECONDS."""
+    cheap: Dict[str, bool] = {}
+    for index, unit in unit_of.items():
+        cost = seconds.get(index)
+        cheap[unit] = cheap.get(unit, True) and cost is not None and cost <= FILLER_SECONDS
+    return {unit for unit, yes in cheap.items() if yes}
+
+
+def find_filler(pending: Sequence[int], unit_of: Mapping[int, str], fillers: Set[str],
+                seconds: Mapping[int, float], held: int) -> Optional[int]:
+    """What a worker about to start its last held test (``held``) gets instead of a unit:
+    one case of a filler unit, the cheapest pending; None when the held test is not a case
+    of a costlier unit or no costlier unit is pending (nothing to choose between).
+
+    Which unit a worker should take next depends on when it frees up, which history predicts
+    badly: a case that computes a baseline its sibling shares, or waits for one, takes
+    seconds more or less than its mean. With a filler the worker asks again when it starts
+    that case, its held test done, and chooses knowing it is free. The filler unit so spread
+    over the workers costs a cheap model's reload on each."""
+    held_unit = unit_of.get(held)
+    if held_unit is None or held_unit in fillers:
+        return None
+    choice = [i for i in pending if unit_of.get(i) is not None]
+    cheap = [i for i in choice if unit_of[i] in fillers]
+    if not cheap or len(cheap) == len(choice):
+        return None
+    return min(cheap, key=lambda i: seconds.get(i, FILLER_SECONDS))  # first of equals: pending order
+
+
 def makespan(costs: Sequence[float], workers: int) -> float:
     """When the last of ``workers`` finishes, handing out the costliest first to the least
     loaded (what the scheduler does, give or take the order workers ask in)."""
@@ -249,6 +284,7 @@ def scheduler_class():
             self.groups = groups
             self.unit_of: Optional[Dict[int, str]] = None
             self.seconds: Dict[int, float] = {}  # a case's index -> its seconds in history
+            self.fillers: Set[str] = set()  # units cheap enough to defer a choice (find_filler)
             self.started: Dict[object, float] = {}  # a worker -> when its first held test began
 
         def mark_test_complete(self, node, item_index: int, duration: float = 0) -> None:
@@ -261,11 +297,25 @@ def scheduler_class():
             held = len(self.node2pending[node])
             if held < 2:  # it runs its first held test only from now on
                 self.started[node] = self.clock()
-            pick = (lambda batch: self._pick_unit(node, batch)) if self.seconds else None
-            batch = take_batch(self.pending, self.unit_of, num, minimum=2 - held, pick=pick)
+            filler = self._filler(node) if held == 1 else None
+            if filler is not None:  # the choice of a unit waits until the worker is nearly free
+                self.pending.remove(filler)
+                batch = [filler]
+                self.log("filler:", self.collection[filler], "to", node.gateway.id,
+                         "(it chooses its next unit when it starts this)")
+            else:
+                pick = (lambda batch: self._pick_unit(node, batch)) if self.seconds else None
+                batch = take_batch(self.pending, self.unit_of, num, minimum=2 - held, pick=pick)
             if batch:
                 self.node2pending[node].extend(batch)
                 node.send_runtest_some(batch)
+
+        def _filler(self, node) -> Optional[int]:
+            """A cheap case that defers the worker's choice of a unit (find_filler)."""
+            if not self.fillers or len(self.node2pending) < 2:
+                return None
+            return find_filler(self.pending, self.unit_of, self.fillers, self.seconds,
+                               self.node2pending[node][0])
 
         def _pick_unit(self, node, batch: List[int]) -> Optional[str]:
             """Look ahead: the unit greedy assignment over the workers' predicted finish
@@ -296,6 +346,7 @@ def scheduler_class():
             # no history, no look-ahead (a stand-in without case_seconds neither)
             seconds = getattr(self.groups, "case_seconds", None)
             self.seconds = seconds(self.collection) if self.unit_of and seconds else {}
+            self.fillers = filler_units(self.unit_of, self.seconds)
             position = {index: n for n, index in enumerate(order)}
             self.pending.sort(key=position.__getitem__)
             if self.unit_of:

@@ -58,3 +58,42 @@ def test_the_big_unit_waits_for_the_worker_that_frees_up_first(pytester, run_pyt
     # the cpu_fp32 worker chose, holding its last 50 s case
     assert re.search(r"look-ahead: builder:pytest_paddle_infer\.models\.zoo:build_tiny_cnn to (gw\d) "
                      r"predicted seconds left: \{[^}]*'\1': 50\.0", run.text), run.text
+
+
+FILLER_SUITE = """
+    models:
+      tiny_cnn:
+        shapes: [[1, 3, 32, 32], [2, 3, 32, 32]]
+        run_modes: [cpu_fp32, onednn_fp32]
+      tiny_detector:
+        shapes: [{image: [1, 3, 64, 64]}, {image: [2, 3, 64, 64]}]
+        run_modes: [cpu_fp32, onednn_fp32]
+      small:
+        source: pytest_paddle_infer.models.zoo:build_tiny_cnn
+        inputs: {x: {shape: [-1, 3, -1, -1]}}
+        shapes: [[1, 3, 16, 16], [2, 3, 16, 16]]
+        run_modes: [cpu_fp32]
+"""
+# tiny_cnn split by run mode (two units of 60 and 40 s); small a unit of 4 s; tiny_detector's
+# four cases known to take 0.05 s each: fillers
+FILLER_HISTORY = {"zoo:tiny_cnn": {"cpu_fp32": 30.0, "onednn_fp32": 20.0},
+                  "zoo:tiny_detector": {"cpu_fp32": 0.05, "onednn_fp32": 0.05},
+                  "builder:pytest_paddle_infer.models.zoo:build_tiny_cnn": {"cpu_fp32": 2.0}}
+
+
+def test_a_worker_about_to_start_its_last_case_gets_a_cheap_one_first(pytester, run_pytest):
+    """The first worker to start its last tiny_cnn case gets one tiny_detector case, not the
+    small unit: it chooses once that case starts. Every case runs once and passes; the units
+    that are not fillers stay whole."""
+    write_suite(pytester, FILLER_SUITE)
+    cache = pytester.path / "cache"
+    cache.mkdir()
+    (cache / "xdist-seconds.json").write_text(json.dumps(FILLER_HISTORY))
+    run = run_suite(run_pytest, pytester, "-n", "2", "-v", f"--paddle-cache-dir={cache}",
+                    f"--debug={pytester.path / 'debug.log'}")
+    assert run.result.ret == 0, run.text
+    assert len(run.cases) == 10 and set(run.outcomes().values()) == {"passed"}, run.outcomes()
+    assert re.search(r"filler: paddle_suite\.yaml::tiny_detector\[\S+\] to gw\d", run.text), run.text
+    units = units_by_worker(run.text)
+    for unit in (("tiny_cnn", "cpu_fp32"), ("tiny_cnn", "onednn_fp32"), ("small", "cpu_fp32")):
+        assert sum(unit in ran for ran in units.values()) == 1, (unit, units)

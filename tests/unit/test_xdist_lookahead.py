@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_paddle_infer.xdist_scheduling import case_seconds, pick_unit, plan
+from pytest_paddle_infer import xdist_scheduling
+from pytest_paddle_infer.xdist_scheduling import case_seconds, filler_units, pick_unit, plan
 
 from .test_xdist_scheduling import scheduler  # xdist's controller, with stand-in workers
 
@@ -56,6 +57,33 @@ def test_ties_go_to_the_asker_and_to_the_unit_handed_out_first():
     assert pick_unit({"a": 2.0, "b": 3.0}, "gw1", {"gw0": 1.0, "gw1": 1.0}) == "b"
     assert pick_unit({"first": 2.0, "second": 2.0}, "gw0", {"gw0": 0.0, "gw1": 0.0}) == "first"
     assert pick_unit({"x": 1.0, "y": 2.0, "z": 2.0}, "gw0", {"gw0": 3.0, "gw1": 1.0}) == "z"
+
+
+# -- find_filler ----------------------------------------------------------------------------
+
+UNITS = {0: "big", 1: "big", 2: "mid", 3: "tiny", 4: "tiny", 5: "tiny"}  # 6, 7: plain tests
+COSTS = {0: 3.0, 1: 2.0, 2: 1.0, 3: 0.2, 4: 0.05, 5: 0.1}
+
+
+def test_filler_units_are_those_whose_every_case_is_known_to_be_cheap():
+    assert filler_units(UNITS, COSTS) == {"tiny"}
+    assert filler_units(UNITS, {**COSTS, 3: 0.3}) == set()  # one case over FILLER_SECONDS
+    assert filler_units(UNITS, {i: c for i, c in COSTS.items() if i != 5}) == set()  # unknown
+
+
+def test_a_worker_holding_a_costly_case_gets_the_cheapest_filler_case():
+    from pytest_paddle_infer.xdist_scheduling import find_filler
+
+    fillers = filler_units(UNITS, COSTS)
+    assert find_filler([2, 3, 4, 5, 6, 7], UNITS, fillers, COSTS, held=1) == 4
+    # ties: the first pending
+    assert find_filler([2, 5, 4], UNITS, fillers, {**COSTS, 4: 0.1}, held=1) == 5
+    # its choice is due now: it holds a filler, or a plain test
+    assert find_filler([2, 4, 5], UNITS, fillers, COSTS, held=3) is None
+    assert find_filler([2, 4, 5], UNITS, fillers, COSTS, held=6) is None
+    # nothing to choose between: only fillers (and plain tests) left, or no filler left
+    assert find_filler([4, 5, 6, 7], UNITS, fillers, COSTS, held=1) is None
+    assert find_filler([2, 6], UNITS, fillers, COSTS, held=1) is None
 
 
 def test_without_history_there_is_nothing_to_look_ahead_with():
@@ -131,7 +159,8 @@ def real_time(nodeid):
     return HISTORY[f"zoo:{model}"][mode]
 
 
-def test_the_worker_that_frees_up_first_gets_the_big_unit():
+def test_the_worker_that_frees_up_first_gets_the_big_unit(monkeypatch):
+    monkeypatch.setattr(xdist_scheduling, "FILLER_SECONDS", 0.0)  # the look-ahead alone
     collection, cases = sweep({"resnet50": MODES, "mobilenet": MODES, "tiny": MODES})
     ran, wall = simulate(collection, cases, HISTORY, real_time)
     units = units_run(ran, cases)
@@ -152,9 +181,44 @@ def test_without_history_the_sends_are_the_plans_order():
     assert ours == simulate(collection, cases, {}, slow_b, look_ahead=False)
 
 
+# resnet50 split by run mode: its two first units share its baselines' work, and which case
+# computes a baseline (or finds it computed) is decided at run time: this time the onednn_fp32
+# worker computed the batch-4 one, so its cases take longer than their history and the
+# cpu_fp32 cases less. tiny's cases (0.05 s) are fillers.
+SHARED_HISTORY = {"zoo:resnet50": {"cpu_fp32": 3.0, "onednn_fp32": 2.0, "onednn_bf16": 1.6},
+                  "zoo:mobilenet": {m: 0.4 for m in MODES}, "zoo:tiny": {m: 0.05 for m in MODES}}
+SHARED_REAL = {"s.yaml::resnet50[1x-cpu_fp32]": 1.5, "s.yaml::resnet50[4x-cpu_fp32]": 2.0,
+               "s.yaml::resnet50[1x-onednn_fp32]": 2.0, "s.yaml::resnet50[4x-onednn_fp32]": 3.5}
+
+
+def shared_time(nodeid):
+    if nodeid in SHARED_REAL:
+        return SHARED_REAL[nodeid]
+    model, mode = nodeid.split("::")[1].split("[")[0], nodeid.split("-")[-1].rstrip("]")
+    return SHARED_HISTORY[f"zoo:{model}"][mode]
+
+
+def test_a_cheap_case_defers_the_choice_until_the_worker_is_free(monkeypatch):
+    collection, cases = sweep({"resnet50": MODES, "mobilenet": MODES, "tiny": MODES})
+    ran, wall = simulate(collection, cases, SHARED_HISTORY, shared_time)
+    units = units_run(ran, cases)
+    # gw0 starts its last cpu_fp32 case at 1.5 s: history has it busy for 3 s more, gw1 for
+    # 2.5, so looking ahead it would leave bf16 to gw1; it takes one tiny case instead, and
+    # asks again at 3.5 s, free, while gw1 still runs its batch-4 case until 5.5 s: bf16 is
+    # gw0's, mobilenet gw1's
+    assert units["gw0"][:3] == [("zoo:resnet50", "cpu_fp32"), ("zoo:tiny", "cpu_fp32"),
+                                ("zoo:resnet50", "onednn_bf16")], units
+    assert ("zoo:mobilenet", "cpu_fp32") in units["gw1"], units
+    monkeypatch.setattr(xdist_scheduling, "FILLER_SECONDS", 0.0)
+    ran_ahead, wall_ahead = simulate(collection, cases, SHARED_HISTORY, shared_time)
+    assert units_run(ran_ahead, cases)["gw0"][1] == ("zoo:mobilenet", "cpu_fp32")
+    assert wall < wall_ahead - 0.5, (wall, wall_ahead)
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_never_stalls_and_keeps_units_whole(seed):
-    """Any history, any real times (unrelated to it), 2 or 3 workers, plain tests after."""
+    """Any history, any real times (unrelated to it), 2 or 3 workers, plain tests after; only
+    filler units (every case known to be cheap) may be spread over the workers."""
     rng = random.Random(seed)
     models = {f"m{i}": rng.sample(MODES, rng.randint(1, 3)) for i in range(rng.randint(1, 5))}
     collection, cases = sweep(models, shapes=("1x", "4x", "8x")[:rng.randint(1, 3)])
@@ -166,9 +230,10 @@ def test_never_stalls_and_keeps_units_whole(seed):
     workers = rng.choice([2, 3])
     ran, _ = simulate(collection, cases, history, times.__getitem__, workers=workers, plain=plain)
     _, unit_of = plan(collection + plain, cases, history, workers)
+    fillers = filler_units(unit_of, case_seconds(collection + plain, cases, history))
     where = {}
     for worker, tests in ran.items():
         for test in tests:
             if test in cases:
                 where.setdefault(unit_of[(collection + plain).index(test)], set()).add(worker)
-    assert where and all(len(ws) == 1 for ws in where.values()), where
+    assert where and all(len(ws) == 1 for unit, ws in where.items() if unit not in fillers), where
