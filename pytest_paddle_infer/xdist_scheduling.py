@@ -48,6 +48,10 @@ import pytest
 PLUGIN_NAME = "paddle_infer_xdist"  # -p no:paddle_infer_xdist opts out
 WORKERINPUT_KEY = "paddle_infer_groups_file"
 HISTORY_FILE = "xdist-seconds.json"  # in the paddle cache dir: {model: {run mode: s per case}}
+# a model's entry there also holds its baselines' seconds in the last run, under this key (no
+# run mode's label has parentheses): the mode's seconds are each case's own, without them
+BASELINES_KEY = "(baselines)"
+BASELINE_PROPERTY = "paddle_baseline_seconds"  # a case's, from its executor (report/text.py)
 SPLIT_GAIN = 1.0  # seconds a model's split must take off the estimated sweep: it costs a reload
 FILLER_SECONDS = 0.25  # a case this cheap may go to a worker alone, deferring its choice (find_filler)
 
@@ -127,15 +131,26 @@ def plan(collection: Sequence[str], cases: Mapping[str, CaseKey], history: Histo
 
 def case_seconds(collection: Sequence[str], cases: Mapping[str, CaseKey],
                  history: History) -> Dict[int, float]:
-    """Each case's index -> its seconds in the last run (its model and run mode's), or the mean
-    of those with history when it has none; empty when no collected model has history."""
+    """Each case's index -> its seconds in the last run (its model and run mode's own, plus an
+    equal share of its model's baselines), or the mean of those with history when it has none;
+    empty when no collected model has history.
+
+    A model's baselines are computed once, by whichever of its cases (under a split, on
+    whichever worker) gets there first; priced on those cases, they would make that run mode
+    look costly the next time and go first again, whatever its own cost."""
     keys = {i: cases[nodeid] for i, nodeid in enumerate(collection) if nodeid in cases}
     models = {key[0] for key in keys.values()}
-    known = [s for model, modes in history.items() if model in models for s in modes.values()]
+    known = [s for model, modes in history.items() if model in models
+             for mode, s in modes.items() if mode != BASELINES_KEY]
     if not known:
         return {}
     default = sum(known) / len(known)
-    return {i: history.get(model, {}).get(mode, default) for i, (model, mode) in keys.items()}
+    count: Dict[str, int] = defaultdict(int)
+    for model, _ in keys.values():
+        count[model] += 1
+    share = {model: history.get(model, {}).get(BASELINES_KEY, 0.0) / n for model, n in count.items()}
+    return {i: history.get(model, {}).get(mode, default) + share[model]
+            for i, (model, mode) in keys.items()}
 
 
 def pick_unit(units: Mapping[str, float], asker, loads: Mapping) -> Optional[str]:
@@ -366,6 +381,7 @@ class ModelGroups:
         self.cases: Dict[str, CaseKey] = {}
         self.history: Dict[str, Dict[str, float]] = {}
         self.seconds: Dict[str, float] = defaultdict(float)  # node id -> setup + call + teardown
+        self.baseline_seconds: Dict[str, float] = {}  # node id -> its part spent on baselines
         self.workers_seen: set = set()
         self.firsts: set = set()  # each worker's first case: it also waited for Paddle to load
 
@@ -396,26 +412,39 @@ class ModelGroups:
     def pytest_runtest_logreport(self, report) -> None:
         if report.nodeid in self.cases:
             self.seconds[report.nodeid] += report.duration
+            if report.when == "call":
+                spent = dict(getattr(report, "user_properties", ())).get(BASELINE_PROPERTY)
+                try:
+                    self.baseline_seconds[report.nodeid] = max(float(spent), 0.0)
+                except (TypeError, ValueError):
+                    pass
             worker = getattr(getattr(report, "node", None), "gateway", None)
             if worker is not None and worker.id not in self.workers_seen:
                 self.workers_seen.add(worker.id)
                 self.firsts.add(report.nodeid)
 
     def pytest_sessionfinish(self, session) -> None:
-        """Each model and run mode's mean seconds per case that ran (a mean: a run of part of
-        a suite, -k or -x, still prices the rest right)."""
+        """Each model and run mode's mean seconds per case that ran, without the time its
+        baselines took (a mean: a run of part of a suite, -k or -x, still prices the rest
+        right), and each model's baselines' seconds."""
         path = self.history_path()
         if not self.seconds or path is None:
             return
         runs: Dict[CaseKey, List[float]] = defaultdict(list)
-        for nodeid, seconds in self.seconds.items():  # each worker's first case last
+        baselines: Dict[str, float] = defaultdict(float)
+        own = {nodeid: max(seconds - self.baseline_seconds.get(nodeid, 0.0), 0.0)
+               for nodeid, seconds in self.seconds.items()}
+        for nodeid, seconds in own.items():  # each worker's first case last
+            baselines[self.cases[nodeid][0]] += self.baseline_seconds.get(nodeid, 0.0)
             if nodeid not in self.firsts:
                 runs[self.cases[nodeid]].append(seconds)
         for nodeid in self.firsts:  # counted only where nothing else prices its model and mode
-            runs.setdefault(self.cases[nodeid], [self.seconds[nodeid]])
+            runs.setdefault(self.cases[nodeid], [own[nodeid]])
         history = read_history(path)
         for (model, mode), seconds in runs.items():
             history.setdefault(model, {})[mode] = round(sum(seconds) / len(seconds), 4)
+        for model, seconds in baselines.items():
+            history.setdefault(model, {})[BASELINES_KEY] = round(seconds, 4)
         try:
             write_json(path, history)
         except OSError:

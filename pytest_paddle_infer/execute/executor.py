@@ -394,6 +394,7 @@ class Service:
         self.runner.on_phase = self.phase
         self.runner.trial_init = init  # localization trials run in a child like this one
         self.prepared: dict = {}
+        self.baseline_marks: dict = {}  # key -> the runner's baseline seconds when prepare began
 
     def phase(self, name: str, recipe: str = "") -> None:
         self.send(("phase", name + self.runner.beside_note(), recipe))
@@ -404,6 +405,7 @@ class Service:
 
         _CURRENT["case"] = case.id
         self.prepared.pop(key, None)
+        self.baseline_marks[key] = self.runner.baseline_seconds
         prepared = prepare_case(self.runner, case)
         self.prepared[key] = prepared
         return {"int8": prepared.int8, "recipe": prepared.candidate_recipe}
@@ -413,7 +415,10 @@ class Service:
 
         prepared = self.prepared[key]  # kept until released: a test may still ask for tensors
         _CURRENT["case"] = prepared.case.id
-        return run_case(self.runner, prepared, localize)
+        result = run_case(self.runner, prepared, localize)
+        result.baseline_seconds = self.runner.baseline_seconds - self.baseline_marks.get(
+            key, self.runner.baseline_seconds)
+        return result
 
     def measure(self, key: str, seeds):
         """--paddle-suggest-tolerances: the prepared case on other seeds' inputs."""
@@ -448,6 +453,7 @@ class Service:
 
     def release(self, key: str) -> None:
         self.prepared.pop(key, None)
+        self.baseline_marks.pop(key, None)
 
     def close(self) -> None:
         self.prepared.clear()

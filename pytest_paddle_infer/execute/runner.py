@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
@@ -81,6 +82,10 @@ class Runner:
         self.predictors.on_evict.append(self.hooks.forget)  # hooked predictors go with the cache's
         self._beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paddle-infer-beside")
         self._beside_work: List[Future] = []  # submitted there and not done (beside_note)
+        # seconds spent computing plain baselines' outputs, or waiting for a sibling worker's:
+        # work a split model's workers share, which xdist scheduling prices apart
+        self.baseline_seconds = 0.0
+        self._baseline_clock = threading.Lock()
         self.spill_dir = self.cache_dir / "spill" / f"pid{os.getpid()}"
         # told where a case's work is (and the recipe there), so a crash can be placed
         self.on_phase: Callable[..., None] = lambda name, recipe="": None
@@ -299,31 +304,41 @@ class Runner:
         key = (model.prog_file, base_calls, digest)
         store_key = key + (selection.spec,)
         if key not in self._baselines or (selection.active and store_key not in self._stores):
-            # the baseline's own run records what it executed (evidence.py)
-            tally = Tally("baseline", model.prog_file, model.format, recipe_shows(base_calls))
-            meta: Dict[str, object] = {}
-
-            def run(sink=None):
-                predictor = self.predictors.get(model, base_calls)
-                router = self.hooks.for_predictor(predictor)
-                try:
-                    outputs = hooked_run(router, sink, tally, lambda: run_predictor(predictor, inputs),
-                                         warm=sink is not None and needs_warm_up(base_calls))
-                except PredictorError as e:  # as the candidate's: with the recipe
-                    raise PredictorError(f"the baseline ({case.baseline}): {e}\n"
-                                         f"recipe: {describe_recipe(base_calls)}") from None
-                meta["evidence"] = tally.evidence.to_dict()
-                return outputs
-
-            if selection.active:
-                store = BaselineStore(self.spill_dir / f"store{len(self._stores)}", selection)
-                self._baselines[key] = run(store)
-                self._stores[store_key] = store
-            else:  # under xdist the evidence travels with the shared outputs
-                self._baselines[key] = shared_outputs(self.shared_dir, key, run, meta)
-            self._evidence[key] = meta.get("evidence")
+            started = time.perf_counter()
+            try:
+                self._compute_baseline(case, model, inputs, selection, base_calls, key, store_key)
+            finally:
+                with self._baseline_clock:  # the beside thread's and the main thread's
+                    self.baseline_seconds += time.perf_counter() - started
         return BaselineOutputs(self._baselines[key], f"{case.baseline}: {describe_recipe(base_calls)}",
                                self._stores.get(store_key), self._evidence.get(key))
+
+    def _compute_baseline(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
+                          selection: Selection, base_calls, key: Tuple, store_key: Tuple) -> None:
+        """Run the plain predictor (or read a sibling worker's outputs) and keep what it gave."""
+        # the baseline's own run records what it executed (evidence.py)
+        tally = Tally("baseline", model.prog_file, model.format, recipe_shows(base_calls))
+        meta: Dict[str, object] = {}
+
+        def run(sink=None):
+            predictor = self.predictors.get(model, base_calls)
+            router = self.hooks.for_predictor(predictor)
+            try:
+                outputs = hooked_run(router, sink, tally, lambda: run_predictor(predictor, inputs),
+                                     warm=sink is not None and needs_warm_up(base_calls))
+            except PredictorError as e:  # as the candidate's: with the recipe
+                raise PredictorError(f"the baseline ({case.baseline}): {e}\n"
+                                     f"recipe: {describe_recipe(base_calls)}") from None
+            meta["evidence"] = tally.evidence.to_dict()
+            return outputs
+
+        if selection.active:
+            store = BaselineStore(self.spill_dir / f"store{len(self._stores)}", selection)
+            self._baselines[key] = run(store)
+            self._stores[store_key] = store
+        else:  # under xdist the evidence travels with the shared outputs
+            self._baselines[key] = shared_outputs(self.shared_dir, key, run, meta)
+        self._evidence[key] = meta.get("evidence")
 
     def baseline_device(self, case: Case, kind: str) -> str:
         """Where a baseline of ``kind`` runs for this case: cpu or gpu:N."""

@@ -96,6 +96,26 @@ def test_without_history_there_is_nothing_to_look_ahead_with():
         == {0: 3.0, 1: 2.0}
 
 
+def test_a_models_baselines_are_shared_equally_by_its_cases():
+    """History keeps each run mode's own seconds and the model's baselines apart: whichever
+    mode computed them last time, the modes go out by their own cost."""
+    collection = [f"s.yaml::r[{shape}-{mode}]" for shape in ("1x", "4x")
+                  for mode in ("cpu_fp32", "onednn_fp32", "onednn_bf16")]
+    collection.append("s.yaml::t[1x-cpu_fp32]")
+    cases = {nodeid: ("zoo:r" if "::r[" in nodeid else "zoo:t", nodeid.split("-")[-1].rstrip("]"))
+             for nodeid in collection}
+    history = {"zoo:r": {"cpu_fp32": 1.5, "onednn_fp32": 1.0, "onednn_bf16": 1.4, "(baselines)": 6.0},
+               "zoo:t": {"cpu_fp32": 0.1}}
+    seconds = case_seconds(collection, cases, history)
+    assert seconds == {0: 2.5, 1: 2.0, 2: 2.4, 3: 2.5, 4: 2.0, 5: 2.4, 6: 0.1}
+    # the key is not a run mode: a mode without history costs the mean of the modes' own
+    assert case_seconds(["s.yaml::t[1x-onednn_fp32]"], {"s.yaml::t[1x-onednn_fp32]": ("zoo:r", "x")},
+                        history) == {0: pytest.approx(1.3 + 6.0)}
+    order, units = plan(collection, cases, history, workers=2)
+    assert list(dict.fromkeys(units[i] for i in order if i in units)) == [
+        "zoo:r cpu_fp32", "zoo:r onednn_bf16", "zoo:r onednn_fp32", "zoo:t"]
+
+
 # -- the scheduler on a simulated clock -----------------------------------------------------
 
 
