@@ -8,9 +8,10 @@ before xdist reports its collection, writes there the model and run mode of ever
 scheduler reads those files when it schedules.
 
 The scheduler is xdist's ``load`` with these changes: a unit of cases (a model's) goes to a
-worker whole, and the units go out first, the costliest first (a case costs its seconds in the
-last run, kept per model and run mode in the paddle cache dir; a case without history costs the
-mean of those with one, or 1 when none has). When one model outweighs the rest, so that the
+worker whole, and the units go out first, the costliest first (a case costs its own seconds in
+the last run, kept per model and run mode in the paddle cache dir, plus an equal share of its
+model's baselines, kept apart: ``case_seconds``; a case without history costs the mean of those
+with one, or 1 when none has). When one model outweighs the rest, so that the
 sweep would wait for its worker, it is split into one unit per run mode, if the estimated
 sweep gets at least SPLIT_GAIN seconds shorter (history is needed for that): each candidate
 predictor, the costly build, is still built once; the model's program is loaded again on
