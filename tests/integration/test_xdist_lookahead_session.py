@@ -1,13 +1,20 @@
 """End to end under -n 2: with history that makes the scheduler split tiny_cnn by run mode, the
 worker busy longest with tiny_cnn's cpu_fp32 cases leaves its bf16 unit to the worker that
-frees up first and takes the small one (xdist_scheduling.pick_unit); every case runs once and
-passes, nothing waits forever."""
+frees up first and takes the small one (xdist_scheduling.pick_unit); with cases history knows
+to be cheap, a worker about to start its last costly case gets one of those first
+(xdist_scheduling.find_filler). Every case runs once and passes, nothing waits forever."""
 import json
 import re
 from collections import defaultdict
 
 from helpers import run_suite, write_suite
 
+SMALL = """      small:
+        source: pytest_paddle_infer.models.zoo:build_tiny_cnn
+        inputs: {x: {shape: [-1, 3, -1, -1]}}
+        shapes: [[1, 3, 16, 16], [2, 3, 16, 16]]
+        run_modes: [cpu_fp32]
+"""
 SUITE = """
     models:
       tiny_cnn:
@@ -16,12 +23,7 @@ SUITE = """
       tiny_detector:
         shapes: [{image: [8, 3, 64, 64]}, {image: [12, 3, 64, 64]}, {image: [16, 3, 64, 64]}]
         run_modes: [cpu_fp32, onednn_fp32]
-      small:
-        source: pytest_paddle_infer.models.zoo:build_tiny_cnn
-        inputs: {x: {shape: [-1, 3, -1, -1]}}
-        shapes: [[1, 3, 16, 16], [2, 3, 16, 16]]
-        run_modes: [cpu_fp32]
-"""
+""" + SMALL
 # seconds per case as an earlier run would have kept them: units tiny_cnn cpu_fp32 (100 s),
 # tiny_detector (40 s, not split: that would not shorten the sweep), tiny_cnn onednn_bf16
 # (30 s), small (2 s). The cpu_fp32 worker asks first (after one of its two cases; the
@@ -68,12 +70,7 @@ FILLER_SUITE = """
       tiny_detector:
         shapes: [{image: [1, 3, 64, 64]}, {image: [2, 3, 64, 64]}]
         run_modes: [cpu_fp32, onednn_fp32]
-      small:
-        source: pytest_paddle_infer.models.zoo:build_tiny_cnn
-        inputs: {x: {shape: [-1, 3, -1, -1]}}
-        shapes: [[1, 3, 16, 16], [2, 3, 16, 16]]
-        run_modes: [cpu_fp32]
-"""
+""" + SMALL
 # tiny_cnn split by run mode (two units of 60 and 40 s); small a unit of 4 s; tiny_detector's
 # four cases known to take 0.05 s each: fillers
 FILLER_HISTORY = {"zoo:tiny_cnn": {"cpu_fp32": 30.0, "onednn_fp32": 20.0},

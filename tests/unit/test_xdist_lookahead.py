@@ -172,11 +172,17 @@ HISTORY = {"zoo:resnet50": {"cpu_fp32": 2.75, "onednn_fp32": 2.45, "onednn_bf16"
 REAL = {"s.yaml::resnet50[1x-onednn_fp32]": 3.0, "s.yaml::resnet50[4x-onednn_fp32]": 1.9}
 
 
-def real_time(nodeid):
-    if nodeid in REAL:
-        return REAL[nodeid]
-    model, mode = nodeid.split("::")[1].split("[")[0], nodeid.split("-")[-1].rstrip("]")
-    return HISTORY[f"zoo:{model}"][mode]
+def timer(history, real):
+    """A case's real seconds: ``real``'s, else its history's."""
+    def seconds(nodeid):
+        if nodeid in real:
+            return real[nodeid]
+        model, mode = nodeid.split("::")[1].split("[")[0], nodeid.split("-")[-1].rstrip("]")
+        return history[f"zoo:{model}"][mode]
+    return seconds
+
+
+real_time = timer(HISTORY, REAL)
 
 
 def test_the_worker_that_frees_up_first_gets_the_big_unit(monkeypatch):
@@ -209,13 +215,7 @@ SHARED_HISTORY = {"zoo:resnet50": {"cpu_fp32": 3.0, "onednn_fp32": 2.0, "onednn_
                   "zoo:mobilenet": {m: 0.4 for m in MODES}, "zoo:tiny": {m: 0.05 for m in MODES}}
 SHARED_REAL = {"s.yaml::resnet50[1x-cpu_fp32]": 1.5, "s.yaml::resnet50[4x-cpu_fp32]": 2.0,
                "s.yaml::resnet50[1x-onednn_fp32]": 2.0, "s.yaml::resnet50[4x-onednn_fp32]": 3.5}
-
-
-def shared_time(nodeid):
-    if nodeid in SHARED_REAL:
-        return SHARED_REAL[nodeid]
-    model, mode = nodeid.split("::")[1].split("[")[0], nodeid.split("-")[-1].rstrip("]")
-    return SHARED_HISTORY[f"zoo:{model}"][mode]
+shared_time = timer(SHARED_HISTORY, SHARED_REAL)
 
 
 def test_a_cheap_case_defers_the_choice_until_the_worker_is_free(monkeypatch):
