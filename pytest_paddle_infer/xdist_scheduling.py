@@ -1,6 +1,7 @@
 """Under pytest-xdist, the paddle-infer cases of one model run on one worker, so the model's
 export, program, baselines and candidate predictors are built once per session rather than
-once per worker (a model that would hold up the whole sweep is split by run mode).
+once per worker (a model that would hold up the whole sweep is split by run mode; a model
+history knows to be cheap may be spread, one case at a time, as fillers).
 
 The controller does not collect, so it cannot see which tests are cases: it gives each worker
 a file name in a directory it owns (``workerinput``); each worker, once it has collected and
@@ -9,8 +10,8 @@ scheduler reads those files when it schedules.
 
 The scheduler is xdist's ``load`` with these changes: a unit of cases (a model's) goes to a
 worker whole, and the units go out first, the costliest first (a case costs its own seconds in
-the last run, kept per model and run mode in the paddle cache dir, plus an equal share of its
-model's baselines, kept apart: ``case_seconds``; a case without history costs the mean of those
+the last run, kept per model and run mode in the paddle cache dir, plus its model's seconds
+per case waiting for baselines, kept apart: ``case_seconds``; a case without history costs the mean of those
 with one, or 1 when none has). When one model outweighs the rest, so that the
 sweep would wait for its worker, it is split into one unit per run mode, if the estimated
 sweep gets at least SPLIT_GAIN seconds shorter (history is needed for that): each candidate
@@ -49,8 +50,8 @@ import pytest
 PLUGIN_NAME = "paddle_infer_xdist"  # -p no:paddle_infer_xdist opts out
 WORKERINPUT_KEY = "paddle_infer_groups_file"
 HISTORY_FILE = "xdist-seconds.json"  # in the paddle cache dir: {model: {run mode: s per case}}
-# a model's entry there also holds its baselines' seconds in the last run, under this key (no
-# run mode's label has parentheses): the mode's seconds are each case's own, without them
+# a model's entry there also holds, under this key (no run mode's label has parentheses), the
+# seconds per case its cases waited for its baselines; the modes' seconds are each case's own
 BASELINES_KEY = "(baselines)"
 BASELINE_PROPERTY = "paddle_baseline_seconds"  # a case's, from its executor (report/text.py)
 SPLIT_GAIN = 1.0  # seconds a model's split must take off the estimated sweep: it costs a reload
@@ -132,8 +133,8 @@ def plan(collection: Sequence[str], cases: Mapping[str, CaseKey], history: Histo
 
 def case_seconds(collection: Sequence[str], cases: Mapping[str, CaseKey],
                  history: History) -> Dict[int, float]:
-    """Each case's index -> its seconds in the last run (its model and run mode's own, plus an
-    equal share of its model's baselines), or the mean of those with history when it has none;
+    """Each case's index -> its seconds in the last run (its model and run mode's own, plus its
+    model's baselines' seconds per case), or the mean of those with history when it has none;
     empty when no collected model has history.
 
     A model's baselines are computed once, by whichever of its cases (under a split, on
@@ -146,12 +147,14 @@ def case_seconds(collection: Sequence[str], cases: Mapping[str, CaseKey],
     if not known:
         return {}
     default = sum(known) / len(known)
-    count: Dict[str, int] = defaultdict(int)
-    for model, _ in keys.values():
-        count[model] += 1
-    share = {model: history.get(model, {}).get(BASELINES_KEY, 0.0) / n for model, n in count.items()}
-    return {i: history.get(model, {}).get(mode, default) + share[model]
+    return {i: history.get(model, {}).get(mode, default) + history.get(model, {}).get(BASELINES_KEY, 0.0)
             for i, (model, mode) in keys.items()}
+
+
+def known_cases(collection: Sequence[str], cases: Mapping[str, CaseKey], history: History) -> Set[int]:
+    """The indices of the cases whose model and run mode have seconds in history."""
+    return {i for i, nodeid in enumerate(collection) if nodeid in cases
+            and cases[nodeid][1] in history.get(cases[nodeid][0], {})}
 
 
 def pick_unit(units: Mapping[str, float], asker, loads: Mapping) -> Optional[str]:
@@ -176,12 +179,13 @@ def pick_unit(units: Mapping[str, float], asker, loads: Mapping) -> Optional[str
     return order[-1]
 
 
-def filler_units(unit_of: Mapping[int, str], seconds: Mapping[int, float]) -> Set[str]:
-    """The units whose every case is known from history to take at most FILLER_SECONDS."""
+def filler_units(unit_of: Mapping[int, str], seconds: Mapping[int, float], known: Set[int]) -> Set[str]:
+    """The units whose every case is ``known`` from history to take at most FILLER_SECONDS (a
+    case without history is priced at the others' mean: that says nothing of its own cost)."""
     cheap: Dict[str, bool] = {}
     for index, unit in unit_of.items():
-        cost = seconds.get(index)
-        cheap[unit] = cheap.get(unit, True) and cost is not None and cost <= FILLER_SECONDS
+        fits = index in known and seconds.get(index, FILLER_SECONDS + 1) <= FILLER_SECONDS
+        cheap[unit] = cheap.get(unit, True) and fits
     return {unit for unit, yes in cheap.items() if yes}
 
 
@@ -255,7 +259,8 @@ def read_cases(directory: Path) -> Dict[str, CaseKey]:
 
 
 def read_history(path: Path) -> Dict[str, Dict[str, float]]:
-    """{model: {run mode: seconds per case}} from earlier runs; empty when absent or unreadable."""
+    """{model: {run mode: own seconds per case, BASELINES_KEY: the model's baselines' seconds
+    per case}} from earlier runs; empty when absent or unreadable."""
     try:
         data = json.loads(path.read_text())
         return {str(model): {str(mode): float(s) for mode, s in modes.items()}
@@ -362,7 +367,9 @@ def scheduler_class():
             # no history, no look-ahead (a stand-in without case_seconds neither)
             seconds = getattr(self.groups, "case_seconds", None)
             self.seconds = seconds(self.collection) if self.unit_of and seconds else {}
-            self.fillers = filler_units(self.unit_of, self.seconds)
+            known = getattr(self.groups, "known_cases", None)
+            self.fillers = filler_units(self.unit_of, self.seconds, known(self.collection)) \
+                if known and self.seconds else set()
             position = {index: n for n, index in enumerate(order)}
             self.pending.sort(key=position.__getitem__)
             if self.unit_of:
@@ -402,6 +409,10 @@ class ModelGroups:
         """After plan: each case's seconds as the plan costed it (empty without history)."""
         return case_seconds(collection, self.cases, self.history)
 
+    def known_cases(self, collection: Sequence[str]) -> Set[int]:
+        """After plan: the cases history prices with their own seconds."""
+        return known_cases(collection, self.cases, self.history)
+
     def pytest_configure_node(self, node) -> None:
         if getattr(node.gateway.spec, "popen", False):  # a worker on this machine: it sees the dir
             node.workerinput[WORKERINPUT_KEY] = str(self.directory / f"{node.gateway.id}.json")
@@ -425,18 +436,18 @@ class ModelGroups:
                 self.firsts.add(report.nodeid)
 
     def pytest_sessionfinish(self, session) -> None:
-        """Each model and run mode's mean seconds per case that ran, without the time its
-        baselines took (a mean: a run of part of a suite, -k or -x, still prices the rest
-        right), and each model's baselines' seconds."""
+        """Each model and run mode's mean seconds per case that ran, without the time the
+        case waited for baselines, and each model's mean of that time per case that ran
+        (means: a run of part of a suite, -k or -x, still prices the rest right)."""
         path = self.history_path()
         if not self.seconds or path is None:
             return
         runs: Dict[CaseKey, List[float]] = defaultdict(list)
-        baselines: Dict[str, float] = defaultdict(float)
+        baselines: Dict[str, List[float]] = defaultdict(list)
         own = {nodeid: max(seconds - self.baseline_seconds.get(nodeid, 0.0), 0.0)
                for nodeid, seconds in self.seconds.items()}
         for nodeid, seconds in own.items():  # each worker's first case last
-            baselines[self.cases[nodeid][0]] += self.baseline_seconds.get(nodeid, 0.0)
+            baselines[self.cases[nodeid][0]].append(self.baseline_seconds.get(nodeid, 0.0))
             if nodeid not in self.firsts:
                 runs[self.cases[nodeid]].append(seconds)
         for nodeid in self.firsts:  # counted only where nothing else prices its model and mode
@@ -445,7 +456,7 @@ class ModelGroups:
         for (model, mode), seconds in runs.items():
             history.setdefault(model, {})[mode] = round(sum(seconds) / len(seconds), 4)
         for model, seconds in baselines.items():
-            history.setdefault(model, {})[BASELINES_KEY] = round(seconds, 4)
+            history.setdefault(model, {})[BASELINES_KEY] = round(sum(seconds) / len(seconds), 4)
         try:
             write_json(path, history)
         except OSError:

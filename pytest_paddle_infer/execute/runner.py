@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 import time
+from contextlib import contextmanager
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -82,10 +82,10 @@ class Runner:
         self.predictors.on_evict.append(self.hooks.forget)  # hooked predictors go with the cache's
         self._beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paddle-infer-beside")
         self._beside_work: List[Future] = []  # submitted there and not done (beside_note)
-        # seconds spent computing plain baselines' outputs, or waiting for a sibling worker's:
-        # work a split model's workers share, which xdist scheduling prices apart
+        # seconds the cases' own work (building and running candidates) stood waiting for
+        # baselines' outputs, computed here or by a sibling xdist worker: work a split model's
+        # workers share, which xdist scheduling prices apart from each case's own
         self.baseline_seconds = 0.0
-        self._baseline_clock = threading.Lock()
         self.spill_dir = self.cache_dir / "spill" / f"pid{os.getpid()}"
         # told where a case's work is (and the recipe there), so a crash can be placed
         self.on_phase: Callable[..., None] = lambda name, recipe="": None
@@ -173,7 +173,8 @@ class Runner:
             lambda kind: self.predictor_baseline(replace(case, baseline=kind), model, inputs, digest))
         if build_candidate and case.intermediates == "none":
             return self._prepare_beside(case, model, inputs, digest, program_ops, get_baseline)
-        baseline = get_baseline()
+        with self.held_by_baselines():
+            baseline = get_baseline()
         selection_error, selection_note = (selection_problems(baseline.store, model.name)
                                            if baseline.store is not None else ("", ""))
         if selection_error:  # the intermediates asked for would not be compared: never silently
@@ -194,7 +195,8 @@ class Runner:
             self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
             built = self.candidates.executor.run(plan, model, inputs)
         finally:
-            seeds_later.exception()  # waits: never leave it running on a predictor
+            with self.held_by_baselines():
+                seeds_later.exception()  # waits: never leave it running on a predictor
         seeds = seeds_later.result()  # raises what the run raised
         extra = ((FUSION_WARNING,) if marks else ()) + ((selection_note,) if selection_note else ())
         return prepared_case(case, model, inputs, baseline, plan, built, seeds, extra)
@@ -232,8 +234,19 @@ class Runner:
             if failed is not None:  # the baseline comes first: its error is the case's
                 raise failed from None
             raise
-        baseline = baseline_later.result()  # its error is the case's, in setup as before
-        return prepared_case(case, model, inputs, baseline, plan, built, seeds_later.result())
+        with self.held_by_baselines():  # what the build did not hide
+            baseline = baseline_later.result()  # its error is the case's, in setup as before
+            seeds = seeds_later.result()
+        return prepared_case(case, model, inputs, baseline, plan, built, seeds)
+
+    @contextmanager
+    def held_by_baselines(self):
+        """Count the time the block (on the case's main thread) waits for baselines' outputs."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.baseline_seconds += time.perf_counter() - started
 
     def beside(self, fn, *args) -> Future:
         """Run ``fn`` in the thread beside the case's main work (one at a time, in order)."""
@@ -304,41 +317,31 @@ class Runner:
         key = (model.prog_file, base_calls, digest)
         store_key = key + (selection.spec,)
         if key not in self._baselines or (selection.active and store_key not in self._stores):
-            started = time.perf_counter()
-            try:
-                self._compute_baseline(case, model, inputs, selection, base_calls, key, store_key)
-            finally:
-                with self._baseline_clock:  # the beside thread's and the main thread's
-                    self.baseline_seconds += time.perf_counter() - started
+            # the baseline's own run records what it executed (evidence.py)
+            tally = Tally("baseline", model.prog_file, model.format, recipe_shows(base_calls))
+            meta: Dict[str, object] = {}
+
+            def run(sink=None):
+                predictor = self.predictors.get(model, base_calls)
+                router = self.hooks.for_predictor(predictor)
+                try:
+                    outputs = hooked_run(router, sink, tally, lambda: run_predictor(predictor, inputs),
+                                         warm=sink is not None and needs_warm_up(base_calls))
+                except PredictorError as e:  # as the candidate's: with the recipe
+                    raise PredictorError(f"the baseline ({case.baseline}): {e}\n"
+                                         f"recipe: {describe_recipe(base_calls)}") from None
+                meta["evidence"] = tally.evidence.to_dict()
+                return outputs
+
+            if selection.active:
+                store = BaselineStore(self.spill_dir / f"store{len(self._stores)}", selection)
+                self._baselines[key] = run(store)
+                self._stores[store_key] = store
+            else:  # under xdist the evidence travels with the shared outputs
+                self._baselines[key] = shared_outputs(self.shared_dir, key, run, meta)
+            self._evidence[key] = meta.get("evidence")
         return BaselineOutputs(self._baselines[key], f"{case.baseline}: {describe_recipe(base_calls)}",
                                self._stores.get(store_key), self._evidence.get(key))
-
-    def _compute_baseline(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
-                          selection: Selection, base_calls, key: Tuple, store_key: Tuple) -> None:
-        """Run the plain predictor (or read a sibling worker's outputs) and keep what it gave."""
-        # the baseline's own run records what it executed (evidence.py)
-        tally = Tally("baseline", model.prog_file, model.format, recipe_shows(base_calls))
-        meta: Dict[str, object] = {}
-
-        def run(sink=None):
-            predictor = self.predictors.get(model, base_calls)
-            router = self.hooks.for_predictor(predictor)
-            try:
-                outputs = hooked_run(router, sink, tally, lambda: run_predictor(predictor, inputs),
-                                     warm=sink is not None and needs_warm_up(base_calls))
-            except PredictorError as e:  # as the candidate's: with the recipe
-                raise PredictorError(f"the baseline ({case.baseline}): {e}\n"
-                                     f"recipe: {describe_recipe(base_calls)}") from None
-            meta["evidence"] = tally.evidence.to_dict()
-            return outputs
-
-        if selection.active:
-            store = BaselineStore(self.spill_dir / f"store{len(self._stores)}", selection)
-            self._baselines[key] = run(store)
-            self._stores[store_key] = store
-        else:  # under xdist the evidence travels with the shared outputs
-            self._baselines[key] = shared_outputs(self.shared_dir, key, run, meta)
-        self._evidence[key] = meta.get("evidence")
 
     def baseline_device(self, case: Case, kind: str) -> str:
         """Where a baseline of ``kind`` runs for this case: cpu or gpu:N."""
@@ -382,7 +385,8 @@ class Runner:
         seeds = prepared.seeds
         if callable(seeds):  # a sibling xdist worker was computing them: in by now, or run here
             self.on_phase("running the baseline on other inputs", prepared.baseline_text)
-            seeds = seeds()
+            with self.held_by_baselines():
+                seeds = seeds()
         judge_outputs(rows, outputs, prepared.baseline_outputs, seeds)
         result = CaseResult(case.id, rows, prepared.baseline_text, prepared.candidate_recipe,
                             inputs_digest(prepared.inputs), seconds, notes=list(prepared.notes))

@@ -161,3 +161,35 @@ def test_while_a_sibling_computes_the_baseline_the_other_seed_is_run(sibling):
     prepared = box["prepared"]
     assert mine.is_file() and prepared.seeds is not None and not callable(prepared.seeds)
     assert runner.run(prepared).passed
+
+
+def test_the_time_a_case_waits_for_baselines_is_counted_and_time_the_build_hides_is_not(
+        runner, monkeypatch):
+    """Runner.baseline_seconds, which xdist scheduling prices apart from a case's own time:
+    the seconds the case's main thread stood waiting for baselines' outputs."""
+    import time
+
+    real_baseline, slow = runner.predictor_baseline, {"calls": 2}
+
+    def slow_baseline(*args):  # the first two (the case's inputs, the other seed's) are slow
+        if slow["calls"]:
+            slow["calls"] -= 1
+            time.sleep(0.6)
+        return real_baseline(*args)
+
+    monkeypatch.setattr(runner, "predictor_baseline", slow_baseline)
+    before = runner.baseline_seconds
+    runner.run(runner.prepare(case_of("onednn_fp32")))
+    waited = runner.baseline_seconds - before
+    assert waited >= 0.6, waited  # 1.2 s of baselines, little of it hidden by a tiny build
+    # the next mode finds them computed
+    before = runner.baseline_seconds
+    runner.run(runner.prepare(case_of("cpu_fp32")))
+    assert runner.baseline_seconds - before < 0.05
+    # a build slower than the baselines beside it hides them: the case did not wait
+    real_run = runner.candidates.executor.run
+    monkeypatch.setattr(runner.candidates.executor, "run",
+                        lambda *a: time.sleep(1.0) or real_run(*a))
+    before = runner.baseline_seconds
+    runner.run(runner.prepare(case_of("onednn_fp32", shape=(3, 3, 32, 32))))  # new inputs
+    assert runner.baseline_seconds - before < 0.3, runner.baseline_seconds - before

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_paddle_infer import xdist_scheduling
-from pytest_paddle_infer.xdist_scheduling import case_seconds, filler_units, pick_unit, plan
+from pytest_paddle_infer.xdist_scheduling import case_seconds, filler_units, known_cases, pick_unit, plan
 
 from .test_xdist_scheduling import scheduler  # xdist's controller, with stand-in workers
 
@@ -65,16 +65,32 @@ UNITS = {0: "big", 1: "big", 2: "mid", 3: "tiny", 4: "tiny", 5: "tiny"}  # 6, 7:
 COSTS = {0: 3.0, 1: 2.0, 2: 1.0, 3: 0.2, 4: 0.05, 5: 0.1}
 
 
+KNOWN = set(COSTS)
+
+
 def test_filler_units_are_those_whose_every_case_is_known_to_be_cheap():
-    assert filler_units(UNITS, COSTS) == {"tiny"}
-    assert filler_units(UNITS, {**COSTS, 3: 0.3}) == set()  # one case over FILLER_SECONDS
-    assert filler_units(UNITS, {i: c for i, c in COSTS.items() if i != 5}) == set()  # unknown
+    assert filler_units(UNITS, COSTS, KNOWN) == {"tiny"}
+    assert filler_units(UNITS, {**COSTS, 3: 0.3}, KNOWN) == set()  # one case over FILLER_SECONDS
+    # a case without history of its own is priced at the others' mean: not known to be cheap
+    assert filler_units(UNITS, COSTS, KNOWN - {5}) == set()
+
+
+def test_a_model_without_history_is_never_a_filler():
+    """A new model, priced at the mean of cheap ones, may be costly: it stays one unit."""
+    collection = [f"s.yaml::{m}[{s}-cpu_fp32]" for m in ("cheap", "new") for s in ("1x", "4x")]
+    cases = {nodeid: (f"zoo:{nodeid.split('::')[1].split('[')[0]}", "cpu_fp32") for nodeid in collection}
+    history = {"zoo:cheap": {"cpu_fp32": 0.1}}
+    _, unit_of = plan(collection, cases, history, workers=2)
+    seconds = case_seconds(collection, cases, history)
+    assert seconds == {0: 0.1, 1: 0.1, 2: 0.1, 3: 0.1}  # the new model costs the mean
+    assert known_cases(collection, cases, history) == {0, 1}
+    assert filler_units(unit_of, seconds, known_cases(collection, cases, history)) == {"zoo:cheap"}
 
 
 def test_a_worker_holding_a_costly_case_gets_the_cheapest_filler_case():
     from pytest_paddle_infer.xdist_scheduling import find_filler
 
-    fillers = filler_units(UNITS, COSTS)
+    fillers = filler_units(UNITS, COSTS, KNOWN)
     assert find_filler([2, 3, 4, 5, 6, 7], UNITS, fillers, COSTS, held=1) == 4
     # ties: the first pending
     assert find_filler([2, 5, 4], UNITS, fillers, {**COSTS, 4: 0.1}, held=1) == 5
@@ -104,13 +120,14 @@ def test_a_models_baselines_are_shared_equally_by_its_cases():
     collection.append("s.yaml::t[1x-cpu_fp32]")
     cases = {nodeid: ("zoo:r" if "::r[" in nodeid else "zoo:t", nodeid.split("-")[-1].rstrip("]"))
              for nodeid in collection}
-    history = {"zoo:r": {"cpu_fp32": 1.5, "onednn_fp32": 1.0, "onednn_bf16": 1.4, "(baselines)": 6.0},
+    history = {"zoo:r": {"cpu_fp32": 1.5, "onednn_fp32": 1.0, "onednn_bf16": 1.4, "(baselines)": 1.0},
                "zoo:t": {"cpu_fp32": 0.1}}
     seconds = case_seconds(collection, cases, history)
     assert seconds == {0: 2.5, 1: 2.0, 2: 2.4, 3: 2.5, 4: 2.0, 5: 2.4, 6: 0.1}
     # the key is not a run mode: a mode without history costs the mean of the modes' own
     assert case_seconds(["s.yaml::t[1x-onednn_fp32]"], {"s.yaml::t[1x-onednn_fp32]": ("zoo:r", "x")},
-                        history) == {0: pytest.approx(1.3 + 6.0)}
+                        history) == {0: pytest.approx(1.3 + 1.0)}
+    assert known_cases(collection, cases, history) == set(range(7))
     order, units = plan(collection, cases, history, workers=2)
     assert list(dict.fromkeys(units[i] for i in order if i in units)) == [
         "zoo:r cpu_fp32", "zoo:r onednn_bf16", "zoo:r onednn_fp32", "zoo:t"]
@@ -139,6 +156,7 @@ def simulate(collection, cases, history, real, workers=2, look_ahead=True, plain
     groups = SimpleNamespace(plan=lambda coll, n: plan(coll, cases, history, n))
     if look_ahead:
         groups.case_seconds = lambda coll: case_seconds(coll, cases, history)
+        groups.known_cases = lambda coll: known_cases(coll, cases, history)
     now = [0.0]
     sched, nodes = scheduler(collection, cases, history, workers, groups, clock=lambda: now[0])
     ran = {node.gateway.id: [] for node in nodes}
@@ -249,11 +267,35 @@ def test_never_stalls_and_keeps_units_whole(seed):
     times.update({t: 0.02 for t in plain})
     workers = rng.choice([2, 3])
     ran, _ = simulate(collection, cases, history, times.__getitem__, workers=workers, plain=plain)
-    _, unit_of = plan(collection + plain, cases, history, workers)
-    fillers = filler_units(unit_of, case_seconds(collection + plain, cases, history))
+    everything = collection + plain
+    _, unit_of = plan(everything, cases, history, workers)
+    # spread only: a unit whose every case has history of its own, at most 0.25 s
+    own = lambda i: history.get(cases[everything[i]][0], {}).get(cases[everything[i]][1], 1.0)
+    fillers = {unit for unit in unit_of.values()
+               if all(own(i) <= 0.25 for i, u in unit_of.items() if u == unit)}
     where = {}
     for worker, tests in ran.items():
         for test in tests:
             if test in cases:
-                where.setdefault(unit_of[(collection + plain).index(test)], set()).add(worker)
+                where.setdefault(unit_of[everything.index(test)], set()).add(worker)
     assert where and all(len(ws) == 1 for unit, ws in where.items() if unit not in fillers), where
+
+
+def test_a_worker_that_crashes_holding_a_filler_leaves_it_to_the_others():
+    collection, cases = sweep({"resnet50": MODES, "mobilenet": MODES, "tiny": MODES})
+    groups = SimpleNamespace(plan=lambda coll, n: plan(coll, cases, SHARED_HISTORY, n),
+                             case_seconds=lambda coll: case_seconds(coll, cases, SHARED_HISTORY),
+                             known_cases=lambda coll: known_cases(coll, cases, SHARED_HISTORY))
+    sched, (gw0, gw1) = scheduler(collection, cases, SHARED_HISTORY, 2, groups)
+    sched.mark_test_complete(gw0, sched.node2pending[gw0][0])  # starts its last resnet50 case
+    held = [collection[i] for i in sched.node2pending[gw0]]
+    assert len(held) == 2 and "::tiny[" in held[1], held  # and got a filler
+    assert sched.remove_node(gw0) == held[0]  # crashed on the resnet50 case
+    ran = {collection[i] for i in gw0.sent[:1]} | {held[0]}  # what gw0 ran or crashed on
+    while not sched.tests_finished:
+        pending = sched.node2pending[gw1]
+        assert len(pending) > (0 if gw1.shutting_down else 1), "gw1 was left waiting"
+        ran.add(collection[pending[0]])
+        sched.mark_test_complete(gw1, pending[0])
+    ran |= {collection[i] for i in sched.node2pending[gw1]}  # run as it shuts down
+    assert ran == set(collection)  # the filler gw0 held among them

@@ -245,3 +245,39 @@ def test_a_worker_holding_nothing_gets_two_tests_even_across_units():
     assert take_batch(pending, unit_of, 2, minimum=2) == [0, 1]
     assert take_batch(pending, unit_of, 1, minimum=1) == [2]
     assert take_batch(pending, unit_of, 2, minimum=0) == [3]
+
+
+def test_history_keeps_each_cases_own_seconds_and_the_baselines_apart(tmp_path, monkeypatch):
+    """The controller writes each model and run mode's own seconds per case (the time a case
+    waited for baselines taken off, as its executor measured it) and each model's baseline
+    seconds per case; entries of models and modes that did not run stay."""
+    import json
+
+    from pytest_paddle_infer.xdist_scheduling import ModelGroups
+
+    path = tmp_path / "xdist-seconds.json"
+    path.write_text(json.dumps({"zoo:old": {"cpu_fp32": 9.0}, "zoo:r": {"onednn_bf16": 7.0}}))
+    groups = ModelGroups(SimpleNamespace())
+    monkeypatch.setattr(groups, "history_path", lambda: path)
+    groups.cases = {f"s.yaml::r[{s}-{m}]": ("zoo:r", m) for s in ("1x", "4x")
+                    for m in ("cpu_fp32", "onednn_fp32")}
+
+    def reports(nodeid, worker, seconds, waited):
+        node = SimpleNamespace(gateway=SimpleNamespace(id=worker))
+        props = [("paddle_baseline_seconds", f"{waited:.3f}")]
+        for when, part in (("setup", 0.1 * seconds), ("call", 0.9 * seconds), ("teardown", 0.0)):
+            groups.pytest_runtest_logreport(SimpleNamespace(
+                nodeid=nodeid, when=when, duration=part, node=node,
+                user_properties=props if when != "setup" else []))
+
+    # gw0 ran cpu_fp32 and computed both baselines; gw1 ran onednn_fp32 and found them computed
+    reports("s.yaml::r[1x-cpu_fp32]", "gw0", 3.0, 1.0)  # gw0's first: counted if nothing else
+    reports("s.yaml::r[4x-cpu_fp32]", "gw0", 6.0, 3.0)
+    reports("s.yaml::r[1x-onednn_fp32]", "gw1", 2.0, 0.0)  # gw1's first
+    reports("s.yaml::r[4x-onednn_fp32]", "gw1", 2.5, 0.0)
+    groups.pytest_sessionfinish(None)
+    groups.pytest_unconfigure(None)
+    history = json.loads(path.read_text())
+    assert history == {"zoo:old": {"cpu_fp32": 9.0},
+                       "zoo:r": {"cpu_fp32": 3.0, "onednn_fp32": 2.5, "onednn_bf16": 7.0,
+                                 "(baselines)": 1.0}}  # 4 s waited over 4 cases
