@@ -359,10 +359,13 @@ class ToggleTable:
     def _spec_type(self, name: str, module: str, doc: str) -> type:
         fields = [("mode", str)] + [(r.name, r.kind.type, dataclasses.field(default=r.kind.default))
                                     for r in self.rows]
-        namespace = {"TABLE": self, "__module__": module,
-                     "__doc__": doc or ToggledSpec.__doc__}
-        return dataclasses.make_dataclass(name, fields, bases=(ToggledSpec,), namespace=namespace,
+        namespace = {"TABLE": self, "__doc__": doc or ToggledSpec.__doc__}
+        spec = dataclasses.make_dataclass(name, fields, bases=(ToggledSpec,), namespace=namespace,
                                           frozen=True)
+        # pickle finds the class as module.name (specs cross to the executor child); from
+        # Python 3.12 make_dataclass sets __module__ to its caller's, over the namespace's
+        spec.__module__ = module
+        return spec
 
     def _scopes(self) -> str:
         """Which toggles which modes take, e.g. "fp32_ops and low_precision_io apply to
