@@ -23,6 +23,11 @@ class PredictorError(PaddleInferError):
     """Paddle raised while building or running a predictor."""
 
 
+class CandidateError(PredictorError):
+    """Paddle raised while building or running the case's candidate, for a cause the plugin
+    does not know (no hint): --paddle-localize localizes it like a failure."""
+
+
 class InputError(PaddleInferError):
     """Inputs that do not fit the model: wrong names, shapes or dtypes."""
 

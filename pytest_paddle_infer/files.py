@@ -39,22 +39,6 @@ def file_lock(lock_path: PathLike) -> Iterator[None]:
         yield
 
 
-def lock_is_held(lock_path: PathLike) -> bool:
-    """Another process (or another file_lock here) holds the lock now; never waits."""
-    from filelock import FileLock, Timeout
-
-    lock_path = Path(lock_path)
-    if not lock_path.exists():
-        return False
-    try:
-        with FileLock(str(lock_path), timeout=0):
-            return False
-    except Timeout:
-        return True
-    except OSError:  # its directory went away: nobody holds it
-        return False
-
-
 # -- atomic writes ------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from .models.inputs import generate_all
 from .models.source import ModelFiles, ModelSource, parse_source
 from .execute.predictor import describe_recipe, run_predictor
+from .modes import capabilities
 from .modes.run_modes import RunModeSpec, baseline_recipe, canonical_mode
 
 
@@ -105,6 +106,11 @@ def predictor_factory(runner, settings, baseline: bool):
             return PredictorHandle(files, runner.predictors.get(files, calls), describe_recipe(calls))
         # the cases' own path: TensorRT modes get their cache dir, shape pass and calibration
         spec = RunModeSpec(canonical_mode(run_mode), **toggles)
+        reason = capabilities.detect().missing_for(spec.run_mode)  # as a case would skip
+        if reason:
+            import pytest
+
+            pytest.skip(reason)
         specs = runner.input_specs(files, dict(shapes or {}))
         built = runner.candidates.build(spec, files, specs, generate_all(specs, settings.seed), n,
                                         settings.seed)

@@ -1,7 +1,8 @@
 """The machine a run happened on, as reports and goldens state it: CPU model and the
 instruction-set flags that change what Paddle's CPU kernels compute (AVX-512, bf16, VNNI,
-AMX pick other oneDNN kernels, so other roundings). Read from /proc/cpuinfo (Linux) or
-``platform``; nothing here imports numpy or paddle."""
+AMX pick other oneDNN kernels, so other roundings), and which oneDNN kernel families those
+flags select (bf16 needs avx512; int8 with or without VNNI). Read from /proc/cpuinfo (Linux)
+or ``platform``; nothing here imports numpy or paddle."""
 from __future__ import annotations
 
 import functools
@@ -31,3 +32,46 @@ def cpu_description() -> Dict[str, str]:
     except OSError:  # not Linux
         pass
     return {"cpu": model, "cpu_flags": flags}
+
+
+# oneDNN's avx512_core, which Paddle's ``supports_bfloat16()`` asks for: without it Paddle
+# runs an onednn_bf16 config in fp32, silently
+AVX512_CORE = ("avx512f", "avx512bw", "avx512vl", "avx512dq")
+
+# oneDNN int8 kernel families, best first: VNNI and AMX sum u8*s8 products in int32; without
+# VNNI (avx2, avx512) pairs of products are summed in int16 first, with saturation, so the
+# same quantized model gives other (larger) differences there, and runs slower
+INT8_AMX, INT8_AVX512_VNNI, INT8_AVX_VNNI = "AMX", "avx512 VNNI", "AVX-VNNI"
+INT8_AVX512, INT8_AVX2 = "avx512 without VNNI", "avx2 without VNNI"
+VNNI_FAMILIES = (INT8_AMX, INT8_AVX512_VNNI, INT8_AVX_VNNI)
+
+
+def vector_level(flags: str) -> str:
+    """The widest vector instruction set of ``flags`` (a ``cpu_flags`` value) that oneDNN
+    uses: "avx512" (avx512_core), "avx2", "avx", "sse4_2"; "" when none is known."""
+    have = set(flags.split())
+    if all(f in have for f in AVX512_CORE):
+        return "avx512"
+    return next((f for f in ("avx2", "avx", "sse4_2") if f in have), "")
+
+
+def isa_text(flags: str) -> str:
+    """What of ``flags`` decides the CPU run modes, e.g. "avx2" or "avx512, amx_bf16,
+    amx_int8, avx512_bf16, avx512_vnni": the vector level, then the VNNI, bf16 and AMX flags."""
+    have = flags.split()
+    extra = [f for f in have if re.search(r"vnni|bf16|^amx_(int8|bf16)$", f)]
+    parts = [p for p in [vector_level(flags)] + extra if p]
+    return ", ".join(parts) or "no vector flags known"
+
+
+def int8_kernels(flags: str) -> str:
+    """The family of oneDNN int8 kernels a CPU with ``flags`` runs (INT8_*), "" when it has
+    none (no avx2: Paddle's ``supports_int8()`` is False)."""
+    have = set(flags.split())
+    if "amx_int8" in have:
+        return INT8_AMX
+    if "avx512_vnni" in have and vector_level(flags) == "avx512":
+        return INT8_AVX512_VNNI
+    if "avx_vnni" in have:
+        return INT8_AVX_VNNI
+    return {"avx512": INT8_AVX512, "avx2": INT8_AVX2}.get(vector_level(flags), "")

@@ -1,23 +1,19 @@
 """pytest hooks and fixtures; the work itself lives in the modules this one wires together.
 
-Nothing here imports paddle at import time, so an installed but unused plugin costs pytest
-next to nothing.
+Nothing here imports paddle or starts a process at import time, so an installed but unused
+plugin costs pytest next to nothing; the executor child starts once the session knows it has
+cases (pytest_configure for --paddle-model, a suite's collection).
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
 import pytest
 
-from .execute.early_start import start_if_asked
-
-start_if_asked(sys.argv[1:])  # first of all: the executor of a session with cases (early_start.py)
-
 from . import options as opts
 from .xdist_usage import usage_error
-from .errors import CaseSkipped, OptionError, PaddleInferError, strip_ansi
+from .errors import CandidateError, CaseSkipped, OptionError, PaddleInferError, strip_ansi
 
 SETTINGS = pytest.StashKey["opts.Settings"]()
 RUNNER = pytest.StashKey[object]()
@@ -74,13 +70,6 @@ def pytest_configure(config):
 
         register_xdist_scheduling(config)
     _add_suite_args(config, settings.suites)
-
-
-def discard_early_executor() -> None:
-    """An executor started early for a session that, all options read, runs no case here."""
-    executor = sys.modules.get("pytest_paddle_infer.execute.executor")
-    if executor is not None:
-        executor.discard_early()
 
 
 def is_xdist_controller(config) -> bool:
@@ -152,12 +141,14 @@ def pytest_report_header(config) -> Optional[List[str]]:
 
 def case_header(config, settings) -> List[str]:
     """The ``paddle-infer:`` lines of a session with cases, goldens aside: what Paddle can run
-    here, the baseline, tolerances, seed and cache, the program, the GPU mapping."""
+    here, the CPU and its CPU run modes, the baseline, tolerances, seed and cache, the
+    program, the GPU mapping."""
     caps, _ = installation(config)
     tol = ("atol={} rtol={}".format(settings.atol if settings.atol is not None else "mode default",
                                     settings.rtol if settings.rtol is not None else "mode default"))
     lines = [
         f"paddle-infer: {caps.describe}",
+        f"paddle-infer: {caps.cpu_modes_line()}",
         f"paddle-infer: baseline {settings.baseline}, {tol}, seed {settings.seed}, "
         f"cache {settings.cache_dir}",
     ] + program_header(settings, True)
@@ -292,6 +283,8 @@ def prepare_case(item, case, from_cli: bool) -> dict:
         info = case_path_of(item.config).prepare(item.nodeid, case)
     except ExecutorDied as died:
         raise _crash(item, case, died, from_cli) from None
+    except CandidateError as e:
+        raise _localized_error(item, case, e) from None
     if info["int8"]:  # which int8 path the candidate took, for JUnit and xdist
         item.user_properties.append(("paddle_int8", info["int8"]))
     return info
@@ -305,6 +298,8 @@ def check_case(item, case, from_cli: bool):
         return case_path_of(item.config).check(item.nodeid, item.nodeid, item.user_properties)
     except ExecutorDied as died:
         raise _crash(item, case, died, from_cli) from None
+    except CandidateError as e:
+        raise _localized_error(item, case, e) from None
 
 
 def _crash(item, case, died, from_cli: bool) -> PaddleInferError:
@@ -315,15 +310,23 @@ def _crash(item, case, died, from_cli: bool) -> PaddleInferError:
     return PaddleInferError(crash_message(died, repro_command(item, case, from_cli), localization))
 
 
-def _localize_crash(item, case, died) -> list:
-    """--paddle-localize on a case whose candidate killed the executor: the ladder in a
-    fresh executor, every trial in a child of it, so a crashing trial is one bad outcome."""
+def _localized_error(item, case, error) -> PaddleInferError:
+    """A candidate that raised a Paddle error: with --paddle-localize, the error and what the
+    ladder found (a Paddle bug is no error a user can fix first)."""
+    lines = _localize_crash(item, case, None, "raised")
+    return type(error)("\n".join([str(error)] + lines)) if lines else error
+
+
+def _localize_crash(item, case, died, failure: str = "crashed") -> list:
+    """--paddle-localize on a case whose candidate killed the executor (``died``), or raised
+    (``failure``): the ladder in the executor (a fresh one after a crash), every trial in a
+    child of it, so a crashing trial is one bad outcome."""
     from .execute.executor import ExecutorDied
 
-    if not settings_of(item.config).localize or "candidate" not in died.phase:
+    if not settings_of(item.config).localize or (died is not None and "candidate" not in died.phase):
         return []
     try:
-        found = case_path_of(item.config).localize_crash(item.nodeid, case)
+        found = case_path_of(item.config).localize_crash(item.nodeid, case, failure)
     except (ExecutorDied, PaddleInferError) as e:
         return [f"localization: could not run ({str(e).splitlines()[0]})"]
     if found["culprit"]:
@@ -377,7 +380,7 @@ def build_cases(settings) -> list:
             cases.append(Case(
                 model=source, run_mode=spec, baseline=settings.baseline, seed=settings.seed,
                 threads=settings.threads, program=settings.program, shapes=shapes[source.name],
-                tolerances=CaseTolerances(base=Rule(default.atol, default.rtol),
+                tolerances=CaseTolerances(base=Rule(default.atol, default.rtol, default.cosine_min),
                                           override=Rule(settings.atol, settings.rtol)),
             ))
     return cases
@@ -605,13 +608,12 @@ def pytest_collection_finish(session):
         case_path_of(session.config).start()
     else:
         stop_idle_executor(session.config)
-    discard_early_executor()  # started for suites this process did not collect (early_start.py)
 
 
 def stop_idle_executor(config) -> None:
-    """No case here after all (-k deselected them, an xdist worker's early guess was wrong):
-    the executor a suite's collection started, never asked anything, stops importing paddle
-    now rather than at the session's end; a later request would start another."""
+    """No case here after all (-k deselected them): the executor a suite's collection
+    started, never asked anything, stops importing paddle now rather than at the session's
+    end; a later request would start another."""
     executor = getattr(config.stash.get(CASE_PATH, None), "executor", None)
     if getattr(executor, "conn", True) is None:  # Executor (not inline), never connected
         executor.close()

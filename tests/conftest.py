@@ -30,6 +30,31 @@ def paddle_in_process():
     return paddle
 
 
+@pytest.fixture
+def cpu_without_bf16(monkeypatch):
+    """The sessions this test starts (``run_pytest``) and Paddle's capabilities in this
+    process take this CPU as one without bf16, whatever it has: ``onednn_bf16`` skips as on
+    an AVX2 CPU. For tests of that skip, which then run on every CPU (the plugin reads
+    ``capabilities.NO_BF16_ENV`` for this alone). Tests of bf16 itself take ``bf16_cpu``."""
+    from pytest_paddle_infer.modes.capabilities import NO_BF16_ENV, detect
+
+    monkeypatch.setenv(NO_BF16_ENV, "1")
+    detect.cache_clear()  # detect() asks Paddle once per process
+    yield
+    detect.cache_clear()
+
+
+@pytest.fixture
+def bf16_cpu():
+    """Skips the test, naming the CPU, unless ``onednn_bf16`` really runs here: for tests
+    of bf16 itself (its evidence, its figures). ``helpers.cpu_lacks_bf16`` says why."""
+    from helpers import cpu_lacks_bf16
+
+    reason = cpu_lacks_bf16()
+    if reason:
+        pytest.skip(reason)
+
+
 @pytest.fixture(params=["n0", "n2"])
 def xdist_mode(request) -> List[str]:
     """Every end-to-end test runs without and with ``-n 2``."""

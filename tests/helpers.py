@@ -5,7 +5,11 @@
   figures from the JUnit XML, which is the same with and without xdist; read the terminal's
   paddle-infer summary table (``summary_table``, ``summary_rows``, ``summary_figures``).
 - In process: ``exported_tiny_cnn`` (a model directory on disk) and ``hooked_run`` (Paddle
-  directly, no plugin code)."""
+  directly, no plugin code).
+- A case that differs from its baseline on every CPU: ``DIFFERING_MODE`` at
+  ``ZERO_TOLERANCE`` (``DIFFERING_AT_ZERO`` in a suite); onednn_bf16 runs only where bf16 does.
+- The CPU: ``cpu_lacks_bf16`` (why onednn_bf16 cannot run here; conftest's ``bf16_cpu`` and
+  ``cpu_without_bf16`` fixtures use it and force it) and ``int8_kernels_here``."""
 from __future__ import annotations
 
 import re
@@ -102,6 +106,21 @@ def summary_figures(output) -> List[Tuple[str, ...]]:
     return [row[:-1] for row in summary_table(output)]
 
 
+# -- a case that differs from its baseline on every CPU --------------------------------------
+# onednn_bf16 is none: it runs only where the CPU has bf16 and skips elsewhere. onednn_fp32
+# is: it runs tiny_cnn as fused_conv2d with each batch_norm folded into the conv's weights
+# and bias, and fc for matmul + add; the auto baseline runs conv2d, batch_norm_ and matmul
+# apart, on native kernels. Scaling the weights before the convolution's sums rounds
+# otherwise than scaling the sums, whatever the instruction set, so the first fused conv's
+# output and the logits differ in their last bits on every CPU (AVX2, input seeds 0 to 3:
+# 9 or 10 of the 10 logits, max abs 2.4e-7 to 4.8e-7). At zero tolerance the case fails;
+# at the mode's default (1e-4) it passes by far. cpu_fp32 is none either: Paddle 3 runs the
+# same 16 ops with IR optimization on as with it off, bit for bit the baseline's.
+DIFFERING_MODE = "onednn_fp32"
+ZERO_TOLERANCE = ("--paddle-atol=0", "--paddle-rtol=0")  # on the command line
+DIFFERING_AT_ZERO = f"{{mode: {DIFFERING_MODE}, tolerances: {{atol: 0, rtol: 0}}}}"  # a suite's run_modes entry
+
+
 def exported_tiny_cnn(cache_dir: Path) -> Path:
     """A model directory on disk (inference.json + .pdiparams), exported once per cache."""
     import json
@@ -119,6 +138,30 @@ def exported_tiny_cnn(cache_dir: Path) -> Path:
 
     cached_build(entry, build)
     return entry
+
+
+def cpu_lacks_bf16() -> str:
+    """Why onednn_bf16 cannot run on this CPU, as the plugin's skip says it; "" when it can.
+    Without importing paddle: from the CPU's flags, as Paddle's ``supports_bfloat16()`` reads
+    them (avx512_core; tests/unit/test_capabilities.py checks the two agree), and from the
+    variable ``cpu_without_bf16`` sets."""
+    from pytest_paddle_infer.host import cpu_description, isa_text, vector_level
+    from pytest_paddle_infer.modes.capabilities import NO_BF16_ENV, bf16_hidden
+
+    cpu = cpu_description()
+    this = f"this one ({cpu['cpu'] or 'CPU model unknown'}: {isa_text(cpu['cpu_flags'])})"
+    if vector_level(cpu["cpu_flags"]) != "avx512":
+        return f"onednn_bf16 needs a CPU with avx512 (bf16); {this} has none"
+    if bf16_hidden():
+        return f"onednn_bf16 needs a CPU with avx512 (bf16); {this} counts as having none: {NO_BF16_ENV} is set"
+    return ""
+
+
+def int8_kernels_here() -> str:
+    """The oneDNN int8 kernel family of this CPU (host.INT8_*), from its flags."""
+    from pytest_paddle_infer.host import cpu_description, int8_kernels
+
+    return int8_kernels(cpu_description()["cpu_flags"])
 
 
 def hooked_run(files, x, onednn, hook):

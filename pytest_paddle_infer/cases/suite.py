@@ -266,7 +266,7 @@ def model_cases(name: str, model_node: Node, fields: Mapping[str, Node], default
         for mode in modes:
             default = RUN_MODES[mode.spec.mode].tolerance
             base = mode.layer.rule.over(model_layer.rule).over(suite_layer.rule) \
-                .over(Rule(default.atol, default.rtol))
+                .over(Rule(default.atol, default.rtol, default.cosine_min))
             layers = (suite_layer, model_layer, mode.layer)  # later entries win in for_tensor
             tolerances = CaseTolerances(base=base, outputs=sum((l.outputs for l in layers), ()),
                                         tensors=sum((l.tensors for l in layers), ()))

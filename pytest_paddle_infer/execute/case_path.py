@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from ..errors import PaddleInferError
+from ..errors import CandidateError, PaddleInferError
 
 
 LOCALIZE_NOT_RUN = ("--paddle-localize: not run: the ladder re-runs the candidate with recipe "
@@ -59,12 +59,12 @@ def run_case(runner, prepared, localize: bool):
     return result
 
 
-def localize_crashed_case(runner, case) -> dict:
-    """The ladder for a case whose candidate killed the executor (every trial in a child):
-    {"lines", "culprit", "builds"}."""
+def localize_crashed_case(runner, case, failure: str = "crashed") -> dict:
+    """The ladder for a case whose candidate killed the executor, or raised (``failure``
+    "raised"), every trial in a child: {"lines", "culprit", "builds", "fix"}."""
     prepared = runner.prepare(case, build_candidate=False)
     runner.on_phase("localizing", prepared.candidate_recipe)
-    found = runner.localize(prepared)
+    found = runner.localize(prepared, failure)
     return {"lines": found.lines(), "culprit": found.culprit, "builds": found.builds,
             "fix": found.fix}
 
@@ -117,7 +117,7 @@ class CasePath:
             self.executor = Executor(init, log_dir, settings.timeout)
 
     def start(self) -> None:
-        """Start the executor early: it imports paddle while pytest collects; meanwhile this
+        """Start the executor now: it imports paddle while pytest collects; meanwhile this
         process imports what reading a result needs (numpy), off the case's critical path."""
         self.executor.start()
         if not self._warming:
@@ -151,7 +151,9 @@ class CasePath:
         except PaddleInferError as e:
             from .executor import ExecutorDied
 
-            if not self.settings.localize or isinstance(e, ExecutorDied) or type(e) is PaddleInferError:
+            # a candidate's Paddle error is localized (plugin.py), a crash says it its own way
+            if not self.settings.localize or isinstance(e, (ExecutorDied, CandidateError)) \
+                    or type(e) is PaddleInferError:
                 raise
             try:
                 said = type(e)(f"{e}\n{LOCALIZE_NOT_RUN}")
@@ -159,10 +161,11 @@ class CasePath:
                 said = PaddleInferError(f"{e}\n{LOCALIZE_NOT_RUN}")
             raise said from None
 
-    def localize_crash(self, key: str, case) -> dict:
-        """After the executor died on ``case``: the ladder in a fresh executor, each trial in
-        a child of it (see localize_crashed_case)."""
-        return self.executor.call("localize_crash", key, case)
+    def localize_crash(self, key: str, case, failure: str = "crashed") -> dict:
+        """After the executor died on ``case`` (or its candidate raised: ``failure``
+        "raised"): the ladder, each trial in a child of the executor (see
+        localize_crashed_case)."""
+        return self.executor.call("localize_crash", key, case, failure)
 
     def tensors(self, key: str, which: str):
         """The prepared case's inputs or baseline outputs, for a test that asks for them."""

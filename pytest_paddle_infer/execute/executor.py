@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..errors import CaseSkipped, PaddleInferError, describe_exit, strip_ansi  # describe_exit: re-exported
-from .early_start import EARLY_WORKER_ENV, child_env  # there: the controller imports no executor
 
 AUTHKEY_ENV = "PADDLE_INFER_EXECUTOR_KEY"
 # testing only: make the executor child die or hang at a phase, to exercise supervision
@@ -74,29 +73,17 @@ class Executor:
         self.conn = None
         self.log_path: Optional[Path] = None
         self.started = 0
-        self.adopted_early = False  # the child started at plugin import (start_early) was adopted
-        self._log_target: Optional[Path] = None  # where an adopted child's log goes (_move_log)
 
     # -- lifecycle ---------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start a child now (it imports paddle while pytest goes on collecting), or adopt
-        the one started before the options were all read (start_early)."""
+        """Start a child now: it imports paddle while pytest goes on collecting."""
         if self.proc is not None:
             return
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.started += 1
         self.log_path = self.log_dir / f"executor-{os.getpid()}-{self.started}.log"
-        if _EARLY and not same_session(_EARLY[-1][3], _session_state()):
-            discard_early()  # a conftest or plugin (pytest-env) changed its environment since
-        if _EARLY:
-            self._listener, self.proc, early_log, _ = _EARLY.pop()
-            self.adopted_early = True
-            # moved into log_dir once the child is running: one being forked meanwhile
-            # (fork_server.LaterChild) opens its log by the early name
-            self._log_target, self.log_path = self.log_path, early_log
-        else:
-            self._listener, self.proc = _spawn(self.log_path)
+        self._listener, self.proc = _spawn(self.log_path)
         self.conn = None
 
     def _connection(self):
@@ -105,24 +92,14 @@ class Executor:
             # before connecting is noticed by the watcher below.
             self.conn = _accept(self._listener, self.proc, self.timeout)
             self._listener.close()
-            self._move_log()
             self._send(("init", self.init))
         return self.conn
-
-    def _move_log(self) -> None:
-        target, self._log_target = self._log_target, None
-        if target is not None:
-            try:
-                os.replace(self.log_path, target)  # the child keeps writing to it
-                self.log_path = target
-            except OSError:
-                pass  # another file system: the log stays where it is
 
     def close(self) -> None:
         if self.proc is None:
             return
         try:
-            if self.conn is None:  # started early but never used: nothing to finish
+            if self.conn is None:  # started but never used: nothing to finish
                 self._kill()
             elif self.proc.poll() is None:
                 self.conn.send(("close", None))
@@ -206,7 +183,7 @@ class Executor:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
             self._kill()
-        how = how or getattr(self.proc, "how", "") or describe_exit(self.proc.returncode)
+        how = how or describe_exit(self.proc.returncode)
         log = self.log_path
         self._discard()
         died = ExecutorDied(f"the executor process {how} while {phase.name}")
@@ -225,81 +202,19 @@ class _ChildGone(Exception):
 
 _OP_PHASES = {"about": "importing paddle", "prepare": "preparing the case", "run": "running the candidate",
               "release": "releasing the case", "tensors": "handing out tensors",
-              "trial": "running a localization trial", "localize_crash": "localizing the crash"}
+              "trial": "running a localization trial", "localize_crash": "localizing the crash or error"}
 
 
 def _spawn(log_path: Path):
-    """A child that imports paddle, then connects back: (listener, process). An xdist
-    worker's child is forked from its controller's fork server when there is one
-    (fork_server.py): paddle is imported there already."""
-    from . import fork_server
-
+    """A child that imports paddle, then connects back: (listener, process)."""
     key = secrets.token_bytes(16)
     listener = Listener(authkey=key)
-    env, cwd, address = child_env(), os.getcwd(), _address_text(listener.address)
-
-    def start():
-        with open(log_path, "wb") as log:
-            return subprocess.Popen(
-                [sys.executable, "-m", "pytest_paddle_infer.execute.executor", address],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env=dict(env, **{AUTHKEY_ENV: key.hex()}), cwd=cwd)
-
-    if fork_server.offered():  # asked beside: this process goes on starting meanwhile
-        return listener, fork_server.LaterChild(
-            lambda: fork_server.fork(address, key, str(log_path), env, same_session), start)
-    return listener, start()
-
-
-# a child started before pytest_configure: (listener, process, log path, (environ, cwd))
-_EARLY: list = []
-
-
-def _ignored_key(key: str) -> bool:
-    """Variables a child started early may lack or hold other values of without mattering:
-    xdist's (PYTEST_XDIST_WORKER...; the installed xdist sets them before loading plugins,
-    so an early child has them anyway, but xdist may set them later elsewhere), the
-    terminal's size (an xdist worker gets its controller's), the test pytest is running
-    (a child started again after a crash starts during one) and the early-start marker
-    (early_start.py), which no child gets. Neither the child nor Paddle reads them."""
-    return key.startswith("PYTEST_XDIST_") or key in (EARLY_WORKER_ENV, "COLUMNS", "LINES",
-                                                      "PYTEST_CURRENT_TEST")
-
-
-def _session_state():
-    """What a child takes from this process when it starts: (environment, cwd)."""
-    return dict(os.environ), os.getcwd()
-
-
-def same_session(then, now) -> bool:
-    """Would a child started now get what the early child got? Its environment (FLAGS_*,
-    OMP_NUM_THREADS...: Paddle reads them at import) and cwd, up to the keys above."""
-    relevant = lambda env: {k: v for k, v in env.items() if not _ignored_key(k)}
-    return then[1] == now[1] and relevant(then[0]) == relevant(now[0])
-
-
-def start_early() -> None:
-    """Start the child as soon as the command line shows a session with cases: its paddle
-    import then overlaps the rest of pytest's start-up. pytest_configure adopts it
-    (Executor.start) or discards it; so does the interpreter's exit, whatever happened."""
-    if _EARLY:
-        return
-    import atexit
-    import tempfile
-
-    fd, name = tempfile.mkstemp(prefix="paddle-infer-executor-", suffix=".log")
-    os.close(fd)
-    _EARLY.append((*_spawn(Path(name)), Path(name), _session_state()))
-    atexit.register(discard_early)
-
-
-def discard_early() -> None:
-    while _EARLY:
-        listener, proc, log, _ = _EARLY.pop()
-        proc.kill()
-        proc.wait()
-        listener.close()
-        log.unlink(missing_ok=True)
+    env = {"GLOG_minloglevel": "1", **os.environ, AUTHKEY_ENV: key.hex()}
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest_paddle_infer.execute.executor", _address_text(listener.address)],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
+    return listener, proc
 
 
 def _address_text(address) -> str:
@@ -394,7 +309,6 @@ class Service:
         self.runner.on_phase = self.phase
         self.runner.trial_init = init  # localization trials run in a child like this one
         self.prepared: dict = {}
-        self.baseline_marks: dict = {}  # key -> the runner's baseline seconds when prepare began
 
     def phase(self, name: str, recipe: str = "") -> None:
         self.send(("phase", name + self.runner.beside_note(), recipe))
@@ -405,7 +319,6 @@ class Service:
 
         _CURRENT["case"] = case.id
         self.prepared.pop(key, None)
-        self.baseline_marks[key] = self.runner.baseline_seconds
         prepared = prepare_case(self.runner, case)
         self.prepared[key] = prepared
         return {"int8": prepared.int8, "recipe": prepared.candidate_recipe}
@@ -415,10 +328,7 @@ class Service:
 
         prepared = self.prepared[key]  # kept until released: a test may still ask for tensors
         _CURRENT["case"] = prepared.case.id
-        result = run_case(self.runner, prepared, localize)
-        result.baseline_seconds = self.runner.baseline_seconds - self.baseline_marks.get(
-            key, self.runner.baseline_seconds)
-        return result
+        return run_case(self.runner, prepared, localize)
 
     def measure(self, key: str, seeds):
         """--paddle-suggest-tolerances: the prepared case on other seeds' inputs."""
@@ -439,13 +349,13 @@ class Service:
             _CURRENT["case"] = args[0].id
         return serve(self.runner, op, *args)
 
-    def localize_crash(self, key: str, case):
-        """Localize a case whose candidate killed the executor: the case again without its
-        candidate, then the ladder with every trial in a child."""
+    def localize_crash(self, key: str, case, failure: str = "crashed"):
+        """Localize a case whose candidate killed the executor (or raised: ``failure``): the
+        case again without its candidate, then the ladder with every trial in a child."""
         from .case_path import localize_crashed_case
 
         _CURRENT["case"] = case.id
-        return localize_crashed_case(self.runner, case)
+        return localize_crashed_case(self.runner, case, failure)
 
     def tensors(self, key: str, which: str) -> dict:
         prepared = self.prepared[key]
@@ -453,7 +363,6 @@ class Service:
 
     def release(self, key: str) -> None:
         self.prepared.pop(key, None)
-        self.baseline_marks.pop(key, None)
 
     def close(self) -> None:
         self.prepared.clear()

@@ -9,7 +9,9 @@ kernels, whose outputs the output hooks see as ``int8``/``uint8`` tensors. So:
   program file, before anything runs);
 - ``DtypeTally``: a hook sink counting the candidate's tensor dtypes and op types;
   ``no_int8_problem``: a quantized case whose candidate showed no int8 tensor fails, with
-  what it did show.
+  what it did show;
+- ``int8_kernels_text``: the CPU's int8 kernel family (VNNI or not), in the candidate's
+  evidence and its note: the figures differ by family.
 
 Small and self-contained so a general per-case evidence record can take it over.
 """
@@ -120,5 +122,16 @@ def no_int8_problem(mode_name: str, tally: DtypeTally, quantized: Dict[str, int]
             f"tensor ({tally.text()}), although the program carries {carried}")
 
 
-def int8_note(tally: DtypeTally) -> str:
-    return f"int8 evidence: the candidate's output hooks saw {tally.text()}"
+def int8_kernels_text(caps) -> str:
+    """The int8 kernel family the candidate ran on, with the CPU (a Capabilities), for its
+    evidence: without VNNI the same model gives other, larger differences (README, int8 on
+    the CPU); "" when not known."""
+    if not caps.int8_kernels:
+        return ""
+    slower = "" if caps.vnni else "; slower, and larger differences than with VNNI"
+    return f"int8 kernels: {caps.int8_kernels} ({caps.cpu or 'CPU model unknown'}{slower})"
+
+
+def int8_note(tally: DtypeTally, kernels: str = "") -> str:
+    return (f"int8 evidence: the candidate's output hooks saw {tally.text()}"
+            + (f"; {kernels}" if kernels else ""))

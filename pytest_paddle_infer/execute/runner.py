@@ -8,16 +8,15 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from contextlib import contextmanager
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from ..cases.case import Case
-from ..errors import CaseSkipped, InputError, ModelError, OptionError, PredictorError
+from ..errors import CandidateError, CaseSkipped, InputError, ModelError, OptionError, PredictorError
 from ..models import cache as models
 from ..models.inputs import InputSpec, fill_shape, generate_all, inputs_digest
 from ..models.memory import check_fits
@@ -36,8 +35,8 @@ from ..cases.baseline_forms import GOLDEN, kind_of
 from .baselines import BaselineOutputs, Baselines
 from .capture import selection_problems, BaselineStore, CandidateComparer, HookRouters, Selection, run_with_sink
 from .goldens import GoldenPolicy
-from .int8_evidence import (DtypeTally, int8_note, no_int8_problem, not_quantized_reason,
-                            program_op_types, quantize_ops, wants_int8_kernels)
+from .int8_evidence import (DtypeTally, int8_kernels_text, int8_note, no_int8_problem,
+                            not_quantized_reason, program_op_types, quantize_ops, wants_int8_kernels)
 from .predictor import PredictorCache, describe_recipe, run_predictor
 from .recording import hooked_run, needs_warm_up, recorded, warm_up
 
@@ -55,9 +54,7 @@ class Prepared:
     baseline_store: Optional[BaselineStore] = None  # the baseline's spilled intermediates
     notes: Tuple[str, ...] = ()  # what building the candidate took (cache dir, calibration)
     int8: str = ""  # which int8 path the candidate took: build_plan.INT8_*
-    # the plain baseline's outputs for two input seeds, or a function that reads them once a
-    # sibling xdist worker has computed them (runner.seeds_when_free)
-    seeds: Union[SeedPair, None, Callable[[], Optional[SeedPair]]] = None
+    seeds: Optional[SeedPair] = None  # the plain baseline's outputs for two input seeds
     baseline_evidence: Optional[dict] = None  # what the baseline run executed (evidence.py)
     candidate_inputs: Optional[Mapping[str, np.ndarray]] = None  # cast for the candidate (plan.feed_dtype)
     engines: Tuple[Tuple[str, ...], float] = ((), 0.0)  # legacy TensorRT: engine_info dirs, build time
@@ -82,10 +79,6 @@ class Runner:
         self.predictors.on_evict.append(self.hooks.forget)  # hooked predictors go with the cache's
         self._beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paddle-infer-beside")
         self._beside_work: List[Future] = []  # submitted there and not done (beside_note)
-        # seconds the cases' own work (building and running candidates) stood waiting for
-        # baselines' outputs, computed here or by a sibling xdist worker: work a split model's
-        # workers share, which xdist scheduling prices apart from each case's own
-        self.baseline_seconds = 0.0
         self.spill_dir = self.cache_dir / "spill" / f"pid{os.getpid()}"
         # told where a case's work is (and the recipe there), so a crash can be placed
         self.on_phase: Callable[..., None] = lambda name, recipe="": None
@@ -156,6 +149,11 @@ class Runner:
         fp32_problem = fp32_ops_problem(case.run_mode, model.format)
         if fp32_problem:
             raise OptionError(fp32_problem)
+        from ..localize.pir_passes import delete_pass_problem
+
+        unknown_pass = delete_pass_problem(case.run_mode, model, case.threads)
+        if unknown_pass:  # deleting it would change nothing while the case's id says it did
+            raise OptionError(unknown_pass)
         program_ops = None
         if wants_int8_kernels(case.run_mode.run_mode) or quantized_trt(case.run_mode):
             # a float model: nothing int8 to check
@@ -173,8 +171,7 @@ class Runner:
             lambda kind: self.predictor_baseline(replace(case, baseline=kind), model, inputs, digest))
         if build_candidate and case.intermediates == "none":
             return self._prepare_beside(case, model, inputs, digest, program_ops, get_baseline)
-        with self.held_by_baselines():
-            baseline = get_baseline()
+        baseline = get_baseline()
         selection_error, selection_note = (selection_problems(baseline.store, model.name)
                                            if baseline.store is not None else ("", ""))
         if selection_error:  # the intermediates asked for would not be compared: never silently
@@ -193,13 +190,20 @@ class Runner:
         seeds_later = self.beside(self.seed_outputs, case, model, inputs, digest)
         try:
             self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
-            built = self.candidates.executor.run(plan, model, inputs)
+            built = self.build_candidate(plan, model, inputs)
         finally:
-            with self.held_by_baselines():
-                seeds_later.exception()  # waits: never leave it running on a predictor
+            seeds_later.exception()  # waits: never leave it running on a predictor
         seeds = seeds_later.result()  # raises what the run raised
         extra = ((FUSION_WARNING,) if marks else ()) + ((selection_note,) if selection_note else ())
         return prepared_case(case, model, inputs, baseline, plan, built, seeds, extra)
+
+    def build_candidate(self, plan, model: ModelFiles, inputs: Dict[str, np.ndarray]):
+        """The candidate's predictor; Paddle's error building it is a CandidateError, which
+        --paddle-localize localizes, unless its cause is known (a hint says what to do)."""
+        try:
+            return self.candidates.executor.run(plan, model, inputs)
+        except PredictorError as e:
+            raise candidate_error(e)(str(e)) from None
 
     def _prepare_beside(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                         digest: str, program_ops, get_baseline) -> Prepared:
@@ -208,23 +212,17 @@ class Runner:
         beside the candidate's build, which releases the GIL for most of its time, so a
         second core shortens the case. Both are done before the candidate runs: two predictor
         runs do not overlap (Paddle's CPU and GPU wheels hold the GIL in ``Predictor.run``),
-        and under xdist a sibling worker may be waiting for the shared outputs (only the
-        other seed's outputs that a sibling is computing are read after the candidate runs:
-        seeds_when_free)."""
-        def baseline():
-            self.other_seed_while_busy(case, model, inputs, digest)
-            return get_baseline()
-
-        baseline_later = self.beside(baseline)
+        and under xdist a sibling worker may be waiting for the shared outputs."""
+        baseline_later = self.beside(get_baseline)
         # one thread, in order: the baseline is done when this starts; none after its error
         seeds_later = self.beside(lambda: None if baseline_later.exception() is not None
-                                  else self.seeds_when_free(case, model, inputs, digest))
+                                  else self.seed_outputs(case, model, inputs, digest))
         try:
             specs = self.input_specs(model, dict(case.shapes))
             plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, (),
                                         program_ops)
             self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
-            built = self.candidates.executor.run(plan, model, inputs)
+            built = self.build_candidate(plan, model, inputs)
         except BaseException as e:
             seeds_later.cancel()  # not needed now, if not started
             if not isinstance(e, Exception):  # an interrupt stops the case now, as it is
@@ -234,19 +232,9 @@ class Runner:
             if failed is not None:  # the baseline comes first: its error is the case's
                 raise failed from None
             raise
-        with self.held_by_baselines():  # what the build did not hide
-            baseline = baseline_later.result()  # its error is the case's, in setup as before
-            seeds = seeds_later.result()
+        baseline = baseline_later.result()  # its error is the case's, in setup as before
+        seeds = seeds_later.result()
         return prepared_case(case, model, inputs, baseline, plan, built, seeds)
-
-    @contextmanager
-    def held_by_baselines(self):
-        """Count the time the block (on the case's main thread) waits for baselines' outputs."""
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.baseline_seconds += time.perf_counter() - started
 
     def beside(self, fn, *args) -> Future:
         """Run ``fn`` in the thread beside the case's main work (one at a time, in order)."""
@@ -260,38 +248,10 @@ class Runner:
         busy = any(not later.done() for later in self._beside_work)
         return " (the baseline was being computed beside it)" if busy else ""
 
-    def other_seed_while_busy(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
-                              digest: str) -> None:
-        """Under xdist: while a sibling worker computes the plain baseline on the case's
-        inputs, run it on the other seed's inputs (which seed_outputs needs next) instead of
-        waiting, unless a sibling is on that too; the sibling then reads it, so the model's
-        two baseline runs for these shapes go on in two workers at once."""
-        if self.shared_dir is None or not self._busy_elsewhere(case, model, digest):
-            return
-        plain, other, other_digest = self._other_seed(case, model)
-        if other_digest != digest and not self._busy_elsewhere(case, model, other_digest):
-            self.predictor_baseline(plain, model, other, other_digest)
-
-    def seeds_when_free(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
-                        digest: str):
-        """seed_outputs, or, when a sibling worker is running the baseline on the other seed's
-        inputs right now, a function that reads them later: the case's candidate runs while
-        the sibling finishes (only judging needs them), instead of after."""
-        _, _, other_digest = self._other_seed(case, model)
-        if self.shared_dir is not None and other_digest != digest \
-                and self._busy_elsewhere(case, model, other_digest):
-            return lambda: self.seed_outputs(case, model, inputs, digest)
-        return self.seed_outputs(case, model, inputs, digest)
-
     def _other_seed(self, case: Case, model: ModelFiles):
         """(the plain baseline's case, the other seed's inputs, their digest)."""
         other = self.inputs(model, dict(case.shapes), case.seed + OTHER_SEED_OFFSET)
         return replace(case, baseline="auto", intermediates="none"), other, inputs_digest(other)
-
-    def _busy_elsewhere(self, case: Case, model: ModelFiles, digest: str) -> bool:
-        """A sibling worker is computing the plain baseline's outputs for these inputs now."""
-        key = (model.prog_file, self.baseline_calls(replace(case, baseline="auto"), model), digest)
-        return key not in self._baselines and shared_busy(self.shared_dir, key)
 
     def seed_outputs(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                      digest: str) -> Optional[SeedPair]:
@@ -357,6 +317,8 @@ class Runner:
         # the candidate's own run records what it executed: no extra run (evidence.py)
         shown = Tally(case.run_mode.label, prepared.model.prog_file, prepared.model.format,
                       RUN_MODES[case.run_mode.mode].shows)
+        if wants_int8_kernels(case.run_mode.run_mode):  # its figures depend on the CPU's kernels
+            shown.evidence.kernels = int8_kernels_text(capabilities.detect())
         run = recorded(self.hooks.for_predictor(prepared.candidate), shown, run)
         comparer = None
         if prepared.baseline_store is not None:
@@ -377,17 +339,12 @@ class Runner:
             else:
                 outputs = run()
         except PredictorError as e:  # reported as building it is: with the recipe
-            raise PredictorError(f"the candidate ({case.run_mode.label}): {e}\n"
-                                 f"recipe: {prepared.candidate_recipe}") from None
+            raise candidate_error(e)(f"the candidate ({case.run_mode.label}): {e}\n"
+                                     f"recipe: {prepared.candidate_recipe}") from None
         seconds = time.perf_counter() - start
         check_output_names(case, outputs)
         rows = compare_outputs(outputs, prepared.baseline_outputs, case)
-        seeds = prepared.seeds
-        if callable(seeds):  # a sibling xdist worker was computing them: in by now, or run here
-            self.on_phase("running the baseline on other inputs", prepared.baseline_text)
-            with self.held_by_baselines():
-                seeds = seeds()
-        judge_outputs(rows, outputs, prepared.baseline_outputs, seeds)
+        judge_outputs(rows, outputs, prepared.baseline_outputs, prepared.seeds)
         result = CaseResult(case.id, rows, prepared.baseline_text, prepared.candidate_recipe,
                             inputs_digest(prepared.inputs), seconds, notes=list(prepared.notes))
         if comparer is not None:
@@ -407,7 +364,7 @@ class Runner:
             if problem:
                 result.problems.append(problem)
             else:
-                result.notes.append(int8_note(tally))
+                result.notes.append(int8_note(tally, shown.evidence.kernels))
         return result
 
     def run_store(self, case: Case) -> Optional[BaselineStore]:
@@ -470,12 +427,13 @@ class Runner:
             measured.append(seed)
         return rows, measured, notes
 
-    def localize(self, prepared: Prepared):
-        """Walk the precision-tracing ladder for a failing case (localize/ladder.py); its
-        trials run in a supervised child when the executor set ``trial_init``."""
+    def localize(self, prepared: Prepared, failure: str = "fails"):
+        """Walk the precision-tracing ladder for a failing (crashed, raised: ``failure``)
+        case (localize/ladder.py); its trials run in a supervised child when the executor
+        set ``trial_init``."""
         from ..localize.ladder import localize_case
 
-        return localize_case(self, prepared, self.trial_init)
+        return localize_case(self, prepared, self.trial_init, failure)
 
     def op_types(self, prepared: Prepared) -> List[str]:
         """The op types the baseline program runs, in first-use order."""
@@ -507,6 +465,12 @@ def prepared_case(case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray], 
                     describe_recipe(built.recipe), baseline.store, notes, built.int8, seeds,
                     baseline_evidence=baseline.evidence, candidate_inputs=feeds,
                     engines=(built.engine_dirs, built.built_at))
+
+
+def candidate_error(e: PredictorError) -> type:
+    """The class a candidate's Paddle error is raised as: one with a hint keeps its own
+    (the hint is the fix), any other is a CandidateError (localized)."""
+    return type(e) if "\nhint: " in str(e) else CandidateError
 
 
 def fan_out(*sinks):
@@ -555,14 +519,6 @@ def shared_path(shared_dir: Path, key: Tuple) -> Path:
 
     stamps = [os.stat(f).st_mtime_ns for f in key[0:1] if os.path.exists(f)]
     return shared_dir / f"{hashlib.sha1(repr((key, stamps)).encode()).hexdigest()}.npz"
-
-
-def shared_busy(shared_dir: Path, key: Tuple) -> bool:
-    """A sibling worker is computing these shared outputs now: not there yet, lock held."""
-    from ..files import lock_is_held
-
-    path = shared_path(shared_dir, key)
-    return not path.is_file() and lock_is_held(path.with_suffix(".lock"))
 
 
 def judge_evidence(result: CaseResult, candidate: Evidence, baseline: Optional[dict]) -> None:

@@ -57,6 +57,7 @@ class Localization:
     listing_builds: int = 0  # predictors built to list the passes and op types (no trials)
     alternatives: List[str] = field(default_factory=list)  # other run modes trials passed
     extra: List[str] = field(default_factory=list)  # lines the steps after the ladder add
+    failure: str = "fails"  # how the case failed: fails (diverged), crashed, raised
 
     @property
     def builds(self) -> int:
@@ -102,12 +103,14 @@ def make_trial(runner, prepared) -> Trial:
     return trial
 
 
-def applied_passes(spec: RunModeSpec, model, threads: Optional[int]) -> List[str]:
-    """The passes a config with this recipe would run, in order, without repeats (legacy:
-    the pass builder; PIR: what Paddle reports running, pir_passes.py)."""
-    from .pir_passes import passes_run
+def applied_passes(spec: RunModeSpec, model, threads: Optional[int], off_calls: Sequence = ()):
+    """The passes a config with this recipe runs beyond those of optimizations off, in
+    order, by their delete_pass names (legacy: the pass builder; PIR: what Paddle reports
+    running, pir_passes.py), listed in this process."""
+    from .pir_passes import list_passes, pass_log
 
-    return [p for p in passes_run(spec, model, threads) if p not in spec.delete_passes]
+    return list_passes(spec, model, threads, off_calls,
+                       lambda varied, extra=(): pass_log(varied, model, threads, extra))
 
 
 def _span(names: Sequence[str]) -> str:
@@ -179,14 +182,22 @@ def is_precision_pass(name: str) -> bool:
     return any(w in name for w in PRECISION_PASS_WORDS)
 
 
+# how the case itself failed: its outputs diverged, its candidate crashed, or it raised
+FAILS = "fails"
+
+
 def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
              op_types: Callable[[], List[str]], off_calls: Sequence = (),
-             program_format: str = "legacy") -> Localization:
+             program_format: str = "legacy", failure: str = FAILS) -> Localization:
     """``off_calls``: what turns optimizations off beyond ``switch_ir_optim(False)`` for this
     program (run_modes.passes_off: a PIR program's custom passes); the first two rungs take
-    it. ``passes``: the passes the candidate runs, in order; ``op_types``: the op types it
-    runs. ``program_format``: "pir" or "legacy" (what the op-level switches can do)."""
-    loc = Localization()
+    it. ``passes``: the passes the candidate runs, in order (a pir_passes.PassList says
+    when the list may be incomplete); ``op_types``: the op types it runs.
+    ``program_format``: "pir" or "legacy" (what the op-level switches can do). ``failure``:
+    how the case failed (FAILS, CRASHED or RAISED): a rung that fails another way does not
+    reproduce it, so it blames nothing, and the search goes on."""
+    loc = Localization(failure=failure)
+    off_passed = False
 
     def rung(name: str, varied: RunModeSpec, change: str = "", extra: Sequence = ()) -> Optional[bool]:
         passed, max_abs, detail = trial(varied, extra) if extra else trial(varied)
@@ -198,7 +209,9 @@ def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
     trt = spec.run_mode.tensorrt
     if not trt:  # TensorRT needs IR optimization: its ladder starts at the engine
         plain = replace(spec, ir_optim=False, memory_optim=False, delete_passes=())
-        if rung("all optimizations off", plain, extra=off_calls) is not True:
+        off_passed = rung("all optimizations off", plain, extra=off_calls) is True
+        # only the case's own failure, reproduced with every optimization off, clears the passes
+        if not off_passed and loc.rungs[-1].state == failure:
             why = _outcome_words(loc.rungs[-1])
             if knob is not None and _blame_ops(loc, spec, knob, op_types, rung):
                 return loc
@@ -208,29 +221,36 @@ def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
             loc.culprit = "kernels"
             return loc
         memory = replace(plain, memory_optim=True)
-        if program_format == PIR_FORMAT:
+        if off_passed and program_format == PIR_FORMAT:
             loc.rungs.append(Rung("memory optimization on", memory.label, None, detail=PIR_MEMORY_NOTE,
                                   built=False))
-        # an error here is the ladder's own combination failing, not the case's: only a
-        # divergence or a crash blames it
-        elif rung("memory optimization on", memory, extra=off_calls) is not True \
-                and loc.rungs[-1].state != RAISED:
+        # only against a run that passes; an error here is the ladder's own combination
+        # failing, not the case's: only the case's own divergence or crash blames it
+        elif off_passed and rung("memory optimization on", memory, extra=off_calls) is not True \
+                and loc.rungs[-1].state == failure != RAISED:
             loc.verdict = "enable_memory_optim() makes the difference: buffer reuse is to blame"
             loc.culprit = "memory_optim"
             return loc
     if rung("as configured", spec) is True:
-        loc.verdict = "the divergence did not reproduce: nothing to localize"
+        what = {CRASHED: "crash", RAISED: "error"}.get(failure, "divergence")
+        loc.verdict = f"the {what} did not reproduce: nothing to localize"
         return loc
     if trt:
         if not _blame_ops(loc, spec, knob, op_types, rung):
             loc.verdict = "the divergence stays with every op type kept out of TensorRT"
         return loc
     names = passes()
+    problem, by_hand = getattr(names, "problem", ""), getattr(names, "by_hand", "")
     before = loc.builds
-    found = ddmin(names, lambda deleted: rung(
-        f"without {len(deleted)} pass(es)",
-        replace(spec, delete_passes=spec.delete_passes + tuple(deleted)),
-        f"delete_pass: {_span(deleted)}"))
+
+    def without(deleted: Sequence[str]) -> Optional[bool]:
+        return rung(f"without {len(deleted)} pass(es)",
+                    replace(spec, delete_passes=spec.delete_passes + tuple(deleted)),
+                    f"delete_pass: {_span(deleted)}")
+
+    # the passes a build of the candidate crashed or raised in are tried first
+    suspects = getattr(names, "stopped_in", [])
+    found = (ddmin(suspects, without) if suspects else None) or ddmin(names, without)
     loc.search_builds = loc.builds - before
     pass_fix = replace(spec, delete_passes=spec.delete_passes + tuple(found)).label if found else ""
     pass_words = (f"deleting {'pass ' if len(found) == 1 else 'passes '}{', '.join(found)}"
@@ -248,10 +268,31 @@ def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
         loc.verdict = (f"{pass_words} brings {spec.mode} within tolerance"
                        + (f" ({no_knob})" if no_knob and all(is_precision_pass(p) for p in found) else ""))
         return loc
-    loc.verdict = ("no set of IR passes explains it: the optimized kernels do"
-                   + (f" ({no_knob})" if no_knob else ""))
-    loc.culprit = "kernels"
+    loc.verdict, loc.culprit = _no_pass_verdict(spec, loc.rungs[0], off_passed, names, problem,
+                                                by_hand)
+    if loc.culprit == "ir_optim" and not off_calls:  # the rung's run mode, as a trial ran it
+        loc.fix = loc.rungs[0].change
     return loc
+
+
+def _no_pass_verdict(spec: RunModeSpec, off: Rung, off_passed: bool, names: Sequence[str],
+                     problem: str, by_hand: str) -> Tuple[str, str]:
+    """(verdict, culprit) when deleting passes fixed nothing, never contradicting the rungs:
+    with every optimization off passing, IR optimization makes the difference."""
+    if problem:
+        return (f"the passes {spec.mode} runs could not be read: {problem}; list them by hand: "
+                f"{by_hand}"), ""
+    if off_passed and not names:
+        return (f"{spec.mode} passes with every graph optimization off and runs no pass "
+                f"beyond those that run then: IR optimization itself makes the difference",
+                "ir_optim")
+    if off_passed:
+        return (f"{spec.mode} passes with every graph optimization off, but deleting all "
+                f"{len(names)} passes it runs beyond those does not: IR optimization makes the "
+                f"difference beyond its passes", "ir_optim")
+    return (f"no set of IR passes brings {spec.mode} within tolerance; with every graph "
+            f"optimization off it {_outcome_words(off)}, a failure other than the case's, so "
+            f"the kernels are not shown to blame either"), ""
 
 
 def _outcome_words(r: Rung) -> str:
@@ -299,23 +340,24 @@ def run_after_ladder(loc: Localization, runner, prepared) -> Localization:
 # -- the entry point -------------------------------------------------------------------------
 
 
-def localize_case(runner, prepared, init: Optional[dict] = None) -> Localization:
-    """The ladder for a failing (or crashing) prepared case, then the steps after it. With
-    ``init`` (the executor's runner settings) trials run in a supervised child
-    (trials.TrialServer); without, in this process."""
+def localize_case(runner, prepared, init: Optional[dict] = None, failure: str = FAILS) -> Localization:
+    """The ladder for a failing, crashing or raising (``failure``) prepared case, then the
+    steps after it. With ``init`` (the executor's runner settings) trials run in a
+    supervised child (trials.TrialServer); without, in this process."""
     from ..modes.run_modes import passes_off
 
     case, model = prepared.case, prepared.model
     spec = case.run_mode
     server = None
+    off = passes_off(model.format, spec.run_mode.engine)
     if init is not None:
         from .trials import TrialServer
 
         server = TrialServer(init, case, model, prepared.inputs, prepared.baseline_outputs)
-        off = passes_off(model.format, spec.run_mode.engine)
         trial, listed = server.trial, lambda: server.passes(spec, off)
     else:
-        trial, listed = make_trial(runner, prepared), lambda: applied_passes(spec, model, case.threads)
+        trial = make_trial(runner, prepared)
+        listed = lambda: applied_passes(spec, model, case.threads, off)  # noqa: E731
 
     def op_types() -> List[str]:
         """The candidate's op types (fused names, as bf16 placement sees them), then the
@@ -327,8 +369,7 @@ def localize_case(runner, prepared, init: Optional[dict] = None) -> Localization
         return ran + [t for t in baseline if t not in ran]
 
     try:
-        loc = localize(spec, trial, listed, op_types,
-                       passes_off(model.format, spec.run_mode.engine), model.format)
+        loc = localize(spec, trial, listed, op_types, off, model.format, failure)
         loc.listing_builds = server.listing_builds if server is not None else 0
         return run_after_ladder(loc, runner, prepared)
     finally:

@@ -1,19 +1,34 @@
-"""The passes a predictor runs, in order: what the localization ladder searches over.
+"""The passes a predictor runs, in order: what the localization ladder searches over, by the
+names ``delete_pass`` takes.
 
 Legacy programs: the pass builder's list. PIR (.json) programs: the pass builder describes
 legacy programs only, so the list comes from what Paddle reports while it builds the
 predictor: one ``--- Running PIR pass [NAME]`` line per pass on stderr, printed unless
 ``disable_glog_info()`` (measured on 3.3.1: 49 lines for tiny_cnn under onednn_bf16; a
-pass given to ``delete_pass`` is absent from them).
+pass given to ``delete_pass`` is absent from them). A pass is logged under its own name,
+which is not always the one it is registered (and deleted) by: 3.3.1 logs
+``conv_activation_mkldnn_fuse_pass`` for the pass ``delete_pass`` knows as
+``conv_activation_onednn_fuse_pass``; ``deletable_name`` asks Paddle's registry.
+
+A build that crashes or raises inside a pass still logged the passes before it: the list is
+read from a file the parent reads after a crash, and listed again without the pass it
+stopped in (``list_passes``), so a candidate that cannot be built still has its passes
+searched.
 """
 from __future__ import annotations
 
+import difflib
+import functools
 import os
 import re
+import shlex
 import tempfile
-from typing import List, Optional
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 PIR_PASS_LINE = re.compile(r"--- Running PIR pass \[([A-Za-z0-9_]+)\]")
+MAX_RELISTS = 6  # builds that stop inside a pass, listed again without it, before giving up
 
 
 def parse_pir_passes(log: str) -> List[str]:
@@ -25,29 +40,65 @@ def parse_pir_passes(log: str) -> List[str]:
     return out
 
 
-def passes_run(spec, model, threads: Optional[int], extra=()) -> List[str]:
-    """The passes a config with this recipe (and ``extra`` calls) runs on ``model``, in
-    order, without repeats."""
+def _config(spec, model, threads: Optional[int], extra=()):
     from paddle import inference
 
     from ..execute.predictor import apply_recipe
-    from ..modes.run_modes import PIR_FORMAT, recipe
+    from ..modes.run_modes import recipe
 
     config = inference.Config(model.prog_file, model.params_file)
     apply_recipe(config, tuple(recipe(spec, threads)) + tuple(extra))
+    return config
+
+
+def pass_log(spec, model, threads: Optional[int], extra=(), path=None) -> Tuple[List[str], str]:
+    """(the passes a config with this recipe (and ``extra`` calls) runs on ``model``, in
+    order, without repeats; "" or, when building it raised, "raised: " and Paddle's
+    error). A PIR
+    program's lines go to ``path`` as Paddle prints them, for a parent to read when the
+    build kills this process."""
+    from ..modes.run_modes import PIR_FORMAT
+
+    config = _config(spec, model, threads, extra)
     if getattr(model, "format", "") != PIR_FORMAT:
         passes = list(config.pass_builder().all_passes())
-        return [p for i, p in enumerate(passes) if p not in passes[:i]]
-    log = stderr_of(lambda: inference.create_predictor(config))
-    return parse_pir_passes(log)
+        return [p for i, p in enumerate(passes) if p not in passes[:i]], ""
+    from paddle import inference
+
+    from ..execute.predictor import trim_paddle_error
+
+    raised: List[str] = []
+
+    def build():
+        try:
+            inference.create_predictor(config)
+        except Exception as e:  # the passes before it are still named
+            raised.append("raised: " + trim_paddle_error(e).strip().splitlines()[0][:200])
+
+    log = stderr_of(build, path)
+    return parse_pir_passes(log), (raised[0] if raised else "")
 
 
-def stderr_of(action) -> str:
-    """What ``action`` writes to file descriptor 2 (C++ code included), as text."""
+def passes_run(spec, model, threads: Optional[int], extra=()) -> List[str]:
+    """The passes a config with this recipe (and ``extra`` calls) runs on ``model``, in
+    order, without repeats; Paddle's error when it cannot be built."""
+    from ..errors import PredictorError
+
+    names, raised = pass_log(spec, model, threads, extra)
+    if raised:
+        raise PredictorError(f"building the predictor to list its passes {raised}")
+    return names
+
+
+def stderr_of(action, path=None) -> str:
+    """What ``action`` writes to file descriptor 2 (C++ code included), as text; into
+    ``path`` as it is written, when given."""
     import ctypes
 
     libc = ctypes.CDLL(None)
-    with tempfile.TemporaryFile() as sink:
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with (open(path, "w+b") if path is not None else tempfile.TemporaryFile()) as sink:
         libc.fflush(None)
         saved = os.dup(2)
         os.dup2(sink.fileno(), 2)
@@ -61,27 +112,250 @@ def stderr_of(action) -> str:
         return sink.read().decode("utf-8", "replace")
 
 
-def passes_beyond(spec, model, threads: Optional[int], off_calls=()) -> List[str]:
-    """The passes ``spec`` runs that a run with optimizations off does not (IR optimization
-    off plus ``off_calls``: on PIR the basic passes that keep the program runnable, and
-    oneDNN's placement); those are the ones a ``delete_pass`` search may remove."""
-    from dataclasses import replace
+def read_pass_log(path) -> List[str]:
+    """The passes named in a log ``pass_log`` was writing (after its process died)."""
+    try:
+        return parse_pir_passes(Path(path).read_bytes().decode("utf-8", "replace"))
+    except OSError:
+        return []
 
+
+# -- pass names: as logged, as registered ---------------------------------------------------
+
+
+# passes every Paddle with that registry has: asking for them tells whether it can be asked
+PIR_PROBE, LEGACY_PROBE = "dead_code_elimination_pass", "fc_fuse_pass"
+
+
+@functools.lru_cache(maxsize=1)
+def _pir_registry() -> Optional[Callable[[str], Optional[str]]]:
+    """registered name -> the name the PIR pass runs (and is logged) under, None when no
+    pass is registered so; None when this Paddle has no PIR pass registry to ask."""
+    try:
+        from paddle.base import libpaddle
+
+        manager_type = libpaddle.pir.PassManager
+    except (ImportError, AttributeError):
+        return None
+
+    def logged_as(name: str) -> Optional[str]:
+        manager = manager_type()
+        try:
+            manager.add_pass(name, {})
+        except Exception:  # "has not been registered"
+            return None
+        ran = manager.passes()
+        return ran[0] if ran else None
+
+    return logged_as if logged_as(PIR_PROBE) else None
+
+
+@functools.lru_cache(maxsize=1)
+def _legacy_registry() -> Optional[Callable[[str], Optional[str]]]:
+    """registered name -> itself for a legacy IR pass, None when none is registered so."""
+    try:
+        from paddle.base import core
+    except ImportError:  # Paddle before 2.5
+        try:
+            from paddle.fluid import core
+        except ImportError:
+            return None
+    if not hasattr(core, "get_pass"):
+        return None
+
+    def known(name: str) -> Optional[str]:
+        try:
+            core.get_pass(name)
+        except Exception:
+            return None
+        return name
+
+    return known if known(LEGACY_PROBE) else None
+
+
+def _registry(program_format: str):
     from ..modes.run_modes import PIR_FORMAT
 
-    ran = passes_run(spec, model, threads)
-    if getattr(model, "format", "") != PIR_FORMAT or not off_calls:
-        return ran
-    off = set(passes_run(replace(spec, ir_optim=False, memory_optim=False, delete_passes=()),
-                         model, threads, off_calls))
-    return [p for p in ran if p not in off]
+    return _pir_registry() if program_format == PIR_FORMAT else _legacy_registry()
 
 
-def listing_builds(model, off_calls=()) -> int:
-    """Predictors ``passes_beyond`` builds: none for a legacy program (the pass builder
-    lists them), two for a PIR one (as configured, and with optimizations off)."""
+def _spellings(name: str) -> List[str]:
+    """``name`` and its other spelling: oneDNN was called MKL-DNN, and Paddle renamed passes
+    (and not their logged names) from one to the other."""
+    out = [name]
+    for old, new in (("mkldnn", "onednn"), ("onednn", "mkldnn")):
+        if old in name and name.replace(old, new) not in out:
+            out.append(name.replace(old, new))
+    return out
+
+
+def deletable_name(logged: str, program_format: str) -> Optional[str]:
+    """The name ``delete_pass`` takes for the pass Paddle logs as ``logged``; None when no
+    registered pass runs under that name (a pass Paddle adds by itself, which no
+    ``delete_pass`` removes). Where the registry cannot be asked, the name as logged."""
+    registry = _registry(program_format)
+    if registry is None:
+        return logged
+    return next((n for n in _spellings(logged) if registry(n) == logged), None)
+
+
+def deletable_names(logged: Iterable[str], program_format: str) -> Tuple[List[str], List[str]]:
+    """(the ``delete_pass`` names of the passes logged, in order; those no name deletes)."""
+    out, kept = [], []
+    for name in logged:
+        found = deletable_name(name, program_format)
+        if found is None:
+            kept.append(name)
+        elif found not in out:
+            out.append(found)
+    return out, kept
+
+
+def _format_words(program_format: str) -> str:
     from ..modes.run_modes import PIR_FORMAT
 
-    if getattr(model, "format", "") != PIR_FORMAT:
-        return 0
-    return 2 if off_calls else 1
+    return "a PIR (.json) program" if program_format == PIR_FORMAT else "a legacy (.pdmodel) program"
+
+
+def delete_pass_problem(spec, model, threads: Optional[int] = None) -> Optional[str]:
+    """``+delete_pass=NAME`` naming no pass Paddle knows for this program's format changes
+    nothing while the case's id says it did: the message for that, with the name Paddle
+    knows the pass by when NAME is how Paddle logs it, or close matches."""
+    from ..modes.capabilities import installed_paddle
+    from ..modes.run_modes import PIR_FORMAT
+
+    if not spec.delete_passes:
+        return None
+    program_format = getattr(model, "format", "legacy")
+    registry = _registry(program_format)
+    if registry is None:
+        return None  # nothing to ask: this Paddle cannot tell
+    unknown = [p for p in spec.delete_passes if registry(p) is None]
+    if not unknown:
+        return None
+    version = installed_paddle()[1] or "installed"
+    lines = []
+    for name in unknown:
+        line = (f"{spec.label}: Paddle {version} has no pass {name} for "
+                f"{_format_words(program_format)}, so deleting it would change nothing")
+        spelt = [n for n in _spellings(name)[1:] if registry(n) is not None]
+        other = _legacy_registry() if program_format == PIR_FORMAT else _pir_registry()
+        if spelt and registry(spelt[0]) == name:
+            line += f"; Paddle logs pass {spelt[0]} as {name}: use +delete_pass={spelt[0]}"
+        elif spelt:
+            line += f"; this Paddle names it {spelt[0]}: use +delete_pass={spelt[0]}"
+        else:
+            if other is not None and other(name) is not None:
+                fmt = "legacy (.pdmodel)" if program_format == PIR_FORMAT else "PIR (.json)"
+                line += f"; {name} is a pass of {fmt} programs"
+            close = difflib.get_close_matches(name, _known_names(spec, model, threads, registry), n=3)
+            line += f"; close matches: {', '.join(close)}" if close else "; no close match"
+        lines.append(line)
+    command = by_hand_command(replace(spec, delete_passes=()), model, threads)
+    lines.append(f"list the passes this run mode runs with: {command}")
+    return "\n".join(lines)
+
+
+def _known_names(spec, model, threads, registry) -> List[str]:
+    """Pass names to match a misspelt one against: the pass builder's for this recipe, in
+    each spelling, those the registry knows (no predictor is built)."""
+    try:
+        config = _config(replace(spec, delete_passes=()), model, threads)
+        listed = list(config.pass_builder().all_passes())
+    except Exception:
+        listed = []
+    out: List[str] = []
+    for name in listed:
+        for n in _spellings(name):
+            if n not in out and registry(n) is not None:
+                out.append(n)
+    return out
+
+
+def by_hand_command(spec, model, threads: Optional[int] = None, extra=()) -> str:
+    """A shell command that prints the passes ``spec`` runs on ``model``, with Paddle alone."""
+    from ..localize.repro import call_source
+    from ..modes.run_modes import PIR_FORMAT, recipe
+
+    calls = []
+    for c in tuple(recipe(spec, threads)) + tuple(extra):
+        line = call_source(replace(c, optional=False))
+        calls.append(f"hasattr(config, {c.method!r}) and {line}" if c.optional else line)
+    head = (f"from paddle import inference; from paddle.inference import PrecisionType; "
+            f"config = inference.Config({os.path.abspath(model.prog_file)!r}, "
+            f"{os.path.abspath(model.params_file)!r}); ")
+    body = "; ".join(calls)
+    if getattr(model, "format", "") == PIR_FORMAT:
+        code = f"{head}{body}; inference.create_predictor(config)"
+        return f"python -c {_quoted(code)} 2>&1 | grep 'Running PIR pass'"
+    return f"python -c {_quoted(f'{head}{body}; print(config.pass_builder().all_passes())')}"
+
+
+def _quoted(code: str) -> str:
+    """``code`` for a shell: in double quotes when nothing in it is special there (the
+    Python inside uses single quotes), else as shlex quotes it."""
+    return f'"{code}"' if not any(c in code for c in '"$`\\!') else shlex.quote(code)
+
+
+# -- the list the ladder searches ------------------------------------------------------------
+
+
+class PassList(list):
+    """Pass names (as ``delete_pass`` takes them); when the list may be incomplete, why
+    (``problem``); a command that prints the list with Paddle alone (``by_hand``); the
+    passes a listing build crashed or raised in (``stopped_in``), the first suspects."""
+
+    def __init__(self, names: Sequence[str] = (), problem: str = "", by_hand: str = "",
+                 stopped_in: Sequence[str] = ()):
+        super().__init__(names)
+        self.problem, self.by_hand, self.stopped_in = problem, by_hand, list(stopped_in)
+
+
+# (spec, extra calls) -> (passes logged, in order; "" or how the build stopped)
+PassLog = Callable[..., Tuple[List[str], str]]
+
+
+def list_passes(spec, model, threads: Optional[int], off_calls: Sequence, log: PassLog) -> PassList:
+    """The passes ``spec`` runs beyond those of optimizations off (IR optimization off plus
+    ``off_calls``: on PIR the basic passes that keep the program runnable, and oneDNN's
+    placement), by their ``delete_pass`` names; those are the ones a search may remove.
+    A build that stops inside a pass (crash or error) is listed again without that pass,
+    until one builds or no new pass shows."""
+    from ..modes.run_modes import PIR_FORMAT
+
+    program_format = getattr(model, "format", "legacy")
+    by_hand = by_hand_command(spec, model, threads)
+    if program_format != PIR_FORMAT:
+        names, stopped = log(spec, ())
+        if stopped:
+            return PassList([], f"reading the pass builder's list {stopped}", by_hand)
+        return PassList([p for p in names if p not in spec.delete_passes])
+    off: List[str] = []
+    if off_calls:
+        off_spec = replace(spec, ir_optim=False, memory_optim=False, delete_passes=())
+        off, stopped = log(off_spec, tuple(off_calls))
+        if stopped:
+            return PassList([], f"building it with optimizations off to tell Paddle's basic passes "
+                                f"apart {stopped}", by_hand)
+    ran: List[str] = []
+    deleted: List[str] = []
+    problem = ""
+    for _ in range(MAX_RELISTS):
+        names, stopped = log(replace(spec, delete_passes=spec.delete_passes + tuple(deleted)), ())
+        new = [n for n in names if n not in ran]
+        ran += new
+        if not stopped or not new:  # built, or stopped where it stopped before: all listed
+            problem = "" if ran else (f"building the candidate to list them {stopped} before "
+                                      f"Paddle named any pass")
+            break
+        culprit = deletable_name(names[-1], program_format)
+        problem = (f"building the candidate to list them {stopped} in pass {names[-1]}, "
+                   + ("which no delete_pass name removes" if culprit is None else
+                      f"and still after deleting {', '.join(deleted + [culprit])}")
+                   + ": the passes after it are not listed")
+        if culprit is None or culprit in deleted or culprit in spec.delete_passes:
+            break
+        deleted.append(culprit)  # the build stopped in it: list what runs after it
+    found, _ = deletable_names([p for p in ran if p not in off], program_format)
+    found = [p for p in found if p not in spec.delete_passes]
+    return PassList(found, problem, by_hand, [p for p in deleted if p in found])

@@ -112,6 +112,8 @@ def prune_case(runner, prepared, result) -> List[str]:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     baseline, candidate, why_not = _calls(runner, prepared)
+    if result is None and not why_not:  # the cut programs would crash or raise the same way
+        why_not = "the candidate crashed or raised before any output was compared: no divergence to prune to"
     atol, rtol, cosine_min = _tolerance(prepared, result)
     work = _work_dir(runner)
     lines: List[str] = []

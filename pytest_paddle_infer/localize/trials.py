@@ -10,6 +10,7 @@ child, the trial reads "crashed: ... SIGSEGV ..." and the next one starts a fres
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import List, Mapping, Optional, Sequence, Tuple
@@ -66,7 +67,7 @@ _STATE: dict = {}
 
 def serve(runner, op: str, *args):
     """One request of the trial child: setup(case, model, inputs, baseline outputs),
-    run(spec, extra), passes(spec, off_calls), op_types(spec). Whatever Paddle raises is
+    run(spec, extra), pass_log(spec, extra, log path), op_types(spec). Whatever Paddle raises is
     the trial's outcome, a PaddleInferError with Paddle's summary."""
     from ..execute.predictor import trim_paddle_error
 
@@ -86,12 +87,12 @@ def _serve(runner, op: str, *args):
     if op == "run":
         spec, extra = args
         return judge_trial(runner, case, model, inputs, _STATE["baseline"], spec, extra)
-    if op == "passes":
-        from .pir_passes import passes_beyond
+    if op == "pass_log":
+        from .pir_passes import pass_log
 
-        spec, off_calls = args
+        spec, extra, path = args
         runner.on_phase("listing the passes", spec.label)
-        return passes_beyond(spec, model, case.threads, off_calls)
+        return pass_log(spec, model, case.threads, extra, path)
     if op == "op_types":
         (spec,) = args
         plan = runner.candidates.plan(spec, model, runner.input_specs(model, dict(case.shapes)),
@@ -140,19 +141,38 @@ class TrialServer:
         except (PaddleInferError, ExecutorBug) as e:
             return False, math.nan, f"{RAISED}: {str(e).strip().splitlines()[0][:160]}"
 
-    def passes(self, spec, off_calls: Sequence = ()) -> List[str]:
-        """The passes ``spec`` runs beyond those of optimizations off (``off_calls``); none
-        when listing them crashes or raises."""
+    def passes(self, spec, off_calls: Sequence = ()):
+        """The passes ``spec`` runs beyond those of optimizations off (``off_calls``), by
+        their delete_pass names (pir_passes.list_passes): a listing build that crashes or
+        raises still names the passes before it."""
+        from .pir_passes import list_passes
+
+        case, model = self.payload[:2]
+        return list_passes(spec, model, case.threads, off_calls, self._pass_log)
+
+    def _pass_log(self, spec, extra: Sequence = ()) -> Tuple[List[str], str]:
+        """(the passes Paddle named building ``spec``, in order; "" or how the build
+        stopped). After a crash they are read from the log the child was writing."""
         from ..execute.executor import ExecutorBug, ExecutorDied
+        from ..modes.run_modes import PIR_FORMAT
 
-        from .pir_passes import listing_builds
+        from .pir_passes import read_pass_log
 
-        self.listing_builds += listing_builds(self.payload[1], off_calls)
+        if self.payload[1].format == PIR_FORMAT:
+            self.listing_builds += 1  # a legacy program's list is the pass builder's: no build
+        path = self.executor.log_dir / f"passes-{os.getpid()}-{self.listing_builds}.log"
         try:
-            return [p for p in self._call("passes", spec, tuple(off_calls))
-                    if p not in spec.delete_passes]
-        except (ExecutorDied, ExecutorBug, PaddleInferError):
-            return []
+            return self._call("pass_log", spec, tuple(extra), str(path))
+        except ExecutorDied as died:
+            self.crashes += 1
+            return read_pass_log(path), f"crashed (the process {died.how})"
+        except (PaddleInferError, ExecutorBug) as e:
+            return read_pass_log(path), f"raised: {str(e).strip().splitlines()[0][:160]}"
+        finally:
+            try:
+                path.unlink()
+            except OSError:
+                pass
 
     def op_types(self, spec) -> List[str]:
         """The op types ``spec``'s predictor runs; none when it crashes or raises."""

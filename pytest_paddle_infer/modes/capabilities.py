@@ -1,4 +1,5 @@
-"""What the installed Paddle can run: CUDA, TensorRT, oneDNN. Imports paddle when asked."""
+"""What the installed Paddle and this machine can run: CUDA, TensorRT, oneDNN, and the CPU's
+bf16 and int8 kernels. Imports paddle when asked."""
 from __future__ import annotations
 
 import functools
@@ -10,9 +11,19 @@ from importlib import metadata, util
 from pathlib import Path
 from typing import Callable, Dict, Optional, Tuple
 
-from .run_modes import RunMode
+from ..host import (INT8_AVX2, INT8_AVX512, INT8_AVX512_VNNI, VNNI_FAMILIES, cpu_description,
+                    int8_kernels, isa_text)
+from .run_modes import CPU, RUN_MODES, RunMode
 
 PADDLE_DISTRIBUTIONS = ("paddlepaddle", "paddlepaddle-gpu")
+# For tests of the skip: set (to anything but "" or "0"), Capabilities.detect reports a CPU
+# without bf16 whatever this one has, so onednn_bf16 skips as on such a CPU (tests/conftest.py
+# ``cpu_without_bf16``). Part of the installation key: its record is kept apart.
+NO_BF16_ENV = "PADDLE_INFER_TEST_NO_BF16"
+
+
+def bf16_hidden() -> bool:
+    return os.environ.get(NO_BF16_ENV, "") not in ("", "0")
 
 
 def installed_paddle() -> Tuple[str, str]:
@@ -35,6 +46,12 @@ class Capabilities:
     trt_compile: Tuple[int, ...]
     trt_runtime: Tuple[int, ...]
     onednn: bool
+    # the CPU (None: not known, nothing skips for it)
+    cpu: str = ""  # model name (host.cpu_description)
+    cpu_flags: str = ""  # its kernel-selecting flags (host.KERNEL_FLAGS)
+    bf16: Optional[bool] = None  # Paddle's supports_bfloat16(): without it bf16 runs as fp32
+    bf16_hidden: bool = False  # bf16 reads False because NO_BF16_ENV is set (tests)
+    int8_kernels: Optional[str] = None  # host.INT8_* family; "": none (supports_int8() False)
 
     @property
     def tensorrt(self) -> bool:
@@ -45,6 +62,34 @@ class Capabilities:
         cuda = f"CUDA yes ({self.gpu_count} GPU)" if self.cuda else "CUDA no"
         trt = "TensorRT " + (_dotted(self.trt_compile) if any(self.trt_compile) else "no")
         return f"{self.distribution} {self.version}, {cuda}, {trt}, oneDNN {'yes' if self.onednn else 'no'}"
+
+    @property
+    def cpu_text(self) -> str:
+        """``AMD EPYC: avx2``: the CPU model and what of its flags the CPU modes depend on."""
+        return f"{self.cpu or 'CPU model unknown'}: {isa_text(self.cpu_flags)}"
+
+    @property
+    def vnni(self) -> bool:
+        return self.int8_kernels in VNNI_FAMILIES
+
+    def cpu_modes_line(self) -> str:
+        """The header's CPU line: the CPU, the CPU run modes that run here, those that skip
+        (``missing_for``'s rule), and the int8 kernel family, whose figures differ."""
+        runs, skips = [], []
+        for mode in RUN_MODES.values():
+            if mode.device != CPU:
+                continue
+            reason = self.missing_for(mode)
+            if reason is None:
+                runs.append(mode.name)
+            else:
+                skips.append(f"{mode.name} skips ({_short_need(mode, self)})")
+        text = f"CPU {self.cpu or 'model unknown'} ({isa_text(self.cpu_flags)}): {', '.join(runs)} run"
+        if "onednn_int8" in runs and self.int8_kernels:
+            text += (f"; onednn_int8's int8 kernels: {self.int8_kernels}"
+                     + ("" if self.vnni else " (slower, and larger differences than with VNNI: "
+                        "README, int8 on the CPU)"))
+        return "; ".join([text] + skips)
 
     def missing_for(self, mode: RunMode, device_id: Optional[int] = None) -> Optional[str]:
         """Why ``mode`` (on GPU ``device_id``, when given) cannot run here, or None when it
@@ -73,7 +118,24 @@ class Capabilities:
                     f"{self.gpu_count} GPU(s), numbered 0..{self.gpu_count - 1}")
         if "onednn" in mode.needs and not self.onednn:
             return f"{mode.name} needs Paddle built with oneDNN; {where} was built without it"
+        if "bf16" in mode.needs and self.bf16 is False:
+            why = (f"counts as having none: {NO_BF16_ENV} is set (a test of this skip)"
+                   if self.bf16_hidden else "has none, and Paddle would silently run fp32")
+            return f"{mode.name} needs a CPU with avx512 (bf16); this one ({self.cpu_text}) {why}"
+        if "int8" in mode.needs and self.int8_kernels == "":
+            return (f"{mode.name} needs a CPU with avx2 or avx512 (oneDNN's int8 kernels); this one "
+                    f"({self.cpu_text}) has neither")
         return None
+
+
+def _short_need(mode: RunMode, caps: Capabilities) -> str:
+    """Why a CPU mode skips, in a few words, for the header (``missing_for`` says it whole)."""
+    if "onednn" in mode.needs and not caps.onednn:
+        return "Paddle built without oneDNN"
+    if "bf16" in mode.needs and caps.bf16 is False:
+        return f"bf16 hidden by {NO_BF16_ENV}" if caps.bf16_hidden else \
+            "no avx512 (bf16): Paddle would run fp32"
+    return "no avx2 or avx512 int8 kernels"
 
 
 def import_paddle():
@@ -133,7 +195,32 @@ def detect() -> Capabilities:
         trt_compile=_version("get_trt_compile_version"),
         trt_runtime=_version("get_trt_runtime_version"),
         onednn=onednn,
+        **cpu_facts(core.core),
     )
+
+
+def cpu_facts(core) -> Dict[str, object]:
+    """The Capabilities fields of the CPU: its model and flags (host.py), and Paddle's own
+    answers (``supports_bfloat16``, ``supports_int8``, ``supports_vnni``), which decide what
+    its oneDNN kernels do; the flags only name the int8 family (AMX, AVX-VNNI)."""
+    def ask(name: str) -> Optional[bool]:
+        fn = getattr(core, name, None)
+        try:
+            return bool(fn()) if fn is not None else None
+        except Exception:  # a build that cannot tell: not known
+            return None
+
+    described = cpu_description()
+    flags = described["cpu_flags"]
+    bf16, int8, vnni = ask("supports_bfloat16"), ask("supports_int8"), ask("supports_vnni")
+    family: Optional[str] = int8_kernels(flags) if flags else None
+    if int8 is False:
+        family = ""
+    elif int8 and not family:  # no flags read (not Linux): Paddle's answers alone
+        family = INT8_AVX512_VNNI if vnni else (INT8_AVX512 if ask("supports_avx512f") else INT8_AVX2)
+    hidden = bf16_hidden() and bf16 is not False
+    return {"cpu": described["cpu"], "cpu_flags": flags, "bf16": False if hidden else bf16,
+            "bf16_hidden": hidden, "int8_kernels": family}
 
 
 # -- what the pytest process knows without importing paddle ------------------------------
@@ -149,8 +236,9 @@ def installation_key() -> list:
         stamp = os.stat(origin).st_mtime_ns if origin else 0
     except OSError:
         stamp = 0
+    cpu = cpu_description()  # a cache dir may move to another machine
     return [*installed_paddle(), origin, stamp, sys.executable,
-            os.environ.get("CUDA_VISIBLE_DEVICES")]
+            os.environ.get("CUDA_VISIBLE_DEVICES"), cpu["cpu"], cpu["cpu_flags"], bf16_hidden()]
 
 
 def known_installation(cache_dir: Path, ask: Callable[[], Tuple[Capabilities, Dict[str, str]]]

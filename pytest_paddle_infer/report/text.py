@@ -126,7 +126,6 @@ def properties(result: CaseResult) -> List[Tuple[str, object]]:
         ("paddle_program", result.program),  # the format and file checked: "pir inference.json"
         ("paddle_first_divergent", first),
         ("paddle_duration", f"{result.duration:.3f}"),
-        ("paddle_baseline_seconds", f"{result.baseline_seconds:.3f}"),
         # what really ran, candidate then baseline (verdict/evidence.py)
         ("paddle_evidence", evidence_property(result.evidence)),
     ] + [(k, v) for k, v in (("paddle_first_bad_op", getattr(result, "first_bad_op", "")),

@@ -55,6 +55,9 @@ class Evidence:
     onednn_tensors: int = 0  # of which in oneDNN's layout
     runs: int = 1  # hooked runs it took (3.x GPU: the first run of a predictor calls no hooks)
     requires: Tuple[str, ...] = ()  # what its run mode or recipe says it must show (RULES keys)
+    # the CPU's kernel family where the mode's figures depend on it (onednn_int8: VNNI or
+    # not: int8_evidence.int8_kernels_text), e.g. "int8 kernels: avx2 without VNNI (AMD EPYC; ...)"
+    kernels: str = ""
 
     @property
     def seen(self) -> bool:
@@ -86,15 +89,16 @@ class Evidence:
         if not self.seen:
             return f"{self.role}: {where}: the output hooks saw no op in {self.runs} run(s)"
         onednn = f" ({self.onednn_tensors} in oneDNN layout)" if self.onednn_tensors else ""
+        kernels = f"; {self.kernels}" if self.kernels else ""
         return (f"{self.role}: {where}: {sum(self.ops.values())} ops of {len(self.ops)} types "
                 f"({self.ops_text()}); tensors {self.dtype_text()}{onednn}; fused: "
-                f"{self.ops_text(self.fused, 6)}; tensorrt_engine ops: {self.engines}")
+                f"{self.ops_text(self.fused, 6)}; tensorrt_engine ops: {self.engines}{kernels}")
 
     def to_dict(self) -> Dict[str, object]:
         return {"role": self.role, "program": self.program, "format": self.format,
                 "ops": dict(self.ops), "dtypes": dict(self.dtypes), "tensors": self.tensors,
                 "onednn_tensors": self.onednn_tensors, "runs": self.runs,
-                "requires": list(self.requires),
+                "requires": list(self.requires), "kernels": self.kernels,
                 "fused": self.fused, "tensorrt_engine_ops": self.engines}
 
     @classmethod
@@ -102,7 +106,8 @@ class Evidence:
         return cls(str(data["role"]), str(data["program"]), str(data["format"]),
                    dict(data.get("ops", {})), dict(data.get("dtypes", {})),  # type: ignore[arg-type]
                    int(data.get("tensors", 0)), int(data.get("onednn_tensors", 0)),  # type: ignore[arg-type]
-                   int(data.get("runs", 1)), tuple(data.get("requires", ())))  # type: ignore
+                   int(data.get("runs", 1)), tuple(data.get("requires", ())),  # type: ignore
+                   str(data.get("kernels", "")))
 
 
 class Tally:

@@ -33,9 +33,6 @@ class CaseResult:
     recipe: str
     inputs_digest: str
     duration: float = 0.0
-    # of the case's time from prepare to verdict, spent on plain baselines' outputs (computed,
-    # or waited for from a sibling xdist worker): shared work, priced apart when scheduling
-    baseline_seconds: float = 0.0
     notes: List[str] = field(default_factory=list)
     intermediates: List[IntermediateRow] = field(default_factory=list)
     localization: List[str] = field(default_factory=list)  # the ladder's verdict and rungs

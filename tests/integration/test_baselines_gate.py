@@ -2,7 +2,7 @@
 its pytest.ini, builder module (paddle_gate.py) and suite files alone."""
 import shutil
 
-from helpers import EXAMPLES, run_suite
+from helpers import EXAMPLES, cpu_lacks_bf16, run_suite
 
 CONFIGS = ("TinyResNet", "TinyLCNet", "TinyDistillation")
 SHAPES = ("1x3x32x32", "4x3x32x32")
@@ -20,7 +20,12 @@ def test_gate_passes_with_the_dy2static_checks(pytester, run_pytest, xdist_mode)
     dy2static = {f"dy2static.paddle.yaml::{c}[{s}-cpu_fp32+no_ir_optim]" for c in CONFIGS for s in SHAPES}
     assert dy2static <= {k for k, v in outcomes.items() if v == "passed"}
     cpu = {k for k in outcomes if k.startswith("cpu_modes.paddle.yaml::")}
-    assert len(cpu) == 18 and {outcomes[k] for k in cpu} == {"passed"}
+    bf16 = {k for k in cpu if k.endswith("-onednn_bf16]")}
+    assert len(cpu) == 18 and len(bf16) == 6 and {outcomes[k] for k in cpu - bf16} == {"passed"}
+    # bf16 runs where the CPU has it, and skips naming the CPU where it has not
+    lacks = cpu_lacks_bf16()
+    assert {outcomes[k] for k in bf16} == {"skipped" if lacks else "passed"}
+    assert all(lacks.split(" has none")[0] in run.cases[k].message for k in bf16 if lacks)
     gpu = {k for k in outcomes if k.startswith("gpu_goldens.paddle.yaml::")}
     assert len(gpu) == 16 and {outcomes[k] for k in gpu} == {"skipped"}
     assert all("CPU-only" in run.cases[k].message for k in gpu)

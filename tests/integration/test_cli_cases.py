@@ -1,7 +1,7 @@
 """End to end: ``pytest --paddle-model=... --run-mode=...`` in an empty directory."""
 import pytest
 
-from helpers import summary_rows
+from helpers import DIFFERING_MODE, ZERO_TOLERANCE, summary_rows
 
 
 def test_cpu_modes_pass_with_figures(run_pytest, xdist_mode):
@@ -17,7 +17,7 @@ def test_cpu_modes_pass_with_figures(run_pytest, xdist_mode):
 
 def test_same_outcomes_and_figures_with_and_without_xdist(run_pytest):
     args = ("--paddle-model=tiny_cnn", "--paddle-model=tiny_detector",
-            "--run-mode=cpu_fp32,onednn_fp32,onednn_bf16")
+            "--run-mode=cpu_fp32,onednn_fp32,onednn_fp32+threads=2")
     serial = run_pytest(*args)
     parallel = run_pytest(*args, "-n", "2")
     serial.assert_outcomes(passed=6)
@@ -27,13 +27,12 @@ def test_same_outcomes_and_figures_with_and_without_xdist(run_pytest):
 
 
 def test_zero_tolerance_fails_with_the_table(run_pytest, xdist_mode):
-    result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_bf16",
-                        "--paddle-atol=0", "--paddle-rtol=0", *xdist_mode)
+    result = run_pytest("--paddle-model=tiny_cnn", f"--run-mode={DIFFERING_MODE}", *ZERO_TOLERANCE, *xdist_mode)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "*tiny_cnn[[]1x3x32x32-onednn_bf16[]]: 1 of 1 outputs outside tolerance; first: *elements outside atol=0 rtol=0*",
+        f"*tiny_cnn[[]1x3x32x32-{DIFFERING_MODE}[]]: 1 of 1 outputs outside tolerance; first: *elements outside atol=0 rtol=0*",
         "*baseline:  auto: disable_mkldnn(); switch_ir_optim(False)*",
-        "*candidate: enable_mkldnn(); switch_ir_optim(True); enable_mkldnn_bfloat16()*",
+        "*candidate: enable_mkldnn(); switch_ir_optim(True)",
         "Tensor*Shape*Mismatched*Max Atol*Max Rtol*Min Val(base)*Max Val(base)*Cosine*Result",
         "*match, [[]1, 10[]]*FAIL*",
     ])
@@ -97,16 +96,15 @@ def test_junit_xml_carries_case_properties(run_pytest, pytester, xdist_mode):
 
 
 @pytest.mark.resnet50
-def test_resnet50_onednn_fp32_passes_and_bf16_at_zero_fails(run_pytest, xdist_mode):
+def test_resnet50_onednn_fp32_passes_and_fails_at_zero(run_pytest, xdist_mode):
     result = run_pytest("--paddle-model=resnet50", "--run-mode=onednn_fp32", *xdist_mode)
     result.assert_outcomes(passed=1)
     rows = summary_rows(result)
     status, max_abs, _, mismatched = rows[("resnet50", "1x3x224x224", "onednn_fp32")]
     assert status == "passed" and mismatched == "0/1000" and 0 < float(max_abs) < 1e-3
-    result = run_pytest("--paddle-model=resnet50", "--run-mode=onednn_bf16",
-                        "--paddle-atol=0", "--paddle-rtol=0", *xdist_mode)
+    result = run_pytest("--paddle-model=resnet50", "--run-mode=onednn_fp32", *ZERO_TOLERANCE, *xdist_mode)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*resnet50[[]1x3x224x224-onednn_bf16[]]: 1 of 1 outputs outside tolerance*",
+    result.stdout.fnmatch_lines(["*resnet50[[]1x3x224x224-onednn_fp32[]]: 1 of 1 outputs outside tolerance*",
                                  "*match, [[]1, 1000[]]*FAIL*"])
 
 

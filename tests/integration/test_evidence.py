@@ -14,7 +14,8 @@ def _properties(xml_path):
 
 
 def test_bf16_evidence_in_junit_and_a_recipe_without_bf16_fails(run_pytest, pytester, paddle_cache,
-                                                                 xdist_mode):
+                                                                 xdist_mode, bf16_cpu):
+    # bf16 itself: where the CPU has none, onednn_bf16 skips (test_cpu_capabilities.py)
     from pytest_paddle_infer.models.cache import resolve
     from pytest_paddle_infer.models.source import parse_source
 

@@ -12,13 +12,13 @@ import shlex
 
 import pytest
 
-from helpers import summary_rows
+from helpers import DIFFERING_MODE, summary_rows
 from pytest_paddle_infer.execute.executor import FAULT_ENV
 
 
 def test_a_crash_costs_one_case_and_every_report_lists_it(run_pytest, pytester, monkeypatch, xdist_mode):
     monkeypatch.setenv(FAULT_ENV, "building the candidate:SIGABRT:onednn_fp32")
-    result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=cpu_fp32,onednn_fp32,onednn_bf16",
+    result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=cpu_fp32,onednn_fp32,cpu_fp32+no_ir_optim",
                         "--paddle-report=out", "--junitxml=junit.xml", *xdist_mode)
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines([
@@ -42,7 +42,7 @@ def test_a_crash_costs_one_case_and_every_report_lists_it(run_pytest, pytester, 
                                         ("exit3", "exited with status 3")])
 def test_a_child_that_dies_while_running_errors_its_case(run_pytest, monkeypatch, fault, how, xdist_mode):
     monkeypatch.setenv(FAULT_ENV, f"running the candidate:{fault}:onednn_fp32")
-    result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=cpu_fp32,onednn_fp32,onednn_bf16",
+    result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=cpu_fp32,onednn_fp32,cpu_fp32+no_ir_optim",
                         *xdist_mode)
     result.assert_outcomes(passed=2, errors=1)  # not a verdict on the outputs: an error, as in setup
     result.stdout.fnmatch_lines([
@@ -66,17 +66,17 @@ def test_a_hung_child_is_killed_at_the_timeout(run_pytest, monkeypatch, xdist_mo
 
 
 def test_the_repro_command_of_a_suite_case_reproduces_just_that_case(run_pytest, pytester, monkeypatch, xdist_mode):
-    monkeypatch.setenv(FAULT_ENV, "building the candidate:SIGSEGV:onednn_bf16")
+    monkeypatch.setenv(FAULT_ENV, "building the candidate:SIGSEGV:onednn_fp32")
     pytester.makefile(".paddle.yaml", suite="""
         models:
           tiny_cnn:
-            run_modes: [cpu_fp32, onednn_bf16]
+            run_modes: [cpu_fp32, onednn_fp32]
     """)
     first = run_pytest(*xdist_mode)
     first.assert_outcomes(passed=1, errors=1)
     repro = next(l for l in first.outlines if l.startswith("reproduce: "))[len("reproduce: "):]
     args = shlex.split(repro)
-    assert args[:2] == ["pytest", "suite.paddle.yaml::tiny_cnn[1x3x32x32-onednn_bf16]"]
+    assert args[:2] == ["pytest", "suite.paddle.yaml::tiny_cnn[1x3x32x32-onednn_fp32]"]
     again = run_pytest(*args[1:])
     again.assert_outcomes(errors=1)
     # its baseline runs beside the candidate's build, and the message says so
@@ -85,11 +85,11 @@ def test_the_repro_command_of_a_suite_case_reproduces_just_that_case(run_pytest,
 
 
 def test_paddle_case_tests_report_and_localize_like_suite_cases(run_pytest, pytester, xdist_mode):
-    pytester.makepyfile(test_marked="""
+    pytester.makepyfile(test_marked=f"""
         import pytest
 
-        @pytest.mark.paddle_case(model="tiny_cnn", run_modes=["onednn_bf16"], atol=1e-3, rtol=1e-3)
-        def test_bf16(paddle_case):
+        @pytest.mark.paddle_case(model="tiny_cnn", run_modes=["{DIFFERING_MODE}"], atol=0, rtol=0)
+        def test_differs(paddle_case):
             paddle_case.check()
     """)
     result = run_pytest("--paddle-report=out", "--paddle-localize", *xdist_mode)
@@ -103,7 +103,7 @@ def test_paddle_case_tests_report_and_localize_like_suite_cases(run_pytest, pyte
 
 
 def test_inline_executor_gives_the_same_figures(run_pytest, xdist_mode):
-    args = ("--paddle-model=tiny_cnn", "--run-mode=cpu_fp32,onednn_fp32,onednn_bf16", *xdist_mode)
+    args = ("--paddle-model=tiny_cnn", "--run-mode=cpu_fp32,onednn_fp32,cpu_fp32+no_ir_optim", *xdist_mode)
     child = run_pytest(*args)
     inline = run_pytest(*args, "--paddle-executor=inline")
     child.assert_outcomes(passed=3)

@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy  # noqa: F401  imported before pytester snapshots sys.modules (numpy loads once)
 import pytest
 
+from helpers import DIFFERING_MODE, ZERO_TOLERANCE
 from pytest_paddle_infer.execute.goldens import file_name, read_meta
 
 RECORDED = "tiny_cnn[1x3x32x32-cpu_fp32]"
-CHECKED = "tiny_cnn[1x3x32x32-onednn_bf16]"
+CHECKED = f"tiny_cnn[1x3x32x32-{DIFFERING_MODE}]"
 
 
 def _first_divergence_line(text: str) -> str:
@@ -34,19 +35,20 @@ def test_golden_intermediates_name_the_first_divergence_live_and_offline(run_pyt
     assert env["paddle"].startswith("paddlepaddle") and env["commit"] and env["device"] == "cpu"
     assert "cpu" in env and "cpu_flags" in env
 
-    # "the CPU machine": onednn_bf16 has no golden of its own; it takes cpu_fp32's (same inputs)
-    checked = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_bf16", "--paddle-intermediates=all",
-                         f"--paddle-baseline=golden:{gold}", "--paddle-atol=0", "--paddle-rtol=0",
+    # "the CPU machine": onednn_fp32 has no golden of its own; it takes cpu_fp32's (same inputs)
+    checked = run_pytest("--paddle-model=tiny_cnn", f"--run-mode={DIFFERING_MODE}", "--paddle-intermediates=all",
+                         f"--paddle-baseline=golden:{gold}", *ZERO_TOLERANCE,
                          "--paddle-save-runs=runs", "--paddle-report=rep", *xdist_mode)
     checked.assert_outcomes(failed=1)
     live = checked.stdout.str()
     assert f"recorded for case {RECORDED} (same model, shapes and inputs" in live
     assert f"intermediates: {len(tensors)} tensors recorded in the golden" in live
     first = _first_divergence_line(live)
-    # the first tensor bf16 computes, the fused conv, paired with the golden by its values
+    # the first tensor oneDNN computes, the fused conv with its batch_norm folded in, paired
+    # with the golden by its values
     assert first.startswith("first divergent tensor: #0 onednn_op.fused_conv2d ")
     run_file = pytester.path / "runs" / file_name(CHECKED)
-    assert read_meta(run_file)["role"] == "run" and read_meta(run_file)["run_mode"] == "onednn_bf16"
+    assert read_meta(run_file)["role"] == "run" and read_meta(run_file)["run_mode"] == DIFFERING_MODE
 
     # offline, the two saved runs: the same first divergence and the same per-tensor rows
     diff = subprocess.run([sys.executable, "-m", "pytest_paddle_infer.diff", str(gold / file_name(RECORDED)),
@@ -60,7 +62,7 @@ def test_golden_intermediates_name_the_first_divergence_live_and_offline(run_pyt
     index = (pytester.path / "drep" / "index.html").read_text()
     assert f'href="{file_name(CHECKED).replace(".npz", ".xlsx")}"' in index and "paddle-infer-diff" in index
 
-    # within a tolerance that bf16 meets, the diff passes (exit 0): it judged, it did not just list
+    # within a tolerance that onednn_fp32 meets, the diff passes (exit 0): it judged, it did not just list
     ok = subprocess.run([Path(sys.executable).parent / "paddle-infer-diff", str(gold / file_name(RECORDED)),
                          str(run_file), "--atol=0.1", "--rtol=0.1"], capture_output=True, text=True)
     assert ok.returncode == 0 and "B against A: within tolerance" in ok.stdout

@@ -118,3 +118,134 @@ def test_a_crashing_candidate_of_a_legacy_program_is_localized_to_the_pass(run_p
         "*memory optimization on*passes*onednn_fp32+no_ir_optim+memory_optim",
         "*as configured*crashed*",
     ])
+
+
+# Small builders Paddle 3.3.1 cannot build or run under oneDNN on a PIR program: a
+# convolution followed by leaky_relu kills the process in conv_activation_onednn_fuse_pass
+# (logged as conv_activation_mkldnn_fuse_pass); one whose output feeds a concat and relu
+# raises in conv_concat_activation_onednn_fuse_pass; an interpolate raises in oneDNN's
+# kernel with or without passes. None of these fail with every optimization off but the last.
+PADDLE_FAILURES = '''
+import paddle
+import paddle.nn as nn
+import paddle.nn.functional as F
+
+
+def build_conv_leaky(channels=8):
+    paddle.seed(1)
+    return nn.Sequential(nn.Conv2D(3, channels, 3, padding=1), nn.LeakyReLU(0.1),
+                         nn.Conv2D(channels, channels, 3, padding=1), nn.LeakyReLU(0.1))
+
+
+class ConcatRelu(nn.Layer):
+    def __init__(self, channels):
+        super().__init__()
+        self.a = nn.Conv2D(3, channels, 3, padding=1)
+        self.b = nn.Conv2D(3, channels, 3, padding=1)
+
+    def forward(self, x):
+        return F.relu(paddle.concat([self.a(x), self.b(x)], axis=1))
+
+
+def build_concat_relu(channels=8):
+    paddle.seed(1)
+    return ConcatRelu(channels)
+
+
+class Upsample(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2D(3, 8, 3, padding=1, stride=2)
+
+    def forward(self, x):
+        return F.interpolate(self.conv(x), scale_factor=2, mode="nearest")
+
+
+def build_upsample():
+    paddle.seed(1)
+    return Upsample()
+'''
+
+PADDLE_FAILURES_SUITE = """
+defaults:
+  run_modes: [onednn_fp32]
+models:
+  conv_leaky:
+    source: paddle_failures:build_conv_leaky
+    inputs: {x: {shape: [-1, 3, -1, -1]}}
+    shapes: [[1, 3, 16, 16]]
+  concat_relu:
+    source: paddle_failures:build_concat_relu
+    inputs: {x: {shape: [-1, 3, -1, -1]}}
+    shapes: [[1, 3, 16, 16]]
+  upsample:
+    source: paddle_failures:build_upsample
+    inputs: {x: {shape: [-1, 3, -1, -1]}}
+    shapes: [[1, 3, 16, 16]]
+  tiny_cnn:
+    run_modes: [onednn_fp32+delete_pass=conv_activation_mkldnn_fuse_pass]
+"""
+
+
+def test_real_crashes_and_paddle_errors_are_localized_without_contradicting_the_rungs(
+        run_pytest, pytester, paddle_cache, xdist_mode):
+    """Paddle's own failures, no injection. With every optimization off passing, the ladder
+    names the pass the candidate's build dies or raises in, by the name delete_pass takes,
+    and the suggested run mode passes; an error that stays with every optimization off is
+    the kernels'; a delete_pass of the name Paddle logs (a silent no-op in Paddle) errors
+    the case with the name to use."""
+    from helpers import run_suite, write_suite
+
+    from pytest_paddle_infer.host import cpu_description
+    from pytest_paddle_infer.models.cache import resolve
+    from pytest_paddle_infer.models.source import parse_source
+
+    if resolve(parse_source("tiny_cnn"), paddle_cache).format != "pir":
+        pytest.skip("this Paddle exports legacy programs only")
+    pytester.makepyfile(paddle_failures=PADDLE_FAILURES)
+    write_suite(pytester, PADDLE_FAILURES_SUITE, "failures.paddle.yaml")
+    run = run_suite(run_pytest, pytester, "--paddle-localize", *xdist_mode)
+    case = lambda name: next(c for k, c in run.cases.items() if f"::{name}[" in k)  # noqa: E731
+
+    raised = case("concat_relu")
+    assert raised.outcome == "error", run.text
+    assert "RuntimeError: (NotFound) Not found attr" in raised.message
+    assert "--paddle-localize: not run" not in raised.message
+    assert ("localization: deleting pass conv_concat_activation_onednn_fuse_pass brings onednn_fp32 "
+            "within tolerance") in raised.message
+    assert re.search(r"all optimizations off +passes", raised.message)
+    assert re.search(r"as configured +raised +onednn_fp32", raised.message)
+    assert raised.properties["paddle_culprit"] == "conv_concat_activation_onednn_fuse_pass"
+    assert "pruning: not done: the candidate crashed or raised before any output was compared" in raised.message
+
+    kernels = case("upsample")
+    # raised while running, not building: JUnit records an error in a test's call as a failure
+    assert kernels.outcome == "failed" and "ConvertPirAttribute2RuntimeAttribute" in kernels.message
+    assert ("localization: onednn_fp32 errors with every graph optimization off: the backend's "
+            "kernels, not a pass, make the difference") in kernels.message
+    assert kernels.properties["paddle_culprit"] == "kernels"
+
+    unknown = case("tiny_cnn")
+    assert unknown.outcome == "error"
+    assert ("has no pass conv_activation_mkldnn_fuse_pass for a PIR (.json) program, so deleting it "
+            "would change nothing; Paddle logs pass conv_activation_onednn_fuse_pass as "
+            "conv_activation_mkldnn_fuse_pass: use +delete_pass=conv_activation_onednn_fuse_pass") in unknown.message
+
+    crashed = case("conv_leaky")
+    if crashed.outcome == "passed":  # the crash is Paddle's; where it does not happen, say where
+        cpu = cpu_description()
+        pytest.skip(f"Paddle builds conv_leaky under onednn_fp32 on this CPU ({cpu['cpu']}: "
+                    f"{cpu['cpu_flags']}): no crash to localize")
+    assert "the executor process was killed by SIGSEGV while building the candidate" in crashed.message
+    assert ("localization: deleting pass conv_activation_onednn_fuse_pass brings onednn_fp32 within "
+            "tolerance") in crashed.message
+    assert re.search(r"all optimizations off +passes", crashed.message)
+    assert re.search(r"as configured +crashed", crashed.message)
+    assert "no set of IR passes explains it" not in crashed.message
+    assert crashed.properties["paddle_culprit"] == "conv_activation_onednn_fuse_pass"
+    fix = crashed.properties["paddle_suggested_run_mode"]
+    assert fix == "onednn_fp32+delete_pass=conv_activation_onednn_fuse_pass"
+    write_suite(pytester, PADDLE_FAILURES_SUITE.split("  concat_relu:")[0].replace(
+        "[onednn_fp32]", f"[{fix}]"), "failures.paddle.yaml")
+    again = run_suite(run_pytest, pytester, "failures.paddle.yaml")
+    assert again.outcomes() and set(again.outcomes().values()) == {"passed"}, again.text

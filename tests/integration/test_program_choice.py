@@ -36,7 +36,20 @@ def check_figures_unchanged(run_pytest, pytester, models, modes, *extra):
 
 def test_intermediates_leave_the_figures_unchanged(run_pytest, pytester, xdist_mode):
     check_figures_unchanged(run_pytest, pytester, ("tiny_cnn", "tiny_detector"),
-                            ("cpu_fp32", "onednn_fp32", "onednn_bf16"), *xdist_mode)
+                            ("cpu_fp32", "onednn_fp32", "onednn_fp32+threads=2"), *xdist_mode)
+
+
+def test_intermediates_leave_the_bf16_figures_unchanged(run_pytest, pytester, bf16_cpu):
+    """bf16 tensors in oneDNN layout, hooked: only where bf16 runs."""
+    check_figures_unchanged(run_pytest, pytester, ("tiny_cnn", "tiny_detector"), ("onednn_bf16",))
+
+
+def test_intermediates_of_onednn_bf16_skip_on_a_cpu_without_bf16(run_pytest, pytester, cpu_without_bf16):
+    run = run_suite(run_pytest, pytester, "--paddle-model=tiny_cnn", "--run-mode=onednn_bf16",
+                    "--paddle-intermediates=all", "--paddle-report=out")
+    cases = {key.split("::")[-1]: case for key, case in run.cases.items()}
+    assert {k: c.outcome for k, c in cases.items()} == {"tiny_cnn[1x3x32x32-onednn_bf16]": "skipped"}, run.text
+    assert "onednn_bf16" in cases["tiny_cnn[1x3x32x32-onednn_bf16]"].message
 
 
 @pytest.mark.resnet50

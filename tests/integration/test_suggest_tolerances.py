@@ -1,13 +1,16 @@
 """End to end: --paddle-suggest-tolerances on a copy of example_suites/cpu_sweep.paddle.yaml
-made small (ResNet50 and MobileNetV3 replaced by tiny_cnn, one shape each): print leaves the
-file alone and shows the figures; write rewrites the tolerances in place, comments and
-anchors kept, and the rewritten suite passes (also under -n 2, where only the controller
-writes)."""
+made small (ResNet50 and MobileNetV3 replaced by tiny_cnn, one shape each) and the same on
+every CPU (its onednn_bf16 entries, which skip on a CPU without bf16, replaced by onednn_fp32
+with two threads, tolerances and all): print leaves the file alone and shows the figures;
+write rewrites the tolerances in place, comments and anchors kept, and the rewritten suite
+passes (also under -n 2, where only the controller writes)."""
 import re
 
 from pytest_paddle_infer.cases.suite import load_suite
 from pytest_paddle_infer.cases.suite_nodes import Context
-from helpers import EXAMPLES, run_suite
+from helpers import DIFFERING_MODE, EXAMPLES, run_suite
+
+CASE_MODE = f"{DIFFERING_MODE}+threads=2"  # what stands in for onednn_bf16
 
 
 def small_sweep() -> str:
@@ -15,9 +18,15 @@ def small_sweep() -> str:
     head, models = text.split("\nmodels:\n")
     detector = models[models.index("  tiny_detector:"):]
     detector = detector.replace("[{image: [1, 3, 64, 64]}, {image: [4, 3, 64, 64]}]", "[{image: [1, 3, 64, 64]}]")
-    # the defaults' onednn_bf16 entry needs a model that takes the defaults
+    # the defaults' third entry needs a model that takes the defaults
     tiny = "  tiny_cnn:                     # stands in for the larger models\n    shapes: [[1, 3, 32, 32]]\n\n"
-    return head + "\nmodels:\n" + tiny + detector
+    text = head + "\nmodels:\n" + tiny + detector
+    # in flow style ({mode: onednn_bf16, ...}) and in block style (- mode: onednn_bf16)
+    text = text.replace("{mode: onednn_bf16,", f"{{mode: {DIFFERING_MODE}, threads: 2,")
+    text, blocks = re.subn(r"^( *- )mode: onednn_bf16$",
+                           lambda m: f"{m[1]}mode: {DIFFERING_MODE}\n{' ' * len(m[1])}threads: 2", text, flags=re.M)
+    assert "onednn_bf16" not in re.sub(r"#.*", "", text) and blocks == 1, text
+    return text
 
 
 def atols(path):
@@ -37,7 +46,7 @@ def test_write_rewrites_the_copy_keeps_comments_and_the_result_passes(pytester, 
                             "--paddle-suggest-seeds=3")
         assert path.read_text() == original
         assert "paddle-infer suggested tolerances" in printed.text
-        assert re.search(r"tiny_detector\[1x3x64x64-onednn_bf16\]\s+fetch_name_0\s+0-2\s+\S+\s+\S+ "
+        assert re.search(rf"tiny_detector\[1x3x64x64-{re.escape(CASE_MODE)}\]\s+fetch_name_0\s+0-2\s+\S+\s+\S+ "
                          r"\(0\.02\)\s+1\s+atol=", printed.text)
         assert len(printed.cases) == 6
 

@@ -4,7 +4,7 @@ import shutil
 import pytest
 
 from pytest_paddle_infer.modes.capabilities import installed_paddle
-from helpers import EXAMPLES, run_suite, summary_figures
+from helpers import EXAMPLES, cpu_lacks_bf16, run_suite, summary_figures
 
 CPU_ONLY_PADDLE = installed_paddle()[0] == "paddlepaddle"  # the GPU wheel is paddlepaddle-gpu
 
@@ -29,7 +29,13 @@ def test_gpu_suite_skips_every_case_with_the_reason(pytester, run_pytest, xdist_
 def test_builder_example_passes(pytester, run_pytest, xdist_mode):
     copy_example(pytester, "builder")
     run = run_suite(run_pytest, pytester, *xdist_mode)
-    assert len(run.cases) == 8 and set(run.outcomes().values()) == {"passed"}
+    bf16 = {k for k in run.cases if k.endswith("-onednn_bf16]")}
+    assert len(run.cases) == 8 and len(bf16) == 2
+    assert {v for k, v in run.outcomes().items() if k not in bf16} == {"passed"}
+    # bf16 runs where the CPU has it, and skips where it has not
+    lacks = cpu_lacks_bf16()
+    assert {run.cases[k].outcome for k in bf16} == {"skipped" if lacks else "passed"}
+    assert all("onednn_bf16" in run.cases[k].message for k in bf16 if lacks)
 
 
 def test_cpu_sweep_declares_three_models_two_shapes_three_modes(pytester, run_pytest):
@@ -46,6 +52,12 @@ def test_cpu_sweep_passes_alike_with_and_without_xdist(pytester, run_pytest):
     copy_example(pytester, "cpu_sweep.paddle.yaml")
     serial = run_suite(run_pytest, pytester)
     parallel = run_suite(run_pytest, pytester, "-n", "2")
-    assert len(serial.cases) == 18 and set(serial.outcomes().values()) == {"passed"}
+    bf16 = {k for k in serial.cases if k.endswith("-onednn_bf16]")}
+    assert len(serial.cases) == 18 and len(bf16) == 6
+    assert {v for k, v in serial.outcomes().items() if k not in bf16} == {"passed"}
+    # bf16 runs where the CPU has it, and skips naming the CPU where it has not
+    lacks = cpu_lacks_bf16()
+    assert {serial.cases[k].outcome for k in bf16} == {"skipped" if lacks else "passed"}
+    assert all(lacks.split(" has none")[0] in serial.cases[k].message for k in bf16 if lacks)
     assert parallel.outcomes() == serial.outcomes()
     assert summary_figures(parallel.text) == summary_figures(serial.text)

@@ -12,11 +12,11 @@ SUITE = """
       cnn:
         source: tiny_cnn
       tiny_detector:
-        run_modes: [cpu_fp32, onednn_bf16]
+        run_modes: [cpu_fp32, {mode: onednn_fp32, threads: 2}]
 """
 ALL = {
     "cnn[1x3x32x32-cpu_fp32]", "cnn[1x3x32x32-onednn_fp32]", "cnn[1x3x32x32-onednn_fp32+no_ir_optim]",
-    "tiny_detector[1x3x64x64-cpu_fp32]", "tiny_detector[1x3x64x64-onednn_bf16]",
+    "tiny_detector[1x3x64x64-cpu_fp32]", "tiny_detector[1x3x64x64-onednn_fp32+threads=2]",
 }
 
 
@@ -29,10 +29,12 @@ def ran(run):
     (["--paddle-model=cnn"], {c for c in ALL if c.startswith("cnn")}),
     (["--paddle-model=tiny_cnn"], {c for c in ALL if c.startswith("cnn")}),
     # a bare run mode keeps the mode with any toggles; toggles keep exactly that variant
-    (["--run-mode=onednn_fp32"], {"cnn[1x3x32x32-onednn_fp32]", "cnn[1x3x32x32-onednn_fp32+no_ir_optim]"}),
+    (["--run-mode=onednn_fp32"], {"cnn[1x3x32x32-onednn_fp32]", "cnn[1x3x32x32-onednn_fp32+no_ir_optim]",
+                                  "tiny_detector[1x3x64x64-onednn_fp32+threads=2]"}),
     (["--run-mode=onednn_fp32+no_ir_optim"], {"cnn[1x3x32x32-onednn_fp32+no_ir_optim]"}),
-    (["--paddle-model=tiny_detector", "--run-mode=cpu_fp32,onednn_fp32"], {"tiny_detector[1x3x64x64-cpu_fp32]"}),
-    (["-k", "detector and bf16"], {"tiny_detector[1x3x64x64-onednn_bf16]"}),
+    (["--paddle-model=tiny_detector", "--run-mode=cpu_fp32,onednn_fp32+no_ir_optim"],
+     {"tiny_detector[1x3x64x64-cpu_fp32]"}),
+    (["-k", "detector and threads"], {"tiny_detector[1x3x64x64-onednn_fp32+threads=2]"}),
     (["-m", "paddle_run_mode(mode='cpu_fp32')"], {"cnn[1x3x32x32-cpu_fp32]", "tiny_detector[1x3x64x64-cpu_fp32]"}),
     (["-m", "paddle_model(name='tiny_detector')"], {c for c in ALL if c.startswith("tiny_detector")}),
     (["--deselect", "paddle_suite.yaml::cnn[1x3x32x32-cpu_fp32]"], ALL - {"cnn[1x3x32x32-cpu_fp32]"}),

@@ -22,7 +22,7 @@ FEATURES = """
           - cpu_fp32+no_ir_optim        # the command line's spelling
           - {mode: onednn_fp32, ir_optim: false, threads: 2}
           - {mode: onednn_fp32, delete_passes: [conv2d_bn_onednn_fuse_pass]}
-          - mode: onednn_bf16
+          - mode: onednn_fp32
             tolerances: {atol: 0.05, rtol: 0.05, cosine_min: 0.999}
       tiny_detector:                    # run modes and tolerances from defaults
         inputs:
@@ -36,7 +36,7 @@ FEATURES = """
       drifting:
         source: tiny_cnn
         run_modes:
-          - {mode: onednn_bf16, tolerances: {atol: 0, rtol: 0}, xfail: "bf16 is not exact"}
+          - {mode: onednn_fp32, tolerances: {atol: 0, rtol: 0}, xfail: "folding batch_norm is not exact"}
           - mode: cpu_fp32
             xfail: {reason: "claims a failure that does not happen", strict: true}
 """
@@ -52,7 +52,7 @@ def test_every_schema_feature_makes_its_cases(pytester, run_pytest, xdist_mode):
     cnn_modes = {label("cpu_fp32", ir_optim=False): "passed",
                  label("onednn_fp32", ir_optim=False, threads=2): "passed",
                  label("onednn_fp32", delete_passes=("conv2d_bn_onednn_fuse_pass",)): "passed",
-                 "onednn_bf16": "passed"}
+                 "onednn_fp32": "passed"}
     expected = {f"paddle_suite.yaml::cnn[{shape}-{mode}]": outcome
                 for shape in ("1x3x32x32", "3x3x32x32") for mode, outcome in cnn_modes.items()}
     expected.update({
@@ -60,12 +60,12 @@ def test_every_schema_feature_makes_its_cases(pytester, run_pytest, xdist_mode):
         "paddle_suite.yaml::tiny_detector[2x3x64x64-onednn_fp32]": "passed",
         "paddle_suite.yaml::parked[1x3x32x32-cpu_fp32]": "skipped",
         "paddle_suite.yaml::parked[1x3x32x32-onednn_fp32]": "skipped",
-        "paddle_suite.yaml::drifting[1x3x32x32-onednn_bf16]": "xfailed",
+        "paddle_suite.yaml::drifting[1x3x32x32-onednn_fp32]": "xfailed",  # on every CPU (helpers.DIFFERING_MODE)
         "paddle_suite.yaml::drifting[1x3x32x32-cpu_fp32]": "failed",  # strict xfail that passed
     })
     assert run.outcomes() == expected
     assert "waiting for the new export" in run.text
-    assert "bf16 is not exact" in run.text
+    assert "folding batch_norm is not exact" in run.text
     assert "[XPASS(strict)] claims a failure that does not happen" in run.text
     detector = run.cases["paddle_suite.yaml::tiny_detector[2x3x64x64-cpu_fp32]"]
     assert detector.properties["paddle_mismatched"] == "0/40"  # boxes 2x4x4 + scores 2x4
@@ -73,7 +73,7 @@ def test_every_schema_feature_makes_its_cases(pytester, run_pytest, xdist_mode):
 
 BUILDER = """
     defaults:
-      run_modes: [cpu_fp32, {mode: onednn_bf16, tolerances: {atol: 0.05, rtol: 0.05}}]
+      run_modes: [cpu_fp32, {mode: onednn_fp32, tolerances: {atol: 0.05, rtol: 0.05}}]
     models:
       mlp:
         source: nets.mlp:build_mlp          # a package beside the suite file
@@ -100,7 +100,7 @@ def test_builder_beside_the_suite_is_exported_with_its_kwargs(pytester, run_pyte
     write_suite(pytester, BUILDER)
     run = run_suite(run_pytest, pytester, *xdist_mode)
     assert run.outcomes() == {f"paddle_suite.yaml::mlp[{s}-{m}]": "passed"
-                              for s in ("1x8", "6x8") for m in ("cpu_fp32", "onednn_bf16")}
+                              for s in ("1x8", "6x8") for m in ("cpu_fp32", "onednn_fp32")}
     # classes=3 reached the builder: each row of the output has 3 logits
     assert run.cases["paddle_suite.yaml::mlp[6x8-cpu_fp32]"].properties["paddle_mismatched"] == "0/18"
 

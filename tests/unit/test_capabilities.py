@@ -71,3 +71,131 @@ def test_detect_reports_this_cpu_only_install():
         f"trt_int8 needs Paddle built with CUDA and TensorRT; {dist} {version} installed here "
         "is CPU-only")
     assert caps.missing_for(MODES["cpu_fp32"]) is None
+
+
+# -- the CPU: bf16 and int8 kernels -------------------------------------------------------
+
+EPYC = dict(cpu="AMD EPYC", cpu_flags="avx avx2 f16c fma sse4_1 sse4_2")
+SAPPHIRE_RAPIDS = dict(cpu="Intel(R) Xeon(R) Platinum 8480+", cpu_flags=(
+    "amx_bf16 amx_int8 amx_tile avx avx2 avx512_bf16 avx512_vnni avx512bw avx512cd avx512dq "
+    "avx512f avx512vl avx_vnni fma"))
+
+
+def _cpu(bf16, int8_kernels, hidden=False, cpu=EPYC):
+    return Capabilities("paddlepaddle", "3.3.1", "abc", False, 0, (0,), (0,), True, **cpu,
+                        bf16=bf16, bf16_hidden=hidden, int8_kernels=int8_kernels)
+
+
+def test_onednn_bf16_skips_on_a_cpu_without_bf16_naming_it():
+    assert _cpu(False, "avx2 without VNNI").missing_for(MODES["onednn_bf16"]) == (
+        "onednn_bf16 needs a CPU with avx512 (bf16); this one (AMD EPYC: avx2) has none, and "
+        "Paddle would silently run fp32")
+    hidden = _cpu(False, "AMX", hidden=True, cpu=SAPPHIRE_RAPIDS)
+    assert hidden.missing_for(MODES["onednn_bf16"]) == (
+        "onednn_bf16 needs a CPU with avx512 (bf16); this one (Intel(R) Xeon(R) Platinum 8480+: "
+        "avx512, amx_bf16, amx_int8, avx512_bf16, avx512_vnni, avx_vnni) counts as having none: "
+        "PADDLE_INFER_TEST_NO_BF16 is set (a test of this skip)")
+    for caps in (_cpu(True, "AMX", cpu=SAPPHIRE_RAPIDS), _cpu(None, None)):  # None: not known
+        assert caps.missing_for(MODES["onednn_bf16"]) is None
+    # the build comes first: a CPU with bf16 would not make a Paddle without oneDNN run it
+    no_onednn = Capabilities("paddlepaddle", "3.3.1", "abc", False, 0, (0,), (0,), False, **EPYC,
+                             bf16=False, int8_kernels="avx2 without VNNI")
+    assert "built with oneDNN" in no_onednn.missing_for(MODES["onednn_bf16"])
+
+
+def test_onednn_int8_runs_without_vnni_and_skips_without_int8_kernels():
+    assert _cpu(False, "avx2 without VNNI").missing_for(MODES["onednn_int8"]) is None
+    assert _cpu(False, "").missing_for(MODES["onednn_int8"]) == (
+        "onednn_int8 needs a CPU with avx2 or avx512 (oneDNN's int8 kernels); this one "
+        "(AMD EPYC: avx2) has neither")
+    for mode in ("cpu_fp32", "onednn_fp32"):
+        assert _cpu(False, "").missing_for(MODES[mode]) is None
+
+
+def test_the_header_line_names_the_cpu_and_its_cpu_modes():
+    assert _cpu(False, "avx2 without VNNI").cpu_modes_line() == (
+        "CPU AMD EPYC (avx2): cpu_fp32, onednn_fp32, onednn_int8 run; onednn_int8's int8 "
+        "kernels: avx2 without VNNI (slower, and larger differences than with VNNI: README, int8 "
+        "on the CPU); onednn_bf16 skips (no avx512 (bf16): Paddle would run fp32)")
+    assert _cpu(True, "AMX", cpu=SAPPHIRE_RAPIDS).cpu_modes_line() == (
+        "CPU Intel(R) Xeon(R) Platinum 8480+ (avx512, amx_bf16, amx_int8, avx512_bf16, "
+        "avx512_vnni, avx_vnni): cpu_fp32, onednn_fp32, onednn_bf16, onednn_int8 run; "
+        "onednn_int8's int8 kernels: AMX")
+    assert _cpu(False, "AMX", hidden=True, cpu=SAPPHIRE_RAPIDS).cpu_modes_line().endswith(
+        "; onednn_bf16 skips (bf16 hidden by PADDLE_INFER_TEST_NO_BF16)")
+
+
+def test_int8_kernel_families_from_the_flags():
+    from pytest_paddle_infer.host import int8_kernels, vector_level
+
+    assert [int8_kernels(flags) for flags in (
+        EPYC["cpu_flags"], SAPPHIRE_RAPIDS["cpu_flags"],
+        "avx avx2 avx512bw avx512cd avx512dq avx512f avx512vl avx512_vnni",  # Cascade Lake
+        "avx avx2 avx512bw avx512cd avx512dq avx512f avx512vl",  # Skylake-SP
+        "avx avx2 avx_vnni fma",  # Alder Lake
+        "avx sse4_2",  # Sandy Bridge: Paddle's supports_int8() is False
+    )] == ["avx2 without VNNI", "AMX", "avx512 VNNI", "avx512 without VNNI", "AVX-VNNI", ""]
+    # avx512f alone is not oneDNN's avx512_core, which supports_bfloat16() asks for
+    assert vector_level("avx avx2 avx512f avx512cd") == "avx2"
+
+
+def test_detect_reads_this_cpu_as_paddle_does():
+    from paddle.base import core
+
+    from helpers import cpu_lacks_bf16, int8_kernels_here
+    from pytest_paddle_infer.host import INT8_AVX_VNNI, cpu_description
+
+    caps = detect()
+    assert (caps.cpu, caps.cpu_flags) == tuple(cpu_description().values())
+    assert caps.bf16 == bool(core.supports_bfloat16()) and not caps.bf16_hidden
+    # the tests' own reading (no paddle) agrees with Paddle's
+    assert (cpu_lacks_bf16() == "") == caps.bf16
+    assert caps.int8_kernels == int8_kernels_here() and bool(caps.int8_kernels) == core.supports_int8()
+    if caps.int8_kernels != INT8_AVX_VNNI:  # Paddle's supports_vnni() asks avx512_vnni
+        assert caps.vnni == bool(core.supports_vnni())
+    reason = caps.missing_for(MODES["onednn_bf16"])
+    assert (reason is None) == caps.bf16
+    if reason:
+        assert reason.startswith(f"onednn_bf16 needs a CPU with avx512 (bf16); this one ({caps.cpu}: ")
+
+
+def test_cpu_without_bf16_hides_bf16_on_every_cpu(cpu_without_bf16):
+    from paddle.base import core
+
+    caps = detect()
+    assert caps.bf16 is False and caps.bf16_hidden == bool(core.supports_bfloat16())
+    assert caps.missing_for(MODES["onednn_bf16"]).startswith(
+        f"onednn_bf16 needs a CPU with avx512 (bf16); this one ({caps.cpu}: ")
+    assert caps.missing_for(MODES["onednn_int8"]) is None or not core.supports_int8()
+
+
+def test_the_installation_record_is_kept_per_cpu_and_bf16_mask(tmp_path, monkeypatch):
+    import json
+
+    from pytest_paddle_infer.host import cpu_description
+    from pytest_paddle_infer.modes.capabilities import INSTALLATION_FILE, NO_BF16_ENV, known_installation
+
+    asked = []
+    caps = _cpu(False, "avx2 without VNNI")
+
+    def ask():
+        asked.append(1)
+        return caps, {"paddle": "paddlepaddle 3.3.1"}
+
+    monkeypatch.delenv(NO_BF16_ENV, raising=False)
+    assert known_installation(tmp_path, ask) == (caps, {"paddle": "paddlepaddle 3.3.1"})
+    assert known_installation(tmp_path, ask)[0] == caps and len(asked) == 1  # the CPU fields too
+    monkeypatch.setenv(NO_BF16_ENV, "1")  # another answer: asked again, kept apart
+    known_installation(tmp_path, ask)
+    assert len(asked) == 2
+    monkeypatch.delenv(NO_BF16_ENV)
+    known_installation(tmp_path, ask)  # one record per cache dir: the masked one replaced it
+    assert len(asked) == 3
+    path = tmp_path / INSTALLATION_FILE
+    record = json.loads(path.read_text())
+    this_cpu = cpu_description()["cpu"]
+    assert this_cpu in record["key"]
+    record["key"] = ["Some Other CPU" if v == this_cpu else v for v in record["key"]]
+    path.write_text(json.dumps(record))  # a cache dir carried to another machine
+    known_installation(tmp_path, ask)
+    assert len(asked) == 4

@@ -212,6 +212,14 @@ def test_evidence_round_trips_through_a_dict():
     assert Evidence.from_dict(json.loads(json.dumps(ev.to_dict()))) == ev
 
 
+def test_the_cpu_kernel_family_is_part_of_the_evidence():
+    ev = candidate("onednn_int8", [("onednn_op.quantize:1", "q", "paddle.uint8", "ONEDNN")])
+    ev.kernels = "int8 kernels: avx2 without VNNI (AMD EPYC; slower, and larger differences than with VNNI)"
+    assert ev.text().endswith("; tensorrt_engine ops: 0; int8 kernels: avx2 without VNNI (AMD EPYC; "
+                              "slower, and larger differences than with VNNI)")
+    assert Evidence.from_dict(json.loads(json.dumps(ev.to_dict()))) == ev
+
+
 # -- recording --------------------------------------------------------------------------------
 
 

@@ -4,8 +4,9 @@ import json
 import pytest
 
 from pytest_paddle_infer.execute.int8_evidence import (
-    DtypeTally, no_int8_problem, not_quantized_reason, program_op_types, quantize_ops,
-    wants_int8_kernels)
+    DtypeTally, int8_kernels_text, int8_note, no_int8_problem, not_quantized_reason,
+    program_op_types, quantize_ops, wants_int8_kernels)
+from pytest_paddle_infer.modes.capabilities import Capabilities
 from pytest_paddle_infer.modes.run_modes import RUN_MODES
 
 
@@ -60,3 +61,18 @@ def test_no_int8_tensor_fails_with_what_ran():
         "onednn_int8: no int8 kernel ran: the candidate's output hooks saw no int8/uint8 tensor "
         "(tensors float32 x3; ops conv2d, dequantize_linear, quantize_linear), although the "
         "program carries dequantize_linear x10, quantize_linear x5")
+
+
+def test_the_note_names_the_int8_kernel_family_and_whether_it_has_vnni():
+    def caps(cpu, family):
+        return Capabilities("paddlepaddle", "3.3.1", "", False, 0, (0,), (0,), True, cpu=cpu,
+                            int8_kernels=family)
+
+    tally = DtypeTally()
+    tally("quantize", "t", FakeTensor("paddle.int8"))
+    without = int8_kernels_text(caps("AMD EPYC", "avx2 without VNNI"))
+    assert int8_note(tally, without) == (
+        "int8 evidence: the candidate's output hooks saw tensors int8 x1; ops quantize; int8 "
+        "kernels: avx2 without VNNI (AMD EPYC; slower, and larger differences than with VNNI)")
+    assert int8_kernels_text(caps("Intel Xeon", "avx512 VNNI")) == "int8 kernels: avx512 VNNI (Intel Xeon)"
+    assert int8_kernels_text(caps("", None)) == ""  # not known: nothing said

@@ -6,8 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from pytest_paddle_infer.localize.ladder import Localization, ddmin, localize, single_culprit_bound
+from pytest_paddle_infer.localize.ladder import (Localization, _span, ddmin, localize,
+                                                 single_culprit_bound)
 from pytest_paddle_infer.localize.op_blame import TRT_MATRIX_MULTIPLY, plain_op_type
+from pytest_paddle_infer.localize.pir_passes import PassList
 from pytest_paddle_infer.modes.run_modes import DynamicShape, RunModeSpec, call, parse_run_mode
 
 PASSES = [f"pass_{i}" for i in range(41)]
@@ -44,17 +46,21 @@ def test_ddmin_gives_none_when_removing_everything_does_not_help():
 
 
 class Scripted:
-    """A trial by rule: ``bad(spec, extra)`` says whether the varied predictor diverges;
-    ``crash`` makes a bad trial one whose process died."""
+    """A trial by rule: ``bad(spec, extra)`` says whether the varied predictor diverges
+    (or, as "crashed" or "raised", how else it fails); ``crash`` makes every bad trial one
+    whose process died."""
 
     def __init__(self, bad, crash=False):
         self.bad, self.crash, self.specs = bad, crash, []
 
     def __call__(self, spec, extra=()):
         self.specs.append((spec, tuple(extra)))
-        if not self.bad(spec, extra):
+        how = self.bad(spec, extra)
+        if not how:
             return True, 1e-6, ""
-        if self.crash:
+        if how == "raised":
+            return False, float("nan"), "raised: (NotFound) Not found attr."
+        if self.crash or how == "crashed":
             return False, float("nan"), "crashed: the trial's process was killed by SIGSEGV"
         return False, 0.5, ""
 
@@ -64,10 +70,11 @@ def ir_off(spec):
 
 
 def run(spec_text, bad, ops=("conv2d", "relu", "matmul_v2", "softmax"), crash=False,
-        program_format="legacy", off_calls=()) -> Localization:
+        program_format="legacy", off_calls=(), failure="fails", passes=None) -> Localization:
     trial = Scripted(bad, crash)
+    listed = passes if passes is not None else PassList(PASSES)
     loc = localize(parse_run_mode(spec_text) if isinstance(spec_text, str) else spec_text,
-                   trial, lambda: list(PASSES), lambda: list(ops), off_calls, program_format)
+                   trial, lambda: listed, lambda: list(ops), off_calls, program_format, failure)
     assert loc.builds == len(trial.specs) == len(loc.rungs)
     assert loc.lines()[0].endswith(f"({loc.builds} builds)")
     return loc
@@ -187,19 +194,80 @@ def test_op_type_names_as_config_calls_spell_them():
     assert plain_op_type("relu") == "relu"
 
 
-def test_no_pass_set_explains_it_the_optimized_kernels_do():
+def test_with_every_optimization_off_passing_the_verdict_never_blames_the_kernels():
+    """Deleting every listed pass does not help, but every optimization off does: IR
+    optimization beyond its pass list makes the difference, and the run mode of that rung
+    (which a trial passed) is the fix; on PIR that rung needs calls no toggle spells."""
     loc = run("onednn_fp32", lambda spec, extra: not ir_off(spec))
-    assert loc.culprit == "kernels" and not loc.fix
-    assert loc.verdict.startswith("no set of IR passes explains it")
+    assert loc.rungs[0].state == "passes" and "kernels" not in loc.verdict
+    assert loc.culprit == "ir_optim" and loc.fix == "onednn_fp32+no_ir_optim"
+    assert loc.verdict.startswith("onednn_fp32 passes with every graph optimization off, but "
+                                  "deleting all 41 passes it runs beyond those does not")
     assert loc.builds == 4  # off, memory, as configured, every pass deleted
+    off = (call("enable_custom_passes", [], True),)
+    pir = localize(parse_run_mode("onednn_fp32"), Scripted(lambda spec, extra: not extra),
+                   lambda: list(PASSES), lambda: [], off, "pir")
+    assert pir.culprit == "ir_optim" and not pir.fix
 
 
-def test_a_crash_with_every_optimization_off_blames_the_kernels():
-    loc = run("onednn_fp32", lambda spec, extra: True, crash=True)
+def test_a_pass_list_that_could_not_be_read_is_said_with_the_command_to_read_it():
+    why = "building the candidate to list them crashed (the process was killed by SIGSEGV) before Paddle named any pass"
+    listed = PassList([], why, "python -c '...' 2>&1 | grep 'Running PIR pass'")
+    loc = run("onednn_fp32", lambda spec, extra: not ir_off(spec), crash=True, passes=listed,
+              failure="crashed")
+    assert [r.state for r in loc.rungs] == ["passes", "passes", "crashed"]
+    assert loc.verdict == (f"the passes onednn_fp32 runs could not be read: {why}; list them by "
+                           f"hand: python -c '...' 2>&1 | grep 'Running PIR pass'")
+    assert not loc.culprit and not loc.fix
+
+
+def test_the_case_own_failure_with_every_optimization_off_blames_the_kernels():
+    loc = run("onednn_fp32", lambda spec, extra: True, crash=True, failure="crashed")
     assert loc.culprit == "kernels" and "crashes with every graph optimization off" in loc.verdict
+    raised = run("onednn_fp32", lambda spec, extra: "raised", failure="raised")
+    assert raised.culprit == "kernels" and raised.builds == 1
+    assert "errors with every graph optimization off" in raised.verdict
+
+
+def test_a_rung_failing_another_way_than_the_case_blames_nothing_and_the_search_goes_on():
+    """The case crashes in pass_7; with every optimization off the program raises (another
+    failure, which neither reproduces the crash nor clears the passes): the search goes on,
+    every trial that raises or crashes counting as bad, and names pass_7."""
+    def bad(spec, extra):
+        if ir_off(spec):
+            return "raised"
+        if "pass_7" not in spec.delete_passes:
+            return "crashed"
+        return "raised" if len(spec.delete_passes) < 3 else False  # a partial deletion errors
+
+    loc = run("onednn_fp32", bad, failure="crashed")
+    assert [r.state for r in loc.rungs[:2]] == ["raised", "crashed"]  # no memory rung after a raise
+    assert loc.rungs[1].name == "as configured"
+    assert loc.culprit and "pass_7" in loc.culprit.split(", ") and loc.fix.startswith("onednn_fp32+delete_pass=")
+    assert all(r.passed for r in loc.rungs if r.change == f"delete_pass: {_span(loc.culprit.split(', '))}")
+    # a divergent case: a raise with every optimization off is not the divergence either
+    diverges = run("onednn_fp32", lambda spec, extra: "raised" if ir_off(spec)
+                   else "pass_29" not in spec.delete_passes)
+    assert diverges.culprit == "pass_29" and diverges.rungs[0].state == "raised"
+    none = run("onednn_fp32", lambda spec, extra: "raised" if ir_off(spec) else True)
+    assert not none.culprit and "errors, a failure other than the case's" in none.verdict
 
 
 def test_kernels_of_a_mode_with_an_op_switch_when_no_op_type_helps():
     loc = run("gpu_fp16", lambda spec, extra: True)
     assert loc.culprit == "kernels" and not loc.fix
     assert [r.name for r in loc.rungs] == ["all optimizations off", "4 op type(s) kept in fp32"]
+
+
+def test_the_pass_a_listing_build_stopped_in_is_tried_first():
+    """A candidate whose build crashes in pass_30: the listing names it (PassList.stopped_in)
+    and one trial without it settles the search; a suspect that does not fix the case alone
+    leaves the search over every pass as before."""
+    crash_in_30 = lambda spec, extra: not ir_off(spec) and "pass_30" not in spec.delete_passes
+    loc = run("onednn_fp32", crash_in_30, crash=True, failure="crashed",
+              passes=PassList(PASSES, stopped_in=["pass_30"]))
+    assert loc.culprit == "pass_30" and loc.search_builds == 1
+    both = lambda spec, extra: not ir_off(spec) and not {"pass_4", "pass_30"} <= set(spec.delete_passes)
+    wider = run("onednn_fp32", both, crash=True, failure="crashed",
+                passes=PassList(PASSES, stopped_in=["pass_30"]))
+    assert wider.culprit == "pass_4, pass_30" and wider.rungs[3].change == "delete_pass: pass_30"

@@ -189,8 +189,8 @@ def test_threads_below_one_is_refused():
 # ---------------------------------------------------------------------------------------
 def test_needs_follow_from_traits():
     assert {m.name: m.needs for m in RUN_MODES.values()} == {
-        "cpu_fp32": (), "onednn_fp32": ("onednn",), "onednn_bf16": ("onednn",),
-        "onednn_int8": ("onednn",), "gpu_fp32": ("cuda",), "gpu_fp16": ("cuda",),
+        "cpu_fp32": (), "onednn_fp32": ("onednn",), "onednn_bf16": ("onednn", "bf16"),
+        "onednn_int8": ("onednn", "int8"), "gpu_fp32": ("cuda",), "gpu_fp16": ("cuda",),
         "trt_fp32": ("cuda", "tensorrt"), "trt_fp16": ("cuda", "tensorrt"),
         "trt_int8": ("cuda", "tensorrt")}
     assert [m for m in RUN_MODES if RUN_MODES[m].tensorrt] == ["trt_fp32", "trt_fp16", "trt_int8"]

@@ -151,14 +151,12 @@ class Worker:
         self.shutting_down = True
 
 
-def scheduler(collection, cases, history=None, workers=2, groups=None, clock=None):
+def scheduler(collection, cases, history=None, workers=2, groups=None):
     cls = scheduler_class()
     config = SimpleNamespace(getvalue=lambda name: {"tx": ["popen"] * workers}[name],
                              getoption=lambda name: {"maxschedchunk": None}[name])
     groups = groups or SimpleNamespace(plan=lambda coll, n: plan(coll, cases, history or {}, n))
     sched = cls(config, Producer("test", enabled=False), groups)
-    if clock is not None:
-        sched.clock = clock
     nodes = [Worker(f"gw{i}") for i in range(workers)]
     for node in nodes:
         sched.add_node(node)
@@ -247,10 +245,10 @@ def test_a_worker_holding_nothing_gets_two_tests_even_across_units():
     assert take_batch(pending, unit_of, 2, minimum=0) == [3]
 
 
-def test_history_keeps_each_cases_own_seconds_and_the_baselines_apart(tmp_path, monkeypatch):
-    """The controller writes each model and run mode's own seconds per case (the time a case
-    waited for baselines taken off, as its executor measured it) and each model's baseline
-    seconds per case; entries of models and modes that did not run stay."""
+def test_history_keeps_each_model_and_run_modes_mean_seconds_per_case(tmp_path, monkeypatch):
+    """The controller writes each model and run mode's mean seconds per case (setup, call and
+    teardown); a worker's first case, which also waited for Paddle to load, counts only where
+    nothing else prices its model and mode; entries of models and modes that did not run stay."""
     import json
 
     from pytest_paddle_infer.xdist_scheduling import ModelGroups
@@ -262,22 +260,42 @@ def test_history_keeps_each_cases_own_seconds_and_the_baselines_apart(tmp_path, 
     groups.cases = {f"s.yaml::r[{s}-{m}]": ("zoo:r", m) for s in ("1x", "4x")
                     for m in ("cpu_fp32", "onednn_fp32")}
 
-    def reports(nodeid, worker, seconds, waited):
+    def reports(nodeid, worker, seconds):
         node = SimpleNamespace(gateway=SimpleNamespace(id=worker))
-        props = [("paddle_baseline_seconds", f"{waited:.3f}")]
         for when, part in (("setup", 0.1 * seconds), ("call", 0.9 * seconds), ("teardown", 0.0)):
-            groups.pytest_runtest_logreport(SimpleNamespace(
-                nodeid=nodeid, when=when, duration=part, node=node,
-                user_properties=props if when != "setup" else []))
+            groups.pytest_runtest_logreport(SimpleNamespace(nodeid=nodeid, when=when, duration=part,
+                                                            node=node))
 
-    # gw0 ran cpu_fp32 and computed both baselines; gw1 ran onednn_fp32 and found them computed
-    reports("s.yaml::r[1x-cpu_fp32]", "gw0", 3.0, 1.0)  # gw0's first: counted if nothing else
-    reports("s.yaml::r[4x-cpu_fp32]", "gw0", 6.0, 3.0)
-    reports("s.yaml::r[1x-onednn_fp32]", "gw1", 2.0, 0.0)  # gw1's first
-    reports("s.yaml::r[4x-onednn_fp32]", "gw1", 2.5, 0.0)
+    reports("s.yaml::r[1x-cpu_fp32]", "gw0", 8.0)  # gw0's first: priced by the other cpu_fp32 case
+    reports("s.yaml::r[4x-cpu_fp32]", "gw0", 3.0)
+    reports("s.yaml::r[1x-onednn_fp32]", "gw1", 4.0)  # gw1's first, and only case of its mode
     groups.pytest_sessionfinish(None)
     groups.pytest_unconfigure(None)
     history = json.loads(path.read_text())
     assert history == {"zoo:old": {"cpu_fp32": 9.0},
-                       "zoo:r": {"cpu_fp32": 3.0, "onednn_fp32": 2.5, "onednn_bf16": 7.0,
-                                 "(baselines)": 1.0}}  # 4 s waited over 4 cases
+                       "zoo:r": {"cpu_fp32": 3.0, "onednn_fp32": 4.0, "onednn_bf16": 7.0}}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_never_stalls_and_keeps_units_whole(seed):
+    """Any history, 2 or 3 workers, plain tests after: every test runs once, no worker waits
+    with tests unrun, and each unit (a model's, or one run mode's of a split model) runs on
+    one worker."""
+    import random
+
+    rng = random.Random(seed)
+    models = [f"m{i}" for i in range(rng.randint(1, 5))]
+    collection, cases = sweep(*models, modes=rng.sample(MODES, rng.randint(1, 3)),
+                              shapes=("1x", "4x", "8x")[:rng.randint(1, 3)],
+                              plain=[f"test_{i}" for i in range(rng.choice([0, 3, 12]))])
+    history = {f"zoo:{m}": {mode: rng.choice([0.01, 0.2, 1.0, 5.0]) for mode in MODES}
+               for m in models if rng.random() < 0.8}
+    workers = rng.choice([2, 3])
+    sched, nodes = scheduler(collection, cases, history, workers)
+    ran = run_all(sched, nodes, collection)
+    _, unit_of = plan(collection, cases, history, workers)
+    where = {}
+    for worker, test in ran:
+        if test in cases:
+            where.setdefault(unit_of[collection.index(test)], set()).add(worker)
+    assert where and all(len(w) == 1 for w in where.values()), where
