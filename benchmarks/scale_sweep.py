@@ -7,7 +7,7 @@ each N's median wall time and its speed-up over serial, and checks every N gives
 outcome for every case (JUnit) and the same figures in the paddle-infer summary table.
 
     python benchmarks/scale_sweep.py [--suite ../shared/device/scale.paddle.yaml]
-        [--workers 0,2,4,8,16] [--runs 1] [--cache-dir DIR]
+        [--workers 0,2,4,8,16] [--runs 1] [--cache-dir DIR] [--no-warm] [--serial SECONDS]
 """
 import argparse
 import os
@@ -26,13 +26,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="example_suites/cpu_sweep.paddle.yaml")
     parser.add_argument("--workers", default="0,2,4,8,16",
-                        help="comma-separated -n values; 0 is serial and is always measured")
+                        help="comma-separated -n values; 0 is serial")
+    parser.add_argument("--serial", type=float, default=None,
+                        help="serial seconds measured before (when --workers leaves 0 out)")
     parser.add_argument("--runs", type=int, default=1, help="timed rounds (median)")
     parser.add_argument("--cache-dir", type=Path,
                         default=Path(tempfile.gettempdir()) / "paddle-infer-scale-sweep-cache")
     parser.add_argument("--no-warm", action="store_true", help="the cache is warm already")
     opts = parser.parse_args()
-    counts = sorted({0, *(int(n) for n in opts.workers.split(",") if n.strip())})
+    counts = sorted({int(n) for n in opts.workers.split(",") if n.strip()})
+    if 0 not in counts and opts.serial is None:
+        parser.error("--workers leaves out 0: give the serial seconds with --serial")
     suite = str(Path(opts.suite).resolve())
     opts.cache_dir.mkdir(parents=True, exist_ok=True)
     print(f"{opts.suite}, cache {opts.cache_dir}, {os.cpu_count()} CPUs, Python "
@@ -49,13 +53,14 @@ def main():
                 times[n].append(wall)
                 seen.setdefault(n, (cases, figures))
                 print(f"  round {i + 1}  -n {n:<2}  wall {wall:7.2f}s  {len(cases)} cases", flush=True)
-    serial = statistics.median(times[0])
+    serial = statistics.median(times[0]) if 0 in counts else opts.serial
     print(f"{'workers':>7}  {'wall':>8}  speed-up")
     for n in counts:
         wall = statistics.median(times[n])
         print(f"{n:>7}  {wall:7.2f}s  {serial / wall:5.2f}x")
-    differing = [n for n in counts if seen[n] != seen[0]]
-    outcome_counts = {o: list(seen[0][0].values()).count(o) for o in sorted(set(seen[0][0].values()))}
+    first = seen[counts[0]]
+    differing = [n for n in counts if seen[n] != first]
+    outcome_counts = {o: list(first[0].values()).count(o) for o in sorted(set(first[0].values()))}
     print(f"outcomes and summary figures: "
           f"{'same for every -n' if not differing else f'DIFFERENT under -n {differing}'} "
           f"({outcome_counts})")

@@ -8,19 +8,22 @@ import sys
 
 def test_localize_prunes_to_the_first_bad_op_and_leaves_a_repro(run_pytest, pytester, paddle_cache,
                                                                   xdist_mode):
-    """tiny_cnn (the default program: PIR on Paddle 3.x) under onednn_bf16 at zero tolerance:
-    even with every optimization off oneDNN's fp32 kernels differ (3e-7), and so does the
-    static Executor with oneDNN kernels: the framework's kernels, not inference. The first
-    convolution alone, fed the baseline's input, breaks tolerance; its repro script fails."""
+    """tiny_cnn (the default program: PIR on Paddle 3.x) under onednn_fp32 at zero tolerance,
+    a divergence every CPU has: even with every optimization off oneDNN's fp32 convolution
+    sums otherwise than the native one (max abs 3e-7 on an AMD EPYC with avx2, 1.2e-7 on a
+    Xeon with AMX; op 0 alone 7.2e-7 on both), and so does the static Executor with oneDNN
+    kernels: the framework's kernels, not inference. The first convolution alone, fed the
+    baseline's input, breaks tolerance; its repro script fails."""
     import pytest
+    from helpers import DIFFERING_MODE, ZERO_TOLERANCE
 
     from pytest_paddle_infer.models.cache import resolve
     from pytest_paddle_infer.models.source import parse_source
 
     if resolve(parse_source("tiny_cnn"), paddle_cache).format != "pir":
         pytest.skip("this Paddle exports legacy programs only")
-    result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=onednn_bf16", "--paddle-atol=0",
-                        "--paddle-rtol=0", "--paddle-localize", "--paddle-intermediates=all",
+    result = run_pytest("--paddle-model=tiny_cnn", f"--run-mode={DIFFERING_MODE}", *ZERO_TOLERANCE,
+                        "--paddle-localize", "--paddle-intermediates=all",
                         "--paddle-report=rep", "--junitxml=out.xml", *xdist_mode)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
@@ -29,7 +32,7 @@ def test_localize_prunes_to_the_first_bad_op_and_leaves_a_repro(run_pytest, pyte
         "*-> the static Executor * diverges from the baseline too: the framework's op implementations*",
         "first bad op: op 0 pd_op.conv2d (*) breaks tolerance on its own, fed the baseline's inputs: local max abs *",
         "*first divergent tensor: op * (found by the intermediates)",
-        "repro: */rep/repro/tiny_cnn-1x3x32x32-onednn_bf16-* (python *repro.py: plain paddle.inference and numpy)",
+        f"repro: */rep/repro/tiny_cnn-1x3x32x32-{DIFFERING_MODE}-* (python *repro.py: plain paddle.inference and numpy)",
     ])
     folder = next((pytester.path / "rep" / "repro").iterdir())
     junit = (pytester.path / "out.xml").read_text()
