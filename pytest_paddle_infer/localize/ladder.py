@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import PaddleInferError
-from ..modes.run_modes import PIR_FORMAT, RunModeSpec
+from ..modes.run_modes import BF16, FP16, INT8, PIR_FORMAT, RunModeSpec
 from .op_blame import OpKnob, knob_for
 from .trials import CRASHED, RAISED  # Rung.detail prefixes: the trial's process died; it raised
 
@@ -173,13 +173,19 @@ def single_culprit_bound(n: int) -> int:
     return 2 * math.ceil(math.log2(n)) + 2 if n > 1 else 2
 
 
-# Passes whose only work is to switch the low precision on: deleting them says "the
-# precision is to blame"; where op types cannot be kept out, the verdict says why.
-PRECISION_PASS_WORDS = ("bfloat16", "bf16", "mixed_precision")
+# Passes whose work is to put a mode in its low precision, by the precision they serve:
+# deleting them brings the mode to fp32, which its evidence check fails (a trial judges
+# outputs only), so they are the precision to blame, never a run mode to suggest.
+PRECISION_PASS_WORDS = {
+    BF16: ("bfloat16", "bf16"),
+    FP16: ("mixed_precision",),
+    INT8: ("quant", "propagate_scales", "int8"),  # cpu_quantize_*, quant_dequant_onednn_pass
+}
+PRECISION_WORDS = {BF16: "bf16", FP16: "fp16", INT8: "int8"}
 
 
-def is_precision_pass(name: str) -> bool:
-    return any(w in name for w in PRECISION_PASS_WORDS)
+def is_precision_pass(name: str, precision: str) -> bool:
+    return any(w in name for w in PRECISION_PASS_WORDS.get(precision, ()))
 
 
 # how the case itself failed: its outputs diverged, its candidate crashed, or it raised
@@ -260,13 +266,21 @@ def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
     if knob is not None and _blame_ops(loc, spec, knob, op_types, rung):
         if found:
             loc.verdict += f"; so does {pass_words}"
-            loc.alternatives.append(pass_fix)
+            if not all(is_precision_pass(p, spec.run_mode.precision) for p in found):
+                loc.alternatives.append(pass_fix)  # else it would run fp32: no alternative
         return loc
     if found:
         loc.culprit = ", ".join(found)
-        loc.fix = pass_fix
-        loc.verdict = (f"{pass_words} brings {spec.mode} within tolerance"
-                       + (f" ({no_knob})" if no_knob and all(is_precision_pass(p) for p in found) else ""))
+        loc.verdict = f"{pass_words} brings {spec.mode} within tolerance"
+        precision = spec.run_mode.precision
+        if all(is_precision_pass(p, precision) for p in found):
+            them = "that pass is" if len(found) == 1 else "those passes are"
+            loc.verdict += (f", but {them} what puts {spec.mode} in {PRECISION_WORDS[precision]}: "
+                            f"without {'it' if len(found) == 1 else 'them'} the mode computes "
+                            f"fp32, so the precision itself is to blame"
+                            + (f" ({no_knob})" if no_knob else ""))
+        else:
+            loc.fix = pass_fix
         return loc
     loc.verdict, loc.culprit = _no_pass_verdict(spec, loc.rungs[0], off_passed, names, problem,
                                                 by_hand)

@@ -112,8 +112,9 @@ def test_legacy_int8_ladder_names_the_passes_that_fix_it_together(run_pytest, py
                         "--paddle-rtol=1e-3", "--paddle-localize", "--junitxml=out.xml", *xdist_mode)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        f"*localization: deleting passes {', '.join(passes)} brings onednn_int8 within tolerance (* builds)",
-        f"*suggested run mode: {fix}  (checked: a trial of it passes)",
+        f"*localization: deleting passes {', '.join(passes)} brings onednn_int8 within tolerance, "
+        "but those passes are what puts onednn_int8 in int8: without them the mode computes fp32, "
+        "so the precision itself is to blame (* builds)",
         "*all optimizations off*passes (max abs 0)  onednn_int8+no_ir_optim",
         "*as configured*fails*onednn_int8",
         f"*without 1 pass(es)*raised  delete_pass: {passes[0]}  raised: building the predictor*",
@@ -121,11 +122,11 @@ def test_legacy_int8_ladder_names_the_passes_that_fix_it_together(run_pytest, py
         "*without 2 pass(es)*passes (max abs *)  delete_pass: " + ", ".join(passes),
     ])
     text = result.stdout.str().split("short test summary info")[0]
-    assert _suggested(text) == fix
+    # no run mode is suggested: deleting the int8 rewrite runs fp32 kernels, which
+    # onednn_int8's evidence check fails (a trial judges outputs only)
+    assert "suggested run mode" not in text and fix not in text.split("as configured")[0]
     junit = (pytester.path / "out.xml").read_text()
     assert f'name="paddle_culprit" value="{", ".join(passes)}"' in junit
-    # no run of the suggested mode as a case: deleting the int8 rewrite runs fp32 kernels, and
-    # onednn_int8's evidence check fails a case where no int8 kernel ran
 
 
 def test_pir_ladder_searches_the_passes_paddle_ran(run_pytest, paddle_cache, xdist_mode):
@@ -182,9 +183,9 @@ def test_pir_bf16_ladder_names_the_placement_pass_and_why_no_op_types(run_pytest
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*localization: deleting pass cpu_bfloat16_placement_pass brings onednn_bf16 within "
-        "tolerance (op types cannot be kept in fp32 on a PIR program*) (* builds; 2 more to list "
+        "tolerance, but that pass is what puts onednn_bf16 in bf16*precision itself is to blame "
+        "(op types cannot be kept in fp32 on a PIR program*) (* builds; 2 more to list "
         "passes and op types)",
-        "*suggested run mode: onednn_bf16+delete_pass=cpu_bfloat16_placement_pass*",
         "*all optimizations off*passes*onednn_bf16+no_ir_optim + "
         "enable_custom_passes([[]'onednn_placement_pass'[]], True)",
         "*memory optimization on*not tried*onednn_bf16+no_ir_optim+memory_optim*not tried: *",
