@@ -16,7 +16,7 @@ import tempfile
 CHILD = r"""
 import json, resource, sys, time
 from pytest_paddle_infer.cases.case import Case
-from pytest_paddle_infer.execute.runner import Runner
+from pytest_paddle_infer.engine.runner import Runner
 from pytest_paddle_infer.models.source import parse_source
 from pytest_paddle_infer.modes.run_modes import parse_run_mode
 from pytest_paddle_infer.verdict.tolerances import CaseTolerances, Rule

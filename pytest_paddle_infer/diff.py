@@ -58,13 +58,13 @@ def _selects_nothing(selection, tensors: str, store, path: Path) -> Optional[str
 def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
                tensors: str = "all"):
     """The CaseResult of B against A: intermediates in B's execution order, then outputs."""
-    from .execute.capture import CandidateComparer
-    from .execute.goldens import GoldenError, load_golden
-    from .execute.saved_tensors import saved_tensors
+    from .engine.capture import CandidateComparer
+    from .goldens import GoldenError, load_golden
+    from .engine.saved_tensors import saved_tensors
     from .verdict.compare import compare_arrays
     from .verdict.rows import TensorComparison
     from .verdict.outputs import pair_outputs
-    from .verdict.result import CaseResult
+    from .protocol import CaseResult
 
     what, fix = "saved run", "record it again (--paddle-save-goldens or --paddle-save-runs)"
     try:
@@ -130,7 +130,7 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
 
 def describe_saved(golden) -> str:
     """One line: what a saved run is, when, by what, on what."""
-    from .execute.goldens import RUN
+    from .goldens import RUN
 
     meta = golden.meta
     env = meta.get("environment", {})
@@ -147,7 +147,7 @@ def describe_saved(golden) -> str:
 
 
 def environment_changes(a: Path, b: Path) -> List[str]:
-    from .execute.goldens import load_golden
+    from .goldens import load_golden
 
     ea = load_golden(a).meta.get("environment", {})
     eb = load_golden(b).meta.get("environment", {})
@@ -201,7 +201,7 @@ def check_arguments(args) -> None:
     import math
 
     from .errors import OptionError
-    from .options import Option, check_directory
+    from .session.options import Option, check_directory
 
     for flag, value in (("--atol", args.atol), ("--rtol", args.rtol)):
         if not math.isfinite(value) or value < 0:

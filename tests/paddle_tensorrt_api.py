@@ -1,5 +1,5 @@
 """``paddle.tensorrt.export``'s API per Paddle version, recorded from Paddle's source, and a
-check of PIR TensorRT calls (pytest_paddle_infer/modes/pir_tensorrt.py) against it, the way
+check of PIR TensorRT calls (pytest_paddle_infer/engine/pir_tensorrt.py) against it, the way
 config_signatures.py checks Config calls against the installed bindings. The CPU wheel has no
 ``paddle.tensorrt``, so this table is the reference.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Sequence, Tuple
 
-from pytest_paddle_infer.modes.pir_tensorrt import Items, Made, Member, TrtCall
+from pytest_paddle_infer.engine.pir_tensorrt import Items, Made, Member, TrtCall
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ from .suite_nodes import (DOCS, AnyName, Context, Node, Where, did_you_mean, err
 from .suite_modes import (MODE_KEY_HINTS, SPELLING_HINTS, TOGGLE_KEYS, build_spec, check_model_ranges,
                           read_toggles, resolve_directories, string_problem)
 from .suite_sources import BUILDER_PATTERN, resolve_source
-from ..verdict.tolerances import METRIC_KEYS, CaseTolerances, Rule
+from ..verdict.tolerances import METRIC_KEYS, Rule
+from .tolerance_precedence import case_tolerances
 from .suite_compare import parse_compare
 from ..models.zoo import ZOO
 
@@ -52,9 +53,9 @@ MODE_EXAMPLE = "[cpu_fp32, onednn_bf16] or [{mode: onednn_fp32, ir_optim: false}
 
 # keys written at the wrong level get a fix that says where they belong
 TOP_HINTS = {k: f"suite-wide {k} go under 'defaults:'" for k in DEFAULTS_KEYS}
-MODEL_HINTS = {k: f"{k} is suite-wide: put it under 'defaults:'" for k in ("seed", "baseline")}
-MODEL_HINTS.update(MODE_KEY_HINTS)
-MODEL_HINTS.update(model="the key is 'source'", name="the model's name is its key under 'models:'")
+MODEL_HINTS = {**{k: f"{k} is suite-wide: put it under 'defaults:'" for k in ("seed", "baseline")},
+               **MODE_KEY_HINTS, "model": "the key is 'source'",
+               "name": "the model's name is its key under 'models:'"}
 
 
 @dataclass(frozen=True)
@@ -264,12 +265,7 @@ def model_cases(name: str, model_node: Node, fields: Mapping[str, Node], default
     cases = []
     for shapes in shape_sets:
         for mode in modes:
-            default = RUN_MODES[mode.spec.mode].tolerance
-            base = mode.layer.rule.over(model_layer.rule).over(suite_layer.rule) \
-                .over(Rule(default.atol, default.rtol, default.cosine_min))
-            layers = (suite_layer, model_layer, mode.layer)  # later entries win in for_tensor
-            tolerances = CaseTolerances(base=base, outputs=sum((l.outputs for l in layers), ()),
-                                        tensors=sum((l.tensors for l in layers), ()))
+            tolerances = case_tolerances(mode.spec.mode, (suite_layer, model_layer, mode.layer))
             case = Case(model=source, run_mode=mode.spec, tolerances=tolerances, shapes=shapes,
                         baseline=defaults.baseline, seed=defaults.seed, threads=defaults.threads,
                         intermediates=defaults.intermediates, program=program,

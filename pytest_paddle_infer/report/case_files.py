@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from ..verdict.result import CaseResult
+from ..protocol import CaseResult
 from ..verdict.rows import TensorComparison, finite_text
 from ..errors import strip_ansi
 from ..files import atomic_write, safe_file_stem
@@ -186,7 +186,7 @@ def warn_missing(package: str, suffix: str) -> None:
     _warned_missing.add(package)
     import warnings
 
-    from ..plugin import PaddleInferWarning
+    from ..session.paddle_warning import PaddleInferWarning
 
     # located at the option, not at this line of the plugin
     warnings.warn_explicit(PaddleInferWarning(

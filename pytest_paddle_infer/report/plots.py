@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import List, Sequence
 
 from ..files import atomic_write
-from ..verdict.result import CaseResult
+from ..protocol import CaseResult
 
 FLOOR = 1e-12  # zero on a log scale
 MAX_LABELS = 40  # tick labels shown at most; the others are left out evenly

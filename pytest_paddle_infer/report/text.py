@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Mapping, Sequence, Tuple
 
-from ..verdict.result import CaseResult
+from ..protocol import CaseResult
 from ..verdict.rows import NEAR_ZERO, NEAR_ZERO_MARK, comparison_table, format_table, range_text
 from ..verdict.evidence import evidence_property
 

@@ -1,8 +1,8 @@
 """Tolerances and where they come from.
 
-Precedence, highest first: command line > marker > per-tensor glob > per-output >
-per-run-mode > per-model > suite defaults > the run mode's built-in default (1e-4 for fp32
-modes). Each layer may set every key of a Rule independently (atol, rtol, cosine_min, the
+Precedence (decided in cases/tolerance_precedence.py), highest first: command line > marker >
+per-tensor glob > per-output > per-run-mode > per-model > suite defaults > the run mode's
+built-in default (1e-4 for fp32 modes). Each layer may set every key of a Rule independently (atol, rtol, cosine_min, the
 metric bounds, and ``compare``, a task-aware comparison: task_compare.py).
 """
 from __future__ import annotations

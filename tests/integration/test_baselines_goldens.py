@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from pytest_paddle_infer.execute.goldens import META, file_name, golden_path, read_meta
+from pytest_paddle_infer.goldens import META, file_name, golden_path, read_meta
 from helpers import run_suite, write_suite
 
 MODELS = ("--paddle-model=tiny_cnn", "--paddle-model=tiny_detector", "--run-mode=cpu_fp32,onednn_fp32")

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from pytest_paddle_infer.execute.goldens import META, golden_path
+from pytest_paddle_infer.goldens import META, golden_path
 from helpers import run_suite, summary_rows, write_suite
 
 NETS = '''

@@ -37,7 +37,7 @@ PROBE = """
                 cmdline = (stat.parent / "cmdline").read_bytes()
             except OSError:
                 continue
-            if int(fields[1]) == os.getpid() and b"pytest_paddle_infer.execute.executor" in cmdline \\
+            if int(fields[1]) == os.getpid() and b"pytest_paddle_infer.engine.service" in cmdline \\
                     and fields[0] != "Z":
                 found.append(int(stat.parent.name))
         return found

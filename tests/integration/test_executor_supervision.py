@@ -13,7 +13,7 @@ import shlex
 import pytest
 
 from helpers import DIFFERING_MODE, summary_rows
-from pytest_paddle_infer.execute.executor import FAULT_ENV
+from pytest_paddle_infer.engine.service import FAULT_ENV
 
 
 def test_a_crash_costs_one_case_and_every_report_lists_it(run_pytest, pytester, monkeypatch, xdist_mode):

@@ -9,7 +9,7 @@ import numpy  # noqa: F401  imported before pytester snapshots sys.modules (nump
 import pytest
 
 from helpers import DIFFERING_MODE, ZERO_TOLERANCE
-from pytest_paddle_infer.execute.goldens import file_name, read_meta
+from pytest_paddle_infer.goldens import file_name, read_meta
 
 RECORDED = "tiny_cnn[1x3x32x32-cpu_fp32]"
 CHECKED = f"tiny_cnn[1x3x32x32-{DIFFERING_MODE}]"

@@ -27,7 +27,7 @@ import pytest
 
 from helpers import read_junit, summary_rows
 
-from pytest_paddle_infer.execute.executor import FAULT_ENV
+from pytest_paddle_infer.engine.service import FAULT_ENV
 
 PLUGIN_DIR = str(Path(__file__).resolve().parents[2] / "pytest_paddle_infer")
 OK, CASES_FAILED, USAGE = 0, 1, 4

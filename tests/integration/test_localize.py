@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from pytest_paddle_infer.localize.ladder import single_culprit_bound
+from pytest_paddle_infer.engine.localize.ladder import single_culprit_bound
 
 
 def _suggested(text: str) -> str:
@@ -205,7 +205,7 @@ def test_a_crashing_candidate_is_localized_to_the_pass(run_pytest, monkeypatch, 
     recipe runs conv2d_bn_onednn_fuse_pass, as a crash inside that pass would. The case
     errors with the crash, and the ladder, its trials in a child process, records each
     crashing trial and names the pass whose deletion runs."""
-    from pytest_paddle_infer.execute.executor import FAULT_ENV, FAULT_PASS_ENV
+    from pytest_paddle_infer.engine.service import FAULT_ENV, FAULT_PASS_ENV
 
     monkeypatch.setenv(FAULT_ENV, "building the candidate:SIGSEGV:onednn_fp32")
     monkeypatch.setenv(FAULT_PASS_ENV, "conv2d_bn_onednn_fuse_pass")
@@ -224,7 +224,7 @@ def test_a_crashing_candidate_is_localized_to_the_pass(run_pytest, monkeypatch, 
 def test_a_crashing_candidate_of_a_legacy_program_is_localized_to_the_pass(run_pytest, monkeypatch):
     """The same fault injection on the legacy export, whose pass list is the pass builder's:
     the crash follows conv_bn_fuse_pass and the ladder names it."""
-    from pytest_paddle_infer.execute.executor import FAULT_ENV, FAULT_PASS_ENV
+    from pytest_paddle_infer.engine.service import FAULT_ENV, FAULT_PASS_ENV
 
     monkeypatch.setenv(FAULT_ENV, "building the candidate:SIGSEGV:onednn_fp32")
     monkeypatch.setenv(FAULT_PASS_ENV, "conv_bn_fuse_pass")

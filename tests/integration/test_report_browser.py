@@ -14,7 +14,7 @@ import numpy  # noqa: F401  imported before pytester snapshots sys.modules (nump
 import pytest
 
 from helpers import DIFFERING_MODE, summary_table
-from pytest_paddle_infer.execute.executor import FAULT_ENV
+from pytest_paddle_infer.engine.service import FAULT_ENV
 from pytest_paddle_infer.files import safe_file_stem
 
 DIFFERING = f"{DIFFERING_MODE}+threads=2"

@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_paddle_infer.modes import build_plan as bp
-from pytest_paddle_infer.execute.runner import Runner
+from pytest_paddle_infer.engine import build_plan as bp
+from pytest_paddle_infer.engine.runner import Runner
 from pytest_paddle_infer.errors import InputError, OptionError, PredictorError
 from pytest_paddle_infer.models.inputs import InputSpec, generate_all
 from pytest_paddle_infer.models.source import ModelFiles, parse_source
-from pytest_paddle_infer.execute.predictor import PredictorCache, build_predictor, run_predictor
+from pytest_paddle_infer.engine.predictor import PredictorCache, build_predictor, run_predictor
 from pytest_paddle_infer.modes.run_modes import DynamicShape, RunModeSpec, parse_run_mode, recipe
 
 ROOT = "/cache/optim"

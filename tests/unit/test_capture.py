@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from helpers import hooked_run
-from pytest_paddle_infer.execute.capture import BaselineStore, plain_numpy
+from pytest_paddle_infer.engine.capture import BaselineStore, plain_numpy
 from pytest_paddle_infer.cases.case import Case
-from pytest_paddle_infer.execute.runner import Runner
+from pytest_paddle_infer.engine.runner import Runner
 from pytest_paddle_infer.models.source import parse_source
 from pytest_paddle_infer.models.cache import resolve
 from pytest_paddle_infer.modes.run_modes import RunModeSpec
@@ -123,7 +123,7 @@ def test_resnet50_pir_alignment(runner, paddle_cache):
 def test_ambiguous_structure_is_left_unmatched(tmp_path):
     """Two baseline tensors of one shape with different values, and a candidate between them:
     it is listed as unmatched rather than compared with either."""
-    from pytest_paddle_infer.execute.capture import Aligner, fingerprint
+    from pytest_paddle_infer.engine.capture import Aligner, fingerprint
 
     class T:
         def __init__(self, a):

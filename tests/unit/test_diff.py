@@ -6,7 +6,7 @@ from collections import OrderedDict
 import numpy as np
 
 from pytest_paddle_infer import diff
-from pytest_paddle_infer.execute.saved_tensors import write_archive
+from pytest_paddle_infer.engine.saved_tensors import write_archive
 
 RNG = np.random.default_rng(0)
 TENSORS = [RNG.standard_normal((2, 8, 4, 4)).astype(np.float32) for _ in range(4)]

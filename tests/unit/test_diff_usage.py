@@ -48,8 +48,8 @@ def test_tensors_none_compares_the_outputs_only(runs, capsys):
 def test_a_saved_run_missing_a_tensor_is_named_not_a_traceback(runs, tmp_path, capsys):
     import zipfile
 
-    from pytest_paddle_infer.execute.goldens import GoldenError, load_golden
-    from pytest_paddle_infer.execute.saved_tensors import saved_tensors
+    from pytest_paddle_infer.goldens import GoldenError, load_golden
+    from pytest_paddle_infer.engine.saved_tensors import saved_tensors
 
     a, b = runs
     damaged = tmp_path / "damaged.npz"

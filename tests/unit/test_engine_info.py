@@ -12,13 +12,13 @@ import time
 import pytest
 
 from pytest_paddle_infer.errors import OptionError
-from pytest_paddle_infer.execute.runner import judge_engines
+from pytest_paddle_infer.engine.runner import judge_engines
 from pytest_paddle_infer.models.inputs import InputSpec
 from pytest_paddle_infer.models.source import ModelFiles
-from pytest_paddle_infer.modes import build_plan as bp
+from pytest_paddle_infer.engine import build_plan as bp
 from pytest_paddle_infer.modes import trt_marking as tm
 from pytest_paddle_infer.modes.run_modes import parse_run_mode
-from pytest_paddle_infer.verdict.result import CaseResult
+from pytest_paddle_infer.protocol import CaseResult
 
 
 def layer(name, kind, inputs, outputs):

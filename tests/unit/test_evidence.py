@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import config_signatures as sg
-from pytest_paddle_infer.execute.capture import HookRouter
-from pytest_paddle_infer.execute.recording import recorded
-from pytest_paddle_infer.execute.runner import judge_evidence, shared_outputs
-from pytest_paddle_infer.localize.ladder import localize
+from pytest_paddle_infer.engine.capture import HookRouter
+from pytest_paddle_infer.engine.recording import recorded
+from pytest_paddle_infer.engine.runner import judge_evidence, shared_outputs
+from pytest_paddle_infer.engine.localize.ladder import localize
 from pytest_paddle_infer.modes import run_modes as rm
 from pytest_paddle_infer.modes.run_modes import (BF16_TENSORS, FP16_TENSORS, INT8_KERNELS,
                                                  NO_FUSED_OPS, RUN_MODES, TRT_ENGINE_OP,
@@ -25,7 +25,7 @@ from pytest_paddle_infer.report.case_files import case_summary
 from pytest_paddle_infer.report.text import failure_message, properties
 from pytest_paddle_infer.verdict.evidence import (RULES, Evidence, Tally, broken_rules,
                                                   is_fused, tally)
-from pytest_paddle_infer.verdict.result import CaseResult
+from pytest_paddle_infer.protocol import CaseResult
 
 F32, F16 = "paddle.float32", "paddle.float16"
 

@@ -1,5 +1,5 @@
 """execute/executor.py: how a dead executor is described (exit status, signal, log tail)."""
-from pytest_paddle_infer.execute.executor import describe_exit, log_tail
+from pytest_paddle_infer.supervise import describe_exit, log_tail
 
 
 def test_exit_descriptions():

@@ -4,7 +4,7 @@ import subprocess
 import sys
 import time
 
-from pytest_paddle_infer.execute import executor as ex
+from pytest_paddle_infer import supervise as ex
 
 
 def state(pid: int) -> str:

@@ -13,8 +13,8 @@ import pytest
 from pytest_paddle_infer.errors import InputError
 from pytest_paddle_infer.files import (ArrayFileError, WantedArray, atomic_write, load_arrays,
                                        safe_file_stem)
-from pytest_paddle_infer.execute.goldens import (GoldenError, file_name, golden_path, legacy_file_name,
-                                         read_golden, write_golden)
+from pytest_paddle_infer.engine.saved_tensors import write_golden
+from pytest_paddle_infer.goldens import GoldenError, file_name, golden_path, legacy_file_name, read_golden
 from pytest_paddle_infer.models.inputs import InputSpec, generate
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from pytest_paddle_infer.cases.tensor_selection import Selection
-from pytest_paddle_infer.execute.capture import BaselineStore, HookRouter
-from pytest_paddle_infer.execute.recording import hooked_run, needs_warm_up
-from pytest_paddle_infer.execute.runner import empty_store_note
+from pytest_paddle_infer.engine.capture import BaselineStore, HookRouter
+from pytest_paddle_infer.engine.recording import hooked_run, needs_warm_up
+from pytest_paddle_infer.engine.runner import empty_store_note
 from pytest_paddle_infer.modes.run_modes import baseline_recipe
 from pytest_paddle_infer.verdict.evidence import Tally
 

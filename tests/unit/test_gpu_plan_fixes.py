@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_paddle_infer.execute.predictor import PredictorCache, build_predictor, make_config
+from pytest_paddle_infer.engine.predictor import PredictorCache, build_predictor, make_config
 from pytest_paddle_infer.models.inputs import InputSpec
 from pytest_paddle_infer.models.source import ModelFiles, parse_source
-from pytest_paddle_infer.modes import build_plan as bp
+from pytest_paddle_infer.engine import build_plan as bp
 from pytest_paddle_infer.modes.capabilities import Capabilities, normalize_trt_version
 from pytest_paddle_infer.modes.run_modes import RUN_MODES, parse_run_mode
 
@@ -49,7 +49,7 @@ def test_shape_collection_runs_the_inputs_four_times(paddle_cache, tmp_path):
     """On Paddle 3.x GPU the first run of the collecting predictor calls no hook, so one run
     records nothing; PaddleX runs min, opt, opt, max. Here the collection runs for real on the
     CPU (the CPU wheel ignores enable_use_gpu)."""
-    from pytest_paddle_infer.execute.runner import Runner
+    from pytest_paddle_infer.engine.runner import Runner
     from pytest_paddle_infer.models.inputs import generate_all
 
     runner = Runner(paddle_cache)
@@ -145,7 +145,7 @@ def test_calibrations_of_programs_in_one_directory_share_a_lock():
 def test_configs_name_programs_by_absolute_path(paddle_cache, monkeypatch):
     """Paddle's calibration-table writer runs in the predictor's destructor and throws on a
     relative program path."""
-    from pytest_paddle_infer.execute.runner import Runner
+    from pytest_paddle_infer.engine.runner import Runner
 
     model = Runner(paddle_cache).model_files(parse_source("tiny_cnn"), legacy=True)
     monkeypatch.chdir(Path(model.prog_file).parent.parent)

@@ -1,7 +1,7 @@
 """--paddle-model's help names every zoo entry (options.py writes them out: it does not import
 the zoo, which the start-up of a session without cases must not pay for)."""
 from pytest_paddle_infer.models.zoo import ZOO
-from pytest_paddle_infer.options import OPTIONS
+from pytest_paddle_infer.session.options import OPTIONS
 
 
 def test_every_zoo_entry_is_in_the_help():

@@ -30,7 +30,7 @@ def test_max_rel_at_a_near_zero_baseline_is_marked_as_in_the_terminal():
 
     from pytest_paddle_infer.report.case_files import case_summary
     from pytest_paddle_infer.verdict.compare import compare_arrays
-    from pytest_paddle_infer.verdict.result import CaseResult
+    from pytest_paddle_infer.protocol import CaseResult
 
     base = np.array([1e-6, 1.0, -2.0, 3.0], np.float32)
     near = compare_arrays("out", base + np.float32(0.01), base, 1.0, 1.0)

@@ -3,7 +3,7 @@ and a --paddle-suggest-tolerances value from the ini file (whose fix is not the 
 import pytest
 
 from pytest_paddle_infer.errors import OptionError
-from pytest_paddle_infer.options import read_settings
+from pytest_paddle_infer.session.options import read_settings
 
 LISTS = ("paddle_model", "run_mode", "paddle_suite", "paddle_shape")
 

@@ -3,9 +3,7 @@ import json
 
 import pytest
 
-from pytest_paddle_infer.execute.int8_evidence import (
-    DtypeTally, int8_kernels_text, int8_note, no_int8_problem, not_quantized_reason,
-    program_op_types, quantize_ops, wants_int8_kernels)
+from pytest_paddle_infer.engine.int8_evidence import (DtypeTally, int8_kernels_text, int8_note, no_int8_problem, not_quantized_reason, program_op_types, quantize_ops, wants_int8_kernels)
 from pytest_paddle_infer.modes.capabilities import Capabilities
 from pytest_paddle_infer.modes.run_modes import RUN_MODES
 

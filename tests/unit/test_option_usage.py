@@ -13,7 +13,7 @@ from pytest_paddle_infer.models.inputs import InputSpec
 from pytest_paddle_infer.models.source import ModelSource, parse_source
 from pytest_paddle_infer.modes import cpu_threads
 from pytest_paddle_infer.modes.run_modes import RUN_MODE_TOGGLES, RUN_MODES, parse_run_mode
-from pytest_paddle_infer.options import OPTIONS, read_settings, run_mode_help
+from pytest_paddle_infer.session.options import OPTIONS, read_settings, run_mode_help
 
 
 def settings(tmp_path, ini=None, **cli):

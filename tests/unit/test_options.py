@@ -3,7 +3,7 @@ import pytest
 
 from pytest_paddle_infer.errors import OptionError
 from pytest_paddle_infer.modes import devices
-from pytest_paddle_infer.options import read_settings
+from pytest_paddle_infer.session.options import read_settings
 
 
 def test_settings_read_device(tmp_path):

@@ -16,7 +16,7 @@ from pytest_paddle_infer.models.source import parse_source
 from pytest_paddle_infer.modes import run_modes as rm
 from pytest_paddle_infer.modes.run_modes import RUN_MODES, RunModeSpec, parse_run_mode
 from pytest_paddle_infer.modes.toggles import ToggleTable
-from pytest_paddle_infer.verdict.result import CaseResult, IntermediateRow
+from pytest_paddle_infer.protocol import CaseResult, IntermediateRow
 from pytest_paddle_infer.verdict.rows import TensorComparison
 from pytest_paddle_infer.verdict.tolerances import CaseTolerances, Rule
 

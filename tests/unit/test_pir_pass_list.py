@@ -1,7 +1,7 @@
 """localize/pir_passes.py: the passes a PIR predictor runs, read from Paddle's own lines, and
 the +fp32_op recipe of onednn_bf16 (set_bfloat16_op with every other op type)."""
-from pytest_paddle_infer.execute.predictor import _resolve_arg, apply_recipe
-from pytest_paddle_infer.localize.pir_passes import parse_pir_passes, passes_run
+from pytest_paddle_infer.engine.predictor import _resolve_arg, apply_recipe
+from pytest_paddle_infer.engine.localize.pir_passes import parse_pir_passes, passes_run
 from pytest_paddle_infer.modes.run_modes import EveryOpTypeExcept, parse_run_mode, recipe
 
 # as Paddle 3.3.1 prints them on stderr (colour codes included), glog lines between
@@ -85,7 +85,7 @@ def test_a_logged_pass_name_maps_to_the_name_delete_pass_takes(paddle_cache):
     """Paddle 3.3.1 logs conv_activation_onednn_fuse_pass as conv_activation_mkldnn_fuse_pass
     (and deleting the logged name keeps the pass); the mapping asks Paddle's registry, so a
     pass logged under its own name stays as it is, and one no name deletes is None."""
-    from pytest_paddle_infer.localize.pir_passes import deletable_name, deletable_names
+    from pytest_paddle_infer.engine.localize.pir_passes import deletable_name, deletable_names
 
     model = _model(paddle_cache)
     logged = passes_run(parse_run_mode("onednn_fp32"), model, 1)
@@ -103,7 +103,7 @@ def test_a_logged_pass_name_maps_to_the_name_delete_pass_takes(paddle_cache):
 def test_a_delete_pass_paddle_does_not_know_is_an_error_with_the_name_it_knows(paddle_cache):
     """Per program format: the logged spelling gets the registered one, a misspelt name its
     close matches, a legacy pass on a PIR program says so; known names pass."""
-    from pytest_paddle_infer.localize.pir_passes import delete_pass_problem
+    from pytest_paddle_infer.engine.localize.pir_passes import delete_pass_problem
 
     pir, legacy = _model(paddle_cache), _model(paddle_cache, legacy=True)
     problem = lambda text, model: delete_pass_problem(parse_run_mode(text), model, 1)  # noqa: E731
@@ -132,7 +132,7 @@ def test_a_listing_that_stops_inside_a_pass_is_listed_again_without_it(paddle_ca
     conv_activation_mkldnn_fuse_pass until conv_activation_onednn_fuse_pass is deleted; the
     passes after it are listed too, by their delete_pass names, those of optimizations off
     left out."""
-    from pytest_paddle_infer.localize.pir_passes import list_passes
+    from pytest_paddle_infer.engine.localize.pir_passes import list_passes
     from pytest_paddle_infer.modes.run_modes import call
 
     order = ["onednn_placement_pass", "conv2d_bn_onednn_fuse_pass", "conv_activation_mkldnn_fuse_pass",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_paddle_infer.execute.capture import HookRouter
-from pytest_paddle_infer.execute.predictor import build_predictor, run_predictor
-from pytest_paddle_infer.execute.recording import recorded
+from pytest_paddle_infer.engine.capture import HookRouter
+from pytest_paddle_infer.engine.predictor import build_predictor, run_predictor
+from pytest_paddle_infer.engine.recording import recorded
 from pytest_paddle_infer.models.cache import resolve
 from pytest_paddle_infer.models.inputs import generate_all
 from pytest_paddle_infer.models.source import parse_source

@@ -3,8 +3,8 @@ converted program runs on a Paddle 3.x GPU predictor (memory_optim is not acted 
 on any GPU mode); the matrix_multiply renaming is the legacy subgraph pass's and is not said."""
 from pytest_paddle_infer.models.inputs import InputSpec
 from pytest_paddle_infer.models.source import ModelFiles
-from pytest_paddle_infer.modes import build_plan as bp
-from pytest_paddle_infer.modes.pir_tensorrt import PIR_PATH
+from pytest_paddle_infer.engine import build_plan as bp
+from pytest_paddle_infer.engine.pir_tensorrt import PIR_PATH
 from pytest_paddle_infer.modes.run_modes import parse_run_mode
 
 X = InputSpec("x", (1, 3, 32, 32))

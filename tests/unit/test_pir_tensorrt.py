@@ -15,8 +15,8 @@ from config_signatures import check_recipe
 from pytest_paddle_infer.errors import CaseSkipped, PredictorError
 from pytest_paddle_infer.models.inputs import InputSpec
 from pytest_paddle_infer.models.source import ModelFiles
-from pytest_paddle_infer.modes import build_plan as bp
-from pytest_paddle_infer.modes import pir_tensorrt as pt
+from pytest_paddle_infer.engine import build_plan as bp
+from pytest_paddle_infer.engine import pir_tensorrt as pt
 from pytest_paddle_infer.modes.run_modes import parse_run_mode
 
 X = InputSpec("x", (2, 3, 32, 32))
@@ -167,7 +167,7 @@ def test_zoo_entries_take_the_legacy_path_on_paddle_3(paddle_cache, tmp_path):
     """On Paddle 3.x a zoo entry's trt_* case checks its legacy export (models/program.py), so
     its plan is the legacy TensorRT path; the same entry's .json export would take the PIR path."""
     from pytest_paddle_infer.cases.case import Case
-    from pytest_paddle_infer.execute.runner import Runner
+    from pytest_paddle_infer.engine.runner import Runner
     from pytest_paddle_infer.models.program import paddle_major
     from pytest_paddle_infer.models.source import parse_source
     from pytest_paddle_infer.modes.capabilities import installed_paddle

@@ -3,11 +3,11 @@ lets go is released with its hook router."""
 import gc
 import weakref
 
-from pytest_paddle_infer.execute.capture import HookRouters, run_with_sink
+from pytest_paddle_infer.engine.capture import HookRouters, run_with_sink
 from pytest_paddle_infer.models.inputs import generate_all
 from pytest_paddle_infer.models.source import parse_source
 from pytest_paddle_infer.models.cache import resolve
-from pytest_paddle_infer.execute.predictor import PredictorCache, run_predictor
+from pytest_paddle_infer.engine.predictor import PredictorCache, run_predictor
 from pytest_paddle_infer.modes.run_modes import baseline_recipe
 
 

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_paddle_infer.errors import PredictorError
-from pytest_paddle_infer.execute.predictor import PredictorCache
+from pytest_paddle_infer.engine.predictor import PredictorCache
 
 MODEL = SimpleNamespace(prog_file="inference.json", params_file="inference.pdiparams")
 

@@ -13,7 +13,7 @@ from pytest_paddle_infer.modes.capabilities import installed_paddle
 from pytest_paddle_infer.modes.run_modes import RUN_MODES, RunModeSpec
 from pytest_paddle_infer.report.case_files import case_summary
 from pytest_paddle_infer.report.text import properties
-from pytest_paddle_infer.verdict.result import CaseResult
+from pytest_paddle_infer.protocol import CaseResult
 from pytest_paddle_infer.verdict.tolerances import CaseTolerances, Rule
 
 PADDLE_3 = int((installed_paddle()[1] or "0").split(".")[0]) >= 3
@@ -64,7 +64,7 @@ def test_reports_carry_the_program():
 def test_trt_cases_check_the_legacy_export_baseline_and_candidate(paddle_cache, monkeypatch):
     """On Paddle 3.x, enable_tensorrt_engine never reaches a .json program: a trt_* case of a zoo
     entry runs its legacy export, in its baseline and in its candidate's plan."""
-    from pytest_paddle_infer.execute.runner import Runner
+    from pytest_paddle_infer.engine.runner import Runner
 
     runner = Runner(paddle_cache)
     monkeypatch.setattr(runner, "check_capabilities", lambda case: None)  # as on a TensorRT machine

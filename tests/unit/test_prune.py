@@ -13,12 +13,12 @@ import pass_divergence
 import pytest
 from helpers import DIFFERING_MODE
 
-from pytest_paddle_infer.execute.capture import Record, fingerprint
-from pytest_paddle_infer.localize import prune, repro, static_rung
+from pytest_paddle_infer.engine.capture import Record, fingerprint
+from pytest_paddle_infer.engine.localize import prune, repro, static_rung
 from pytest_paddle_infer.modes.run_modes import Call, PassNames, Precision, baseline_recipe, \
     parse_run_mode, recipe
 from pytest_paddle_infer.verdict.rows import TensorComparison
-from pytest_paddle_infer.verdict.result import CaseResult, IntermediateRow
+from pytest_paddle_infer.protocol import CaseResult, IntermediateRow
 
 
 def tiny_cnn(paddle_cache, legacy: bool):
@@ -150,7 +150,7 @@ def test_static_rung_runs_only_when_everything_off_fails_and_says_which_side():
     assert not static_rung.all_off_failed(SimpleNamespace(rungs=[rung("all optimizations off", True),
                                                                  rung("as configured", False)]))
     # a case that crashed: a raise with everything off is another failure, no kernels' verdict
-    from pytest_paddle_infer.localize.ladder import Localization, Rung
+    from pytest_paddle_infer.engine.localize.ladder import Localization, Rung
 
     off = lambda detail: [Rung("all optimizations off", "x", False, detail=detail)]  # noqa: E731
     assert not static_rung.all_off_failed(Localization(off("raised: (NotFound) ..."), failure="crashed"))
@@ -198,7 +198,7 @@ def test_local_errors_go_to_the_rows_of_their_tensor_by_name_or_by_values(tmp_pa
 def test_a_cut_never_feeds_a_list_value():
     """A PIR builtin.combine makes a list, not a tensor: a cut after it pulls the combine in
     and feeds the tensors it combines; ops whose output is a list are not cut points."""
-    from pytest_paddle_infer.localize.program_cut import Op, Program
+    from pytest_paddle_infer.engine.localize.program_cut import Op, Program
 
     prog = Program("p.json", "pir", inputs=["x"], outputs=["c"])
     prog.ops = [Op(0, "pd_op.relu", ["x"], ["a"]), Op(1, "pd_op.relu", ["x"], ["b"]),
@@ -262,7 +262,7 @@ def test_a_child_past_its_timeout_is_killed_with_a_message():
 
 
 def test_a_failing_step_after_the_ladder_keeps_the_ladder_and_says_so():
-    from pytest_paddle_infer.localize.ladder import Localization
+    from pytest_paddle_infer.engine.localize.ladder import Localization
 
     loc = Localization()
     loc.verdict = "deleting pass x brings onednn_bf16 within tolerance"
@@ -291,7 +291,7 @@ def test_the_repro_takes_the_cases_own_recipes_and_prunes_one_build_plans_only(p
     """The Config calls come from the case's plan (the final build) and its baseline; a plan
     of more steps (TensorRT: its cache dir, a calibration) is not pruned and says why."""
     from pytest_paddle_infer.cases.case import Case
-    from pytest_paddle_infer.execute.runner import Runner
+    from pytest_paddle_infer.engine.runner import Runner
     from pytest_paddle_infer.models.source import parse_source
     from pytest_paddle_infer.verdict.tolerances import CaseTolerances, Rule
 

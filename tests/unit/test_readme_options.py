@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_paddle_infer.options import OPTIONS
+from pytest_paddle_infer.session.options import OPTIONS
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 ROWS = [line for line in README.splitlines() if line.startswith("| `--")]

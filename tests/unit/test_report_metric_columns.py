@@ -8,7 +8,7 @@ import pytest
 
 from pytest_paddle_infer.report import case_files
 from pytest_paddle_infer.verdict.compare import compare_arrays
-from pytest_paddle_infer.verdict.result import CaseResult
+from pytest_paddle_infer.protocol import CaseResult
 
 CASE = "m[1x5-onednn_bf16]"
 BASE = np.linspace(-2.0, 3.0, 50, dtype=np.float32).reshape(5, 10)

@@ -10,7 +10,7 @@ from pytest_paddle_infer.report import case_files
 from pytest_paddle_infer.report.index_page import render
 from pytest_paddle_infer.report.plots import tensor_label, thinned
 from pytest_paddle_infer.verdict.compare import compare_arrays
-from pytest_paddle_infer.verdict.result import CaseResult, IntermediateRow
+from pytest_paddle_infer.protocol import CaseResult, IntermediateRow
 
 RNG = np.random.default_rng(0)
 CASE = "m[1x3-onednn_bf16]"

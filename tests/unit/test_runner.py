@@ -3,7 +3,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from pytest_paddle_infer.execute.runner import shared_outputs
+from pytest_paddle_infer.engine.runner import shared_outputs
 
 
 def test_the_second_worker_reads_what_the_first_computed(tmp_path):

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from pytest_paddle_infer.errors import OptionError
-from pytest_paddle_infer.execute.goldens import GoldenError, read_golden, write_golden
-from pytest_paddle_infer.options import read_settings
+from pytest_paddle_infer.engine.saved_tensors import write_golden
+from pytest_paddle_infer.goldens import GoldenError, read_golden
+from pytest_paddle_infer.session.options import read_settings
 
 LISTS = ("paddle_model", "run_mode", "paddle_suite", "paddle_shape")
 CASE = "tiny_cnn[1x3x32x32-onednn_fp32]"

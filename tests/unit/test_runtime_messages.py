@@ -6,8 +6,8 @@ import json
 import numpy as np
 
 from pytest_paddle_infer.errors import describe_exit, strip_ansi
-from pytest_paddle_infer.execute.capture import SeenTensors, selection_problems
-from pytest_paddle_infer.execute.predictor import build_hint, trim_paddle_error
+from pytest_paddle_infer.engine.capture import SeenTensors, selection_problems
+from pytest_paddle_infer.engine.predictor import build_hint, trim_paddle_error
 from pytest_paddle_infer.models.cache import _trim_child_error, child_failure
 from pytest_paddle_infer.models.source import ModelFiles
 from pytest_paddle_infer.modes.run_modes import Call
@@ -95,7 +95,7 @@ def test_globs_that_select_nothing_are_named():
 
 
 def test_update_goldens_without_a_golden_baseline_is_said():
-    from pytest_paddle_infer.plugin import unused_update_goldens
+    from pytest_paddle_infer.session.summary import unused_update_goldens
 
     class Settings:
         update_goldens = True

@@ -6,8 +6,9 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-from pytest_paddle_infer.execute.goldens import GoldenError, case_family, read_golden, write_golden
-from pytest_paddle_infer.execute.saved_tensors import SavedTensors, write_archive
+from pytest_paddle_infer.engine.saved_tensors import write_golden
+from pytest_paddle_infer.goldens import GoldenError, case_family, read_golden
+from pytest_paddle_infer.engine.saved_tensors import SavedTensors, write_archive
 
 RNG = np.random.default_rng(0)
 

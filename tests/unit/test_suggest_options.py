@@ -2,7 +2,7 @@
 import pytest
 
 from pytest_paddle_infer.errors import OptionError
-from pytest_paddle_infer.options import read_settings
+from pytest_paddle_infer.session.options import read_settings
 
 
 def settings(tmp_path, **given):

@@ -106,7 +106,7 @@ def test_sorted_compares_order_free_values():
 
 def test_a_case_with_a_shape_mismatch_does_not_borrow_another_outputs_count():
     from pytest_paddle_infer.verdict.compare import compare_arrays
-    from pytest_paddle_infer.verdict.result import CaseResult
+    from pytest_paddle_infer.protocol import CaseResult
 
     boxes = compare_arrays("boxes", BOXES[:3], BOXES)  # a box fewer, compared element-wise
     counts = compare_arrays("counts", np.array([3, 1]), np.array([3, 1]))

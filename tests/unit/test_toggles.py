@@ -223,13 +223,13 @@ def _loaded_after(module: str) -> set:
 
 
 def test_option_parsing_imports_no_runtime_module():
-    loaded = _loaded_after("pytest_paddle_infer.options")
+    loaded = _loaded_after("pytest_paddle_infer.session.options")
     assert not loaded & {"numpy", "paddle", "yaml", "pytest_paddle_infer.models.cache",
-                         "pytest_paddle_infer.execute.baselines", "pytest_paddle_infer.models.inputs"}
+                         "pytest_paddle_infer.engine.baselines", "pytest_paddle_infer.models.inputs"}
 
 
 def test_suite_parsing_does_not_import_option_parsing():
-    assert "pytest_paddle_infer.options" not in _loaded_after("pytest_paddle_infer.cases.suite")
+    assert "pytest_paddle_infer.session.options" not in _loaded_after("pytest_paddle_infer.cases.suite")
 
 
 def test_docs_name_every_toggle_and_key():

@@ -3,10 +3,10 @@ custom passes, for the "all optimizations off" rung) is built and fed as the cas
 is: gpu_fp16+low_precision_io still feeds float16, the plan's remarks stay."""
 import numpy as np
 
-from pytest_paddle_infer.localize.trials import with_extra_calls
+from pytest_paddle_infer.engine.localize.trials import with_extra_calls
 from pytest_paddle_infer.models.inputs import InputSpec
 from pytest_paddle_infer.models.source import ModelFiles
-from pytest_paddle_infer.modes import build_plan as bp
+from pytest_paddle_infer.engine import build_plan as bp
 from pytest_paddle_infer.modes.run_modes import call, parse_run_mode
 
 X = InputSpec("x", (1, 3, 32, 32))

@@ -16,7 +16,7 @@ def test_marking_calls_bind_to_the_installed_config():
 def test_trt_plan_marks_the_selected_tensors(tmp_path, paddle_cache):
     """With intermediates on, a TensorRT candidate's build step exposes the baseline's
     selected tensors; a CPU mode's plan is unchanged by the same request."""
-    from pytest_paddle_infer.modes.build_plan import Build, candidate_plan
+    from pytest_paddle_infer.engine.build_plan import Build, candidate_plan
     from pytest_paddle_infer.models.source import parse_source
     from pytest_paddle_infer.models.cache import resolve
     from pytest_paddle_infer.modes.run_modes import RunModeSpec

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from pytest_paddle_infer.cases.tensor_selection import Selection
-from pytest_paddle_infer.execute.capture import BaselineStore, CandidateComparer
+from pytest_paddle_infer.engine.capture import BaselineStore, CandidateComparer
 from pytest_paddle_infer.verdict.tolerances import CaseTolerances, Rule
 
 

@@ -10,7 +10,7 @@ from pytest_paddle_infer.report.text import failure_message, outputs_table, prop
     summary_row, summary_table
 from pytest_paddle_infer.verdict import compare
 from pytest_paddle_infer.verdict.compare import compare_arrays
-from pytest_paddle_infer.verdict.result import CaseResult
+from pytest_paddle_infer.protocol import CaseResult
 from pytest_paddle_infer.verdict.vacuity import judge_outputs, mark_strict, reasons
 
 

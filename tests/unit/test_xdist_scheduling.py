@@ -5,9 +5,7 @@ from types import SimpleNamespace
 import pytest
 from xdist.remote import Producer
 
-from pytest_paddle_infer.xdist_scheduling import (
-    SPLIT_GAIN, case_key, makespan, plan, read_cases, read_history, scheduler_class, take_batch,
-    write_json)
+from pytest_paddle_infer.session.xdist_grouping import (SPLIT_GAIN, case_key, makespan, plan, read_cases, read_history, scheduler_class, take_batch, write_json)
 
 MODES = ("cpu_fp32", "onednn_fp32", "onednn_bf16")
 
@@ -251,7 +249,7 @@ def test_history_keeps_each_model_and_run_modes_mean_seconds_per_case(tmp_path, 
     nothing else prices its model and mode; entries of models and modes that did not run stay."""
     import json
 
-    from pytest_paddle_infer.xdist_scheduling import ModelGroups
+    from pytest_paddle_infer.session.xdist_grouping import ModelGroups
 
     path = tmp_path / "xdist-seconds.json"
     path.write_text(json.dumps({"zoo:old": {"cpu_fp32": 9.0}, "zoo:r": {"onednn_bf16": 7.0}}))

@@ -10,16 +10,16 @@ one predictor built like the case's own (``trials.py`` runs them in a child proc
 crash or an error is the trial's outcome, "bad"). The configuration offered as the fix is a
 run mode that a trial ran and saw within tolerance.
 
-Other localization steps run after the ladder through ``after_ladder``.
+The steps after it (the static rung, pruning, the repro) are prune.py's.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..errors import PaddleInferError
-from ..modes.run_modes import BF16, FP16, INT8, PIR_FORMAT, RunModeSpec
+from ...errors import PaddleInferError
+from ...modes.run_modes import BF16, FP16, INT8, PIR_FORMAT, RunModeSpec
 from .op_blame import OpKnob, knob_for
 from .trials import CRASHED, RAISED  # Rung.detail prefixes: the trial's process died; it raised
 
@@ -333,24 +333,6 @@ def _blame_ops(loc: Localization, spec: RunModeSpec, knob: OpKnob,
 
 # -- after the ladder ------------------------------------------------------------------------
 
-# Steps that run after the ladder on a failing case: step(localization, runner, prepared);
-# they may add lines (``Localization.extra``). Registered with ``after_ladder``.
-AfterLadder = Callable[[Localization, Any, Any], None]
-AFTER_LADDER: List[AfterLadder] = []
-
-
-def after_ladder(step: AfterLadder) -> AfterLadder:
-    if step not in AFTER_LADDER:
-        AFTER_LADDER.append(step)
-    return step
-
-
-def run_after_ladder(loc: Localization, runner, prepared) -> Localization:
-    for step in AFTER_LADDER:
-        step(loc, runner, prepared)
-    return loc
-
-
 # -- the entry point -------------------------------------------------------------------------
 
 
@@ -358,7 +340,7 @@ def localize_case(runner, prepared, init: Optional[dict] = None, failure: str = 
     """The ladder for a failing, crashing or raising (``failure``) prepared case, then the
     steps after it. With ``init`` (the executor's runner settings) trials run in a
     supervised child (trials.TrialServer); without, in this process."""
-    from ..modes.run_modes import passes_off
+    from ...modes.run_modes import passes_off
 
     case, model = prepared.case, prepared.model
     spec = case.run_mode
@@ -385,7 +367,10 @@ def localize_case(runner, prepared, init: Optional[dict] = None, failure: str = 
     try:
         loc = localize(spec, trial, listed, op_types, off, model.format, failure)
         loc.listing_builds = server.listing_builds if server is not None else 0
-        return run_after_ladder(loc, runner, prepared)
+        from .prune import prune_step  # the static rung, pruning, the repro
+
+        prune_step(loc, runner, prepared)
+        return loc
     finally:
         if server is not None:
             server.close()

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Mapping, Tuple
 
 from ..cases.baseline_forms import GOLDEN, PREDICTOR_KINDS, golden_dir, kind_of
 from ..errors import ModelError, OptionError
-from .goldens import GoldenError, GoldenPolicy, describe, environment, golden_path, \
-    input_mismatch, read_golden, read_meta, write_golden
+from ..goldens import GoldenError, GoldenPolicy, describe, environment, golden_path, input_mismatch, \
+    read_golden, read_meta
 
 if TYPE_CHECKING:  # numpy and the model types only when a baseline is computed
     import numpy as np
@@ -211,7 +211,7 @@ class Baselines:
         try:
             args = [str({INPUTS: in_path, OUTPUTS: out_path}.get(a, a)) for a in args]
             result = run_child(args, legacy, what, tuple(search_path),
-                               module="pytest_paddle_infer.execute.baseline_child")
+                               module="pytest_paddle_infer.engine.baseline_child")
             with np.load(out_path, allow_pickle=False) as data:
                 return OrderedDict((name, data[f"o{i}"]) for i, name in enumerate(result["names"]))
         finally:
@@ -273,6 +273,8 @@ class Baselines:
             "program": {"format": model.format, "file": Path(model.prog_file).name},
             "intermediates_selected": case.intermediates,
         }
+        from .saved_tensors import write_golden
+
         return write_golden(directory, case.id, result.outputs, meta, result.store,
                             self.policy.float16)
 

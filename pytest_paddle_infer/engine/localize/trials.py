@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import List, Mapping, Optional, Sequence, Tuple
 
-from ..errors import PaddleInferError
+from ...errors import PaddleInferError
 
 TRIAL_TIMEOUT = 300.0  # seconds one trial (build and run) may take before it counts as hung
 CRASHED, RAISED = "crashed", "raised"  # ladder.Rung.detail prefixes
@@ -24,9 +24,9 @@ CRASHED, RAISED = "crashed", "raised"  # ladder.Rung.detail prefixes
 def judge_trial(runner, case, model, inputs, baseline_outputs, spec, extra: Sequence = ()):
     """Build ``spec`` (plus ``extra`` Config calls) like the case's candidate, run it on the
     case's inputs, judge it with the case's tolerances: (passed, max abs, "")."""
-    from ..execute.predictor import describe_recipe, run_predictor
-    from ..modes.build_plan import candidate_feeds
-    from ..verdict.outputs import compare_outputs
+    from ..predictor import describe_recipe, run_predictor
+    from ..build_plan import candidate_feeds
+    from ...verdict.outputs import compare_outputs
 
     plan = runner.candidates.plan(spec, model, runner.input_specs(model, dict(case.shapes)),
                                   case.threads, case.seed)
@@ -50,8 +50,8 @@ def with_extra_calls(plan, extra: Sequence):
 
 def predictor_op_types(runner, predictor, inputs) -> List[str]:
     """The op types a predictor runs, in first-use order (from its output hooks)."""
-    from ..execute.capture import run_with_sink
-    from ..execute.predictor import run_predictor
+    from ..capture import run_with_sink
+    from ..predictor import run_predictor
 
     seen: List[str] = []
     record = lambda op_type, name, tensor: seen.append(op_type.rsplit(":", 1)[0])  # noqa: E731
@@ -69,7 +69,7 @@ def serve(runner, op: str, *args):
     """One request of the trial child: setup(case, model, inputs, baseline outputs),
     run(spec, extra), pass_log(spec, extra, log path), op_types(spec). Whatever Paddle raises is
     the trial's outcome, a PaddleInferError with Paddle's summary."""
-    from ..execute.predictor import trim_paddle_error
+    from ..predictor import trim_paddle_error
 
     try:
         return _serve(runner, op, *args)
@@ -97,11 +97,11 @@ def _serve(runner, op: str, *args):
         (spec,) = args
         plan = runner.candidates.plan(spec, model, runner.input_specs(model, dict(case.shapes)),
                                       case.threads, case.seed)
-        from ..execute.predictor import describe_recipe
+        from ..predictor import describe_recipe
 
         runner.on_phase("building the candidate", describe_recipe(plan.final.recipe))
         built = runner.candidates.executor.run(plan, model, inputs)
-        from ..modes.build_plan import candidate_feeds
+        from ..build_plan import candidate_feeds
 
         return predictor_op_types(runner, built.predictor, candidate_feeds(plan, inputs))
     raise PaddleInferError(f"unknown trial request {op!r}")
@@ -115,7 +115,7 @@ class TrialServer:
 
     def __init__(self, init: dict, case, model, inputs: Mapping, baseline_outputs: Mapping,
                  timeout: float = TRIAL_TIMEOUT):
-        from ..execute.executor import Executor
+        from ...supervise import Executor
 
         log_dir = Path(init["cache_dir"]) / "executor" / "trials"
         self.executor = Executor(dict(init), log_dir, timeout)
@@ -131,7 +131,7 @@ class TrialServer:
         return self.executor.call("trial", op, *args)
 
     def trial(self, spec, extra: Sequence = ()) -> Tuple[Optional[bool], float, str]:
-        from ..execute.executor import ExecutorBug, ExecutorDied
+        from ...supervise import ExecutorBug, ExecutorDied
 
         try:
             return self._call("run", spec, tuple(extra))
@@ -153,8 +153,8 @@ class TrialServer:
     def _pass_log(self, spec, extra: Sequence = ()) -> Tuple[List[str], str]:
         """(the passes Paddle named building ``spec``, in order; "" or how the build
         stopped). After a crash they are read from the log the child was writing."""
-        from ..execute.executor import ExecutorBug, ExecutorDied
-        from ..modes.run_modes import PIR_FORMAT
+        from ...supervise import ExecutorBug, ExecutorDied
+        from ...modes.run_modes import PIR_FORMAT
 
         from .pir_passes import read_pass_log
 
@@ -176,7 +176,7 @@ class TrialServer:
 
     def op_types(self, spec) -> List[str]:
         """The op types ``spec``'s predictor runs; none when it crashes or raises."""
-        from ..execute.executor import ExecutorBug, ExecutorDied
+        from ...supervise import ExecutorBug, ExecutorDied
 
         self.listing_builds += 1
         try:

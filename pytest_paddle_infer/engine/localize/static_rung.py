@@ -16,6 +16,11 @@ from typing import List, Optional, Tuple
 RUNG = "static Executor"
 ALL_OFF = "all optimizations off"
 
+CHILD = "pytest_paddle_infer.engine.localize.prune_child"
+# seconds the pruning child may take: a hang there must not cost the case its ladder verdict
+# (the executor's own --paddle-timeout covers the whole request)
+CHILD_TIMEOUT = 300.0
+
 
 def all_off_failed(found) -> bool:
     """Did the ladder's rung with every optimization off fail, the way the case did (a rung
@@ -48,10 +53,9 @@ def run_static(runner, prepared, onednn: bool, device: str = "cpu") -> Tuple[Opt
     """(within the case's tolerances?, max abs, error) of the Executor's outputs."""
     import numpy as np
 
-    from ..errors import PaddleInferError
-    from ..models.cache import run_child
-    from ..verdict.outputs import compare_outputs
-    from .prune import CHILD, CHILD_TIMEOUT
+    from ...errors import PaddleInferError
+    from ...models.cache import run_child
+    from ...verdict.outputs import compare_outputs
 
     work = Path(runner.cache_dir) / "static-rung" / f"pid{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
@@ -80,7 +84,7 @@ def run_static(runner, prepared, onednn: bool, device: str = "cpu") -> Tuple[Opt
 
 
 def static_rung(runner, prepared) -> List[str]:
-    from ..modes.run_modes import ONEDNN
+    from ...modes.run_modes import ONEDNN
 
     case = prepared.case
     if case.baseline == "static":

@@ -16,20 +16,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import List, Optional
 
-from ..errors import PaddleInferError
-from ..files import safe_file_stem
+from ...errors import PaddleInferError
+from ...files import safe_file_stem
+from .static_rung import CHILD, CHILD_TIMEOUT
 
-CHILD = "pytest_paddle_infer.localize.prune_child"
 LOCAL_BUDGET = 24  # ops measured alone per case, in execution order from the first
 MATCH_DISTANCE = 1e-3  # a pruned op's baseline value and a hooked baseline tensor: the same
-# seconds the pruning child may take: a hang there must not cost the case its ladder verdict
-# (the executor's own --paddle-timeout covers the whole request)
-CHILD_TIMEOUT = 300.0
 
 
 def prune_step(loc, runner, prepared) -> None:
-    """A step after the ladder (``ladder.after_ladder``): the static Executor rung when every
-    optimization off still fails, then pruning and the repro folder; lines go to
+    """The step after the ladder (``ladder.localize_case`` calls it): the static Executor
+    rung when every optimization off still fails, then pruning and the repro folder; lines go to
     ``loc.extra``. ``prepared.failed_result`` is the failing case's result (its divergent
     tensors, rows and tolerances); a candidate that crashed has none, and its repro holds
     the whole program."""
@@ -85,7 +82,7 @@ def _tolerance(prepared, result):
 
 def _hint(prepared, result) -> Optional[dict]:
     """The first divergent intermediate tensor, as the baseline holds it."""
-    from ..execute.capture import ADDRESS_NAME
+    from ..capture import ADDRESS_NAME
 
     store = prepared.baseline_store
     divergent = result.divergent if result is not None else []
@@ -103,7 +100,7 @@ def _hint(prepared, result) -> Optional[dict]:
 def prune_case(runner, prepared, result) -> List[str]:
     import numpy as np
 
-    from ..models.cache import run_child
+    from ...models.cache import run_child
     from .repro import INPUTS, write_repro
 
     case = prepared.case
@@ -255,8 +252,3 @@ def mark_local_errors(result, answer: dict, store) -> None:
         if local is not None and not math.isnan(local["max_abs"]):
             row.local_max_abs = local["max_abs"]
             row.local_passed = local["passed"]
-
-
-from .ladder import after_ladder  # noqa: E402 (registers the step; ladder does not import this)
-
-after_ladder(prune_step)

@@ -133,7 +133,7 @@ def readme_text(case_id: str, what: str, baseline_calls: Sequence, candidate_cal
                 atol: float, rtol: float, details: Sequence[str]) -> str:
     import platform
 
-    from ..modes.capabilities import installed_paddle
+    from ...modes.capabilities import installed_paddle
 
     calls = lambda cs: "; ".join(str(c) for c in cs) or "(none)"
     found = " ".join(installed_paddle()) or "an unknown Paddle"
@@ -154,7 +154,7 @@ def write_repro(folder: Path, case_id: str, what: str, program_name: str, baseli
                 candidate_calls: Sequence, atol: float, rtol: float,
                 details: Sequence[str] = ()) -> Path:
     """Write the script and README into ``folder`` (which holds ``model/`` and the inputs)."""
-    from ..files import atomic_write
+    from ...files import atomic_write
 
     folder = Path(folder)
     script = folder / SCRIPT

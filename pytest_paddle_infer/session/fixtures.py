@@ -1,16 +1,15 @@
-"""What the fixtures hand out: predictor and input factories over the per-worker runner."""
+"""What the fixtures hand out: a declared case's handle (through the case path, like every
+case), and predictor, input and dygraph-layer factories that hand Paddle objects to the test
+in its own process: the one place the session side uses the engine, in function bodies."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence, Tuple, Union
 
-import numpy as np
-
-from .models.inputs import generate_all
-from .models.source import ModelFiles, ModelSource, parse_source
-from .execute.predictor import describe_recipe, run_predictor
-from .modes import capabilities
-from .modes.run_modes import RunModeSpec, baseline_recipe, canonical_mode
+from ..models.source import ModelFiles, ModelSource, parse_source
+from ..modes.run_modes import RunModeSpec, baseline_recipe, canonical_mode
+from .items import check_case, prepare_case
+from .state import RUNNER, case_path_of, settings_of
 
 
 def as_source(model: Union[str, ModelSource]) -> ModelSource:
@@ -27,7 +26,9 @@ class PredictorHandle:
     def input_names(self) -> Sequence[str]:
         return list(self.predictor.get_input_names())
 
-    def run(self, inputs: Mapping[str, np.ndarray]):
+    def run(self, inputs: Mapping[str, object]):
+        from ..engine.predictor import run_predictor
+
         return run_predictor(self.predictor, inputs)
 
 
@@ -43,14 +44,10 @@ class CaseHandle:
         self._tensors = {}
 
     def prepare(self) -> None:
-        from .plugin import prepare_case
-
         prepare_case(self.node, self.case, from_cli=False)
 
     def _get(self, which: str):
         if which not in self._tensors:
-            from .plugin import case_path_of
-
             self._tensors[which] = case_path_of(self.node.config).tensors(self.node.nodeid, which)
         return self._tensors[which]
 
@@ -67,8 +64,7 @@ class CaseHandle:
     def run(self):
         """Run the candidate and compare it with the baseline: a CaseResult. Figures and
         report files are recorded; it does not raise on a failing comparison."""
-        from .execute.case_path import CaseFailed
-        from .plugin import check_case
+        from .case_path import CaseFailed
 
         try:
             self.result = check_case(self.node, self.case, from_cli=False)
@@ -79,8 +75,7 @@ class CaseHandle:
     def check(self):
         """Run and assert that every output is within tolerance; the failure is the table."""
         __tracebackhide__ = True
-        from .execute.case_path import CaseFailed
-        from .plugin import check_case
+        from .case_path import CaseFailed
 
         try:
             self.result = check_case(self.node, self.case, from_cli=False)
@@ -90,12 +85,37 @@ class CaseHandle:
         return self.result
 
     def release(self) -> None:
-        from .plugin import case_path_of
-
         case_path_of(self.node.config).release(self.node.nodeid)
 
 
+def runner_of(config):
+    """The per-process runner the fixtures' Paddle objects come from."""
+    if RUNNER not in config.stash:
+        from ..engine.runner import Runner
+        from ..goldens import GoldenPolicy
+        from ..modes.capabilities import import_paddle
+
+        import_paddle()  # in this process: without Paddle's start-up warnings (a missing ccache)
+        settings = settings_of(config)
+        config.stash[RUNNER] = Runner(settings.cache_dir, settings.device,
+                                      GoldenPolicy(settings.save_goldens, settings.update_goldens,
+                                                   settings.goldens_float16, settings.save_runs))
+    return config.stash[RUNNER]
+
+
+def dygraph_layer_factory():
+    from ..engine.baselines import build_dygraph_layer
+    from ..modes.capabilities import import_paddle
+
+    import_paddle()  # without Paddle's start-up warnings
+    return build_dygraph_layer
+
+
 def predictor_factory(runner, settings, baseline: bool):
+    from ..engine.predictor import describe_recipe
+    from ..models.inputs import generate_all
+    from ..modes import capabilities
+
     def make(model, run_mode: str = "onednn_fp32", device: str = "cpu", threads: Optional[int] = None,
              shapes: Optional[Mapping[str, Tuple[int, ...]]] = None, **toggles) -> PredictorHandle:
         files = runner.model_files(as_source(model))

@@ -1,10 +1,9 @@
 """One path from a Case to its CaseResult, for every case: command line, suite, marker.
 
-In the pytest process, ``CasePath`` sends the case to the executor (a supervised child,
-executor.py, or the same process with ``--paddle-executor=inline``), and afterwards records
-the figures, writes the report files and raises the failure. In the executor, ``prepare_case``
-and ``run_case`` do the Paddle work: model files, inputs, baseline, candidate, comparison,
-localization.
+``CasePath`` sends the case to the executor (a supervised child, supervise.py, or the same
+process with ``--paddle-executor=inline``), and afterwards records the figures, writes the
+report files and raises the failure. The Paddle work (model files, inputs, baseline,
+candidate, comparison, localization) is the engine's (engine/service.py).
 """
 from __future__ import annotations
 
@@ -24,75 +23,6 @@ class CaseFailed(AssertionError):
     """A case whose outputs are outside tolerance; the message is the table."""
 
 
-# -- in the executor ---------------------------------------------------------------------
-
-
-def make_runner(init: dict):
-    from .runner import Runner
-    from .goldens import GoldenPolicy
-
-    shared = init.get("shared_dir")
-    runs = init.get("save_runs")
-    runner = Runner(Path(init["cache_dir"]), init["device"],
-                    GoldenPolicy(init["save_goldens"], init["update_goldens"],
-                                 bool(init.get("goldens_float16")), Path(runs) if runs else None),
-                    Path(shared) if shared else None)
-    runner.repro_dir = init.get("repro_dir")  # where --paddle-localize writes repro folders
-    return runner
-
-
-def prepare_case(runner, case):
-    return runner.prepare(case)
-
-
-def run_case(runner, prepared, localize: bool):
-    """Run the candidate, compare, and on a failure walk the localization ladder."""
-    result = runner.run(prepared)
-    if result.failures and localize:  # the tensors diverge (not: a mode that did not run)
-        runner.on_phase("localizing", prepared.candidate_recipe)
-        prepared.failed_result = result  # the steps after the ladder read it (localize/prune.py)
-        found = runner.localize(prepared)
-        result.localization = found.lines()
-        result.culprit = found.culprit
-        result.localization_builds = found.builds
-        result.suggested_run_mode = found.fix
-    return result
-
-
-def localize_crashed_case(runner, case, failure: str = "crashed") -> dict:
-    """The ladder for a case whose candidate killed the executor, or raised (``failure``
-    "raised"), every trial in a child: {"lines", "culprit", "builds", "fix"}."""
-    prepared = runner.prepare(case, build_candidate=False)
-    runner.on_phase("localizing", prepared.candidate_recipe)
-    found = runner.localize(prepared, failure)
-    return {"lines": found.lines(), "culprit": found.culprit, "builds": found.builds,
-            "fix": found.fix}
-
-
-class InlineExecutor:
-    """The executor's requests served in this process: no supervision (a crash ends the
-    session), for debugging with --pdb and for measuring what supervision costs."""
-
-    def __init__(self, init: dict):
-        self.init = init
-        self.service = None
-
-    def start(self) -> None:
-        pass
-
-    def call(self, op: str, *args):
-        if self.service is None:
-            from .executor import Service
-
-            self.service = Service(self.init, lambda message: None)
-        return getattr(self.service, op)(*args)
-
-    def close(self) -> None:
-        if self.service is not None:
-            self.service.close()
-            self.service = None
-
-
 # -- in the pytest process ---------------------------------------------------------------
 
 
@@ -109,11 +39,11 @@ class CasePath:
                 "save_runs": str(settings.save_runs) if settings.save_runs else None,
                 "shared_dir": str(shared_dir) if shared_dir else None,
                 "repro_dir": str(settings.report_dir / "repro") if settings.report_dir else None}
+        from ..supervise import Executor, InlineExecutor
+
         if settings.executor == "inline":
             self.executor = InlineExecutor(init)
         else:
-            from .executor import Executor
-
             self.executor = Executor(init, log_dir, settings.timeout)
 
     def start(self) -> None:
@@ -149,7 +79,7 @@ class CasePath:
         try:
             yield
         except PaddleInferError as e:
-            from .executor import ExecutorDied
+            from ..supervise import ExecutorDied
 
             # a candidate's Paddle error is localized (plugin.py), a crash says it its own way
             if not self.settings.localize or isinstance(e, (ExecutorDied, CandidateError)) \
@@ -229,10 +159,10 @@ class CasePath:
 
 
 def _import_result_readers() -> None:
-    """A case's result unpickles into verdict.result's classes and is reported with
+    """A case's result unpickles into protocol.py's classes and is reported with
     report.text (numpy-free: verdict/rows.py), imported while the executor starts rather than
     between its first answer and the verdict."""
-    from ..verdict import result  # noqa: F401
+    from .. import protocol  # noqa: F401
     from ..report import text  # noqa: F401
 
 
@@ -241,7 +171,7 @@ def warn_vacuous(result) -> None:
     pytest's warnings summary (relayed from xdist workers like any warning)."""
     import warnings
 
-    from ..plugin import PaddleInferWarning
+    from .paddle_warning import PaddleInferWarning
     from ..report.text import vacuous_text
 
     message = (f"{result.case_id}: passed, but an output cannot fail under its tolerance "

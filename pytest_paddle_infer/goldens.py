@@ -17,14 +17,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional
 
-from ..errors import PaddleInferError
-from ..files import ArrayFileError, atomic_write, load_error_text, open_array_file, safe_file_stem
+from .errors import PaddleInferError
+from .files import ArrayFileError, load_error_text, open_array_file, safe_file_stem
 
 if TYPE_CHECKING:
     import numpy as np
@@ -93,12 +92,12 @@ def find_golden(directory: Path, case_id: str) -> Path:
 def environment(device: str) -> Dict[str, str]:
     """The software and device a baseline ran on: Paddle version and commit, and the CUDA,
     cuDNN and TensorRT versions where this Paddle was built with them."""
-    from ..modes.capabilities import detect, import_paddle
+    from .modes.capabilities import detect, import_paddle
 
     paddle = import_paddle()
     caps = detect()
     env = {"paddle": f"{caps.distribution} {caps.version}", "commit": caps.commit, "device": device}
-    from ..host import cpu_description
+    from .host import cpu_description
 
     env.update(cpu_description())
     cuda = str(paddle.version.cuda())
@@ -108,25 +107,6 @@ def environment(device: str) -> Dict[str, str]:
     if any(caps.trt_compile):
         env["tensorrt"] = ".".join(map(str, caps.trt_compile))
     return env
-
-
-def write_golden(directory: Path, case_id: str, outputs: Mapping[str, "np.ndarray"],
-                 meta: Mapping[str, object], store=None, float16: bool = False) -> Path:
-    """Write one case's golden atomically, with the intermediate tensors of ``store`` (a
-    spilled baseline store) when given; returns its path."""
-    from .saved_tensors import store_entries, write_archive
-
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    path = golden_path(directory, case_id)
-    full = dict(meta, format=FORMAT, case_id=case_id, outputs=list(outputs),
-                recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-    atomic_write(path, lambda f: write_archive(f, outputs, store_entries(store), full, float16),
-                 durable=True)
-    legacy = directory / legacy_file_name(case_id)
-    if legacy != path and legacy.is_file():  # rewritten: the old name must not be counted twice
-        legacy.unlink()
-    return path
 
 
 def read_meta(path: Path) -> dict:

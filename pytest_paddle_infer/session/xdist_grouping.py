@@ -248,7 +248,7 @@ class ModelGroups:
         self.firsts: set = set()  # each worker's first case: it also waited for Paddle to load
 
     def history_path(self) -> Optional[Path]:
-        from .plugin import SETTINGS
+        from .state import SETTINGS
 
         settings = self.config.stash.get(SETTINGS, None)
         return None if settings is None else Path(settings.cache_dir) / HISTORY_FILE
@@ -310,8 +310,7 @@ class SharedBaselines:
         self.testrun = node.workerinput.get("testrunuid")
 
     def pytest_unconfigure(self, config) -> None:
-        from .execute import SHARED_DIR
-        from .plugin import SETTINGS
+        from .state import SETTINGS, SHARED_DIR
 
         settings = config.stash.get(SETTINGS, None)
         if self.testrun and settings is not None:
@@ -330,7 +329,7 @@ class GroupWriter:
 
     @pytest.hookimpl(tryfirst=True)  # xdist sends the collection from its own (plain) impl
     def pytest_collection_finish(self, session) -> None:
-        from .plugin import declared_case
+        from .items import declared_case
 
         cases = {}
         for item in session.items:

@@ -1,4 +1,4 @@
-"""The supervised executor: the Paddle work of cases runs in a long-lived child process.
+"""Supervision: the Paddle work of cases runs in a long-lived child process.
 
 One executor child per pytest process (one per xdist worker) keeps models, inputs,
 predictors and baselines between cases, as an in-process runner would. The pytest process
@@ -7,7 +7,10 @@ tensors. When the child dies (a signal, an exit) or hangs past the timeout, only
 flight errors, with the phase it was in, the recipe, the end of Paddle's log and a command
 that reproduces it; the next case starts a fresh child.
 
-This module does not import paddle or numpy: the child does, in ``serve``.
+Both processes meet here: the pytest process (session/case_path.py) and localization trials
+(engine/localize/trials.py) start and call children with ``Executor``; the child runs
+``serve`` with the engine's service (engine/service.py, named by ``ENGINE_ENTRY``, never
+imported here). This module imports neither paddle nor numpy.
 """
 from __future__ import annotations
 
@@ -24,14 +27,10 @@ from multiprocessing.connection import Client, Listener
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..errors import CaseSkipped, PaddleInferError, describe_exit, strip_ansi  # describe_exit: re-exported
+from .errors import CaseSkipped, PaddleInferError, describe_exit, strip_ansi  # describe_exit: re-exported
 
 AUTHKEY_ENV = "PADDLE_INFER_EXECUTOR_KEY"
-# testing only: make the executor child die or hang at a phase, to exercise supervision
-FAULT_ENV = "PADDLE_INFER_EXECUTOR_FAULT"
-# fault injection, testing only: the fault above fires only at a build whose recipe runs this
-# IR pass (no delete_pass of it, IR optimization on), as a crash inside a pass would
-FAULT_PASS_ENV = "PADDLE_INFER_FAULT_WITH_PASS"
+ENGINE_ENTRY = "pytest_paddle_infer.engine.service"  # the child's module: python -m ENGINE_ENTRY
 DEFAULT_TIMEOUT = 900.0
 LOG_TAIL_LINES = 12
 _FRAME = re.compile(r"^\s*\d+\s+\S")
@@ -212,7 +211,7 @@ def _spawn(log_path: Path):
     env = {"GLOG_minloglevel": "1", **os.environ, AUTHKEY_ENV: key.hex()}
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest_paddle_infer.execute.executor", _address_text(listener.address)],
+            [sys.executable, "-m", ENGINE_ENTRY, _address_text(listener.address)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
     return listener, proc
 
@@ -266,30 +265,6 @@ def _portable(exc: BaseException) -> BaseException:
         return PaddleInferError(f"{type(exc).__name__}: {exc}")
 
 
-def _fault(phase: str, recipe: str = "") -> None:
-    """``PADDLE_INFER_EXECUTOR_FAULT=PHASE:HOW[:CASE-SUBSTRING]`` (testing only): at PHASE,
-    for cases whose id contains CASE-SUBSTRING, die by signal HOW (SIGSEGV, SIGABRT...),
-    ``exit3`` or ``hang``; with ``PADDLE_INFER_FAULT_WITH_PASS=NAME`` only where ``recipe``
-    runs pass NAME."""
-    spec = os.environ.get(FAULT_ENV)
-    if not spec:
-        return
-    at, how, *which = spec.split(":", 2)
-    if at != phase or (which and which[0] not in _CURRENT.get("case", "")):
-        return
-    with_pass = os.environ.get(FAULT_PASS_ENV)
-    if with_pass and (f"delete_pass({with_pass!r})" in recipe or "switch_ir_optim(False)" in recipe):
-        return
-    sys.stdout.flush()
-    if how == "hang":
-        while True:
-            time.sleep(60)
-    if how.startswith("exit"):
-        os._exit(int(how[4:] or 1))
-    os.kill(os.getpid(), getattr(signal, how))
-
-
-_CURRENT: dict = {}
 _EXITING: list = []  # closed children not waited for (kept referenced: no ResourceWarning)
 
 
@@ -298,82 +273,16 @@ def reap_exited() -> None:
     _EXITING[:] = [proc for proc in _EXITING if proc.poll() is None]
 
 
-class Service:
-    """What the child does: a runner, and the prepared cases between prepare and run."""
-
-    def __init__(self, init: dict, send: Callable):
-        from .case_path import make_runner
-
-        self.send = send
-        self.runner = make_runner(init)
-        self.runner.on_phase = self.phase
-        self.runner.trial_init = init  # localization trials run in a child like this one
-        self.prepared: dict = {}
-
-    def phase(self, name: str, recipe: str = "") -> None:
-        self.send(("phase", name + self.runner.beside_note(), recipe))
-        _fault(name, recipe)
-
-    def prepare(self, key: str, case) -> dict:
-        from .case_path import prepare_case
-
-        _CURRENT["case"] = case.id
-        self.prepared.pop(key, None)
-        prepared = prepare_case(self.runner, case)
-        self.prepared[key] = prepared
-        return {"int8": prepared.int8, "recipe": prepared.candidate_recipe}
-
-    def run(self, key: str, localize: bool):
-        from .case_path import run_case
-
-        prepared = self.prepared[key]  # kept until released: a test may still ask for tensors
-        _CURRENT["case"] = prepared.case.id
-        return run_case(self.runner, prepared, localize)
-
-    def measure(self, key: str, seeds):
-        """--paddle-suggest-tolerances: the prepared case on other seeds' inputs."""
-        return self.runner.measure_seeds(self.prepared[key], seeds)
-
-    def about(self):
-        """The installed Paddle's capabilities and software environment."""
-        from ..modes.capabilities import detect
-        from .goldens import environment
-
-        return detect(), environment("")
-
-    def trial(self, op: str, *args):
-        """A localization trial's request, in a trial child (localize/trials.py)."""
-        from ..localize.trials import serve
-
-        if op == "setup":  # (case, model, inputs, baseline outputs)
-            _CURRENT["case"] = args[0].id
-        return serve(self.runner, op, *args)
-
-    def localize_crash(self, key: str, case, failure: str = "crashed"):
-        """Localize a case whose candidate killed the executor (or raised: ``failure``): the
-        case again without its candidate, then the ladder with every trial in a child."""
-        from .case_path import localize_crashed_case
-
-        _CURRENT["case"] = case.id
-        return localize_crashed_case(self.runner, case, failure)
-
-    def tensors(self, key: str, which: str) -> dict:
-        prepared = self.prepared[key]
-        return dict(prepared.inputs if which == "inputs" else prepared.baseline_outputs)
-
-    def release(self, key: str) -> None:
-        self.prepared.pop(key, None)
-
-    def close(self) -> None:
-        self.prepared.clear()
-        self.runner.close()
-
-
-def serve(address: str, authkey: bytes) -> int:
+def serve(make_service: Callable[[dict, Callable], Any]) -> int:
+    """The child's loop: connect back to the parent, build the service from its first
+    message, answer requests until "close" or the parent is gone. ``make_service(init,
+    send)`` is the engine's (engine/service.py)."""
+    key = bytes.fromhex(os.environ.pop(AUTHKEY_ENV))
+    address = sys.argv[1]
     if ":" in address and not address.startswith(("/", "\\")):
         host, port = address.rsplit(":", 1)
         address = (host, int(port))
-    conn = Client(address, authkey=authkey)
+    conn = Client(address, authkey=key)
     service = None
     while True:
         try:
@@ -382,7 +291,7 @@ def serve(address: str, authkey: bytes) -> int:
             break  # the pytest process is gone
         try:
             if op == "init":
-                service = Service(args, conn.send)
+                service = make_service(args, conn.send)
                 continue
             if op == "close":
                 if service is not None:
@@ -401,13 +310,26 @@ def serve(address: str, authkey: bytes) -> int:
     return 0
 
 
-def main(argv) -> int:
-    key = bytes.fromhex(os.environ.pop(AUTHKEY_ENV))
-    from ..modes.capabilities import import_paddle
+class InlineExecutor:
+    """The executor's requests served in this process: no supervision (a crash ends the
+    session), for debugging with --pdb and for measuring what supervision costs."""
 
-    import_paddle()  # every request needs it: import while the pytest process goes on
-    return serve(argv[0], key)
+    def __init__(self, init: dict):
+        self.init = init
+        self.service = None
 
+    def start(self) -> None:
+        pass
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    def call(self, op: str, *args):
+        if self.service is None:
+            import importlib
+
+            # the engine in this process: loaded by name, as the child loads it with -m
+            self.service = importlib.import_module(ENGINE_ENTRY).Service(self.init, lambda message: None)
+        return getattr(self.service, op)(*args)
+
+    def close(self) -> None:
+        if self.service is not None:
+            self.service.close()
+            self.service = None

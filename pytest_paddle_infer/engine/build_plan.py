@@ -20,17 +20,14 @@ from pathlib import Path
 from typing import (TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence,
                     Tuple, Union)
 
-from .devices import MAIN_WORKER, AUTO, DeviceChoice, current_worker, gpu_for_worker
+from ..modes.devices import MAIN_WORKER, AUTO, DeviceChoice, current_worker, gpu_for_worker
 from ..errors import InputError, OptionError, PredictorError
 from ..models.inputs import InputSpec, fill_shape, generate_all, numpy_dtype
 from ..files import file_lock
-from .trt_marking import INSPECTOR, marking_calls
+from ..modes.trt_marking import INSPECTOR, marking_calls
 from . import pir_tensorrt
-from ..execute.predictor import PredictorCache, build_predictor, describe_recipe, run_predictor
-from .run_modes import (GPU, INT8, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec,
-                        calibration_batch_count, calibration_tables, check_shape_in_range,
-                        needs_calibration, optim_cache_call, optim_cache_subdir, recipe,
-                        shape_collect_recipe)
+from .predictor import PredictorCache, build_predictor, describe_recipe, run_predictor
+from ..modes.run_modes import (GPU, INT8, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec, calibration_batch_count, calibration_tables, check_shape_in_range, needs_calibration, optim_cache_call, optim_cache_subdir, recipe, shape_collect_recipe)
 
 if TYPE_CHECKING:  # numpy and the model types are only needed when a plan runs
     import numpy as np
@@ -201,8 +198,8 @@ def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None,
     ``program_format``: a ``.json`` program under TensorRT takes the PIR path, where no
     subgraph pass renames matmuls."""
     from ..models.program import paddle_major
-    from .capabilities import installed_paddle
-    from .run_modes import MATRIX_MULTIPLY_OPS
+    from ..modes.capabilities import installed_paddle
+    from ..modes.run_modes import MATRIX_MULTIPLY_OPS
 
     version = installed_paddle()[1] if paddle_version is None else paddle_version
     remarks = []
@@ -476,7 +473,7 @@ def engine_dirs(plan: Plan, model: "ModelFiles") -> Tuple[str, ...]:
 def convert_pir(step: ConvertPir) -> str:
     """Run a PIR TensorRT conversion (or keep an earlier one under +use_static); says how many
     tensorrt_engine ops the written program holds."""
-    from ..execute.int8_evidence import program_op_types
+    from .int8_evidence import program_op_types
     from ..verdict.evidence import TENSORRT_ENGINE, base_name
 
     out = [Path(step.program), Path(step.params)]
@@ -613,6 +610,6 @@ class CandidateBuilder:
 
 
 def _visible_gpus() -> int:
-    from .capabilities import detect
+    from ..modes.capabilities import detect
 
     return detect().gpu_count

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import List, Optional, Sequence
 
-from ..modes.run_modes import BF16, FP16, GPU, ONEDNN, PADDLE, RunModeSpec
+from ...modes.run_modes import BF16, FP16, GPU, ONEDNN, PADDLE, RunModeSpec
 
 # TensorRT with dynamic shape: trt_map_ops_to_matrix_multiply_pass renames these op types to
 # matrix_multiply before the teller sees them (Paddle's inference pass list puts it before

@@ -16,13 +16,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple
 
-from .cases.tensor_selection import Selection
-from .errors import OptionError, PaddleInferError
-from .modes.devices import DEVICE_FORMS, AUTO, DeviceChoice, parse_device
-from .modes.run_modes import ALIASES, RUN_MODE_TOGGLES, RUN_MODES, RunModeSpec, parse_run_modes
+from ..cases.tensor_selection import Selection
+from ..errors import OptionError, PaddleInferError
+from ..modes.devices import DEVICE_FORMS, AUTO, DeviceChoice, parse_device
+from ..modes.run_modes import ALIASES, RUN_MODE_TOGGLES, RUN_MODES, RunModeSpec, parse_run_modes
 
 if TYPE_CHECKING:
-    from .models.source import ModelSource
+    from ..models.source import ModelSource
 
 DEFAULT_RUN_MODES = ("onednn_fp32",)
 DEFAULT_SEED = 0
@@ -271,7 +271,7 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
 
 
 def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Callable[[], Path]) -> Settings:
-    from .models.source import parse_source  # resolves zoo names and paths; imported when used
+    from ..models.source import parse_source  # resolves zoo names and paths; imported when used
 
     opts = {o.ini: named(o, getoption) for o in OPTIONS}
     get = lambda key: _value(getoption, getini, opts[key])
@@ -363,7 +363,7 @@ def _margin(opt: Option, text) -> float:
 
 def _program(opt: Option, text, models) -> str:
     """default or legacy; legacy re-exports zoo entries and builders, never a model file."""
-    from .models.program import DEFAULT, LEGACY, PROGRAMS, never_re_exported
+    from ..models.program import DEFAULT, LEGACY, PROGRAMS, never_re_exported
 
     program = _choice(opt, text or DEFAULT, PROGRAMS)
     on_disk = [m for m in models if m.kind == "path"]
@@ -375,7 +375,7 @@ def _program(opt: Option, text, models) -> str:
 
 def _threads(opt: Option, text) -> Optional[int]:
     """CPU math threads: a whole number the machine can schedule (cpu_threads.py)."""
-    from .modes.cpu_threads import threads_problem
+    from ..modes.cpu_threads import threads_problem
 
     value = _number(opt, text, int, -math.inf)
     if value is not None and threads_problem(value):
@@ -442,7 +442,7 @@ def _choice(opt: Option, text: str, choices: Sequence[str]) -> str:
 
 
 def parse_baseline_option(text: str) -> str:
-    from .cases.baseline_forms import parse_baseline
+    from ..cases.baseline_forms import parse_baseline
 
     try:
         return parse_baseline(text)  # golden:DIR relative to the current directory
@@ -453,7 +453,7 @@ def parse_baseline_option(text: str) -> str:
 def runs_dir(opt: Option, text, save_goldens: Optional[Path], baseline: str) -> Optional[Path]:
     """--paddle-save-runs DIR, apart from the goldens: a run has its case's golden file name,
     so in a goldens directory it would replace the golden it is compared with."""
-    from .cases.baseline_forms import GOLDEN, golden_dir, kind_of
+    from ..cases.baseline_forms import GOLDEN, golden_dir, kind_of
 
     if not text:
         return None
@@ -472,7 +472,7 @@ def runs_dir(opt: Option, text, save_goldens: Optional[Path], baseline: str) -> 
 def golden_options(baseline: str, save_dir, update: bool) -> Tuple[Optional[Path], bool]:
     """--paddle-save-goldens records live baselines; --paddle-update-goldens rewrites the goldens
     compared against (a suite may name them, so the flag alone is fine)."""
-    from .cases.baseline_forms import GOLDEN, golden_dir, kind_of
+    from ..cases.baseline_forms import GOLDEN, golden_dir, kind_of
 
     golden = kind_of(baseline) == GOLDEN
     if save_dir is not None and golden:

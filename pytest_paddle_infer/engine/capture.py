@@ -17,7 +17,7 @@ import numpy as np
 
 from ..verdict.compare import compare_rule
 from ..verdict.rows import TensorComparison
-from ..verdict.result import IntermediateRow
+from ..protocol import IntermediateRow
 from ..cases.tensor_selection import Selection, op_label
 from ..modes.trt_marking import program_name
 

@@ -1,8 +1,8 @@
 """Runs in a child process: prune a failing program to its first bad op, and the static
 Executor rung. ``FLAGS_enable_pir_api`` matches the program's format (program_cut.py).
 
-    python -m pytest_paddle_infer.localize.prune_child prune REQUEST_PICKLE
-    python -m pytest_paddle_infer.localize.prune_child static REQUEST_PICKLE
+    python -m pytest_paddle_infer.engine.localize.prune_child prune REQUEST_PICKLE
+    python -m pytest_paddle_infer.engine.localize.prune_child static REQUEST_PICKLE
 
 The request is a pickled dict (prune.py writes it: recipes are ``Call`` tuples); the answer
 is JSON on the last stdout line. A crash of Paddle here costs the pruning, not the case.
@@ -83,7 +83,7 @@ class Pruner:
     def run(self, model_dir: Path, calls, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
         from paddle import inference
 
-        from ..execute.predictor import apply_recipe, run_predictor
+        from ..predictor import apply_recipe, run_predictor
         from .program_cut import params_file
 
         config = inference.Config(str(model_dir / f"inference{self.suffix}"), params_file(model_dir))
@@ -144,7 +144,7 @@ class Pruner:
     def judge(self, what: str, start: int, targets: Sequence[str], ops: Sequence[int]) -> dict:
         """The ops from ``start`` fed the baseline's values at the cut, run under the
         candidate's configuration; each target against the baseline's value."""
-        from ..verdict.compare import compare_arrays
+        from ...verdict.compare import compare_arrays
 
         base = self.baseline_values()
         trial = {"what": what, "start": start, "ops": list(ops), "targets": list(targets)}
@@ -153,7 +153,7 @@ class Pruner:
             dest, feeds, names = self.cut(start, targets)
             got = self.run(dest, self.req["candidate_calls"], {n: base[k] for n, k in zip(names, feeds)})
         except Exception as e:  # a cut, build or run that errs: neither within tolerance nor out
-            from ..execute.predictor import trim_paddle_error
+            from ..predictor import trim_paddle_error
 
             trial.update(passed=None, error=trim_paddle_error(e).splitlines()[0][:200],
                          max_abs=float("nan"), max_rel=float("nan"))
@@ -183,7 +183,7 @@ class Pruner:
     def hinted_op(self) -> Optional[int]:
         """The op that wrote the case's first divergent tensor: by name (legacy), else by the
         baseline's values (fingerprint) among the ops' outputs."""
-        from ..execute.capture import fingerprint
+        from ..capture import fingerprint
 
         hint = self.req.get("hint")
         if not hint:
@@ -294,7 +294,7 @@ class Pruner:
         return None, self.shortest_failing_run(divergent)
 
     def _describe_local(self, index: int, trial: dict) -> dict:
-        from ..execute.capture import fingerprint
+        from ..capture import fingerprint
 
         op = self.prog.ops[index]
         key = op.outputs[0]
@@ -373,7 +373,7 @@ def static(request_path: str) -> dict:
 
 
 def main(argv) -> int:
-    from ..models.exporter import run_command
+    from ...models.exporter import run_command
 
     return run_command(argv, {"prune": prune, "static": static})
 

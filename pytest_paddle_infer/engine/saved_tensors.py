@@ -10,12 +10,15 @@ as float16 to halve the file). ``numpy.load`` reads the file like any ``.npz``.
 from __future__ import annotations
 
 import json
+import time
 import zipfile
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import numpy as np
 
+from ..files import atomic_write
+from ..goldens import FORMAT, golden_path, legacy_file_name
 from .capture import Record, fingerprint
 
 META = "__meta__"
@@ -93,7 +96,7 @@ class SavedTensors:
         """The first read of a tensor: a member the metadata lists but the file lacks (or
         holds damaged) is the file's fault, said as a golden's is."""
         from ..files import load_error_text
-        from .goldens import GoldenError
+        from ..goldens import GoldenError
 
         try:
             return self.load(record)
@@ -116,3 +119,20 @@ def saved_tensors(path: Path, meta: Mapping[str, object]) -> Optional[SavedTenso
     """The intermediates a saved run holds, or None when it holds none."""
     entries = meta.get("intermediates") or []
     return SavedTensors(path, entries) if entries else None
+
+
+def write_golden(directory: Path, case_id: str, outputs: Mapping[str, "np.ndarray"],
+                 meta: Mapping[str, object], store=None, float16: bool = False) -> Path:
+    """Write one case's golden atomically, with the intermediate tensors of ``store`` (a
+    spilled baseline store) when given; returns its path."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = golden_path(directory, case_id)
+    full = dict(meta, format=FORMAT, case_id=case_id, outputs=list(outputs),
+                recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    atomic_write(path, lambda f: write_archive(f, outputs, store_entries(store), full, float16),
+                 durable=True)
+    legacy = directory / legacy_file_name(case_id)
+    if legacy != path and legacy.is_file():  # rewritten: the old name must not be counted twice
+        legacy.unlink()
+    return path

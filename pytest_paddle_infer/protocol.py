@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from .rows import TensorComparison
+from .verdict.rows import TensorComparison
 
 
 @dataclass

@@ -16,27 +16,26 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from ..cases.case import Case
-from ..errors import CandidateError, CaseSkipped, InputError, ModelError, OptionError, PredictorError
+from ..errors import (CandidateError, CaseSkipped, InputError, ModelError, OptionError, PredictorError)
 from ..models import cache as models
 from ..models.inputs import InputSpec, fill_shape, generate_all, inputs_digest
 from ..models.memory import check_fits
 from ..models.program import choice_text, describe_program, exports_legacy
 from ..models.source import ModelFiles, ModelSource
 from ..modes import capabilities
-from ..modes.build_plan import CandidateBuilder, candidate_feeds
+from .build_plan import CandidateBuilder, candidate_feeds
 from ..modes.run_modes import RUN_MODES, baseline_recipe, fp32_ops_problem, recipe_shows
-from ..modes import pir_tensorrt
+from . import pir_tensorrt
 from ..modes.trt_marking import FUSION_WARNING
 from ..verdict.outputs import check_output_names, compare_outputs
-from ..verdict.result import CaseResult
+from ..protocol import CaseResult
 from ..verdict.evidence import Evidence, Tally, broken_rules
 from ..verdict.vacuity import OTHER_SEED_OFFSET, SeedPair, judge_outputs
 from ..cases.baseline_forms import GOLDEN, kind_of
 from .baselines import BaselineOutputs, Baselines
-from .capture import selection_problems, BaselineStore, CandidateComparer, HookRouters, Selection, run_with_sink
-from .goldens import GoldenPolicy
-from .int8_evidence import (DtypeTally, int8_kernels_text, int8_note, no_int8_problem,
-                            not_quantized_reason, program_op_types, quantize_ops, wants_int8_kernels)
+from .capture import (selection_problems, BaselineStore, CandidateComparer, HookRouters, Selection, run_with_sink)
+from ..goldens import GoldenPolicy
+from .int8_evidence import (DtypeTally, int8_kernels_text, int8_note, no_int8_problem, not_quantized_reason, program_op_types, quantize_ops, wants_int8_kernels)
 from .predictor import PredictorCache, describe_recipe, run_predictor
 from .recording import hooked_run, needs_warm_up, recorded, warm_up
 
@@ -149,7 +148,7 @@ class Runner:
         fp32_problem = fp32_ops_problem(case.run_mode, model.format)
         if fp32_problem:
             raise OptionError(fp32_problem)
-        from ..localize.pir_passes import delete_pass_problem
+        from .localize.pir_passes import delete_pass_problem
 
         unknown_pass = delete_pass_problem(case.run_mode, model, case.threads)
         if unknown_pass:  # deleting it would change nothing while the case's id says it did
@@ -377,7 +376,8 @@ class Runner:
     def save_run(self, prepared: Prepared, outputs, store: Optional[BaselineStore],
                  result: CaseResult) -> None:
         """The candidate's outputs and tensors, in the goldens' format, for paddle-infer-diff."""
-        from .goldens import RUN, environment, write_golden
+        from ..goldens import RUN, environment
+        from .saved_tensors import write_golden
 
         case = prepared.case
         device = self.baseline_device(case, "auto")
@@ -431,7 +431,7 @@ class Runner:
         """Walk the precision-tracing ladder for a failing (crashed, raised: ``failure``)
         case (localize/ladder.py); its trials run in a supervised child when the executor
         set ``trial_init``."""
-        from ..localize.ladder import localize_case
+        from .localize.ladder import localize_case
 
         return localize_case(self, prepared, self.trial_init, failure)
 

@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import CaseSkipped, PredictorError
-from .run_modes import (CALIBRATION, FP16, FP32, INT8, PIR_FORMAT, TRT_MIN_SUBGRAPH_SIZE,
-                        TRT_WORKSPACE_SIZE)
+from ..modes.run_modes import (CALIBRATION, FP16, FP32, INT8, PIR_FORMAT, TRT_MIN_SUBGRAPH_SIZE, TRT_WORKSPACE_SIZE)
 
 PIR_PATH = "PIR TensorRT (paddle.tensorrt.convert)"
 LEGACY_PATH = "legacy TensorRT (Config.enable_tensorrt_engine)"
@@ -235,7 +234,7 @@ def run_calls(calls: Sequence[TrtCall]) -> List[str]:
         except PredictorError:
             raise
         except Exception as e:
-            from ..execute.predictor import trim_paddle_error
+            from .predictor import trim_paddle_error
 
             raise PredictorError(f"{EXPORT_MODULE}: {c} raised: {trim_paddle_error(e)}") from None
     return skipped

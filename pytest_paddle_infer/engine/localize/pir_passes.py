@@ -43,8 +43,8 @@ def parse_pir_passes(log: str) -> List[str]:
 def _config(spec, model, threads: Optional[int], extra=()):
     from paddle import inference
 
-    from ..execute.predictor import apply_recipe
-    from ..modes.run_modes import recipe
+    from ..predictor import apply_recipe
+    from ...modes.run_modes import recipe
 
     config = inference.Config(model.prog_file, model.params_file)
     apply_recipe(config, tuple(recipe(spec, threads)) + tuple(extra))
@@ -57,7 +57,7 @@ def pass_log(spec, model, threads: Optional[int], extra=(), path=None) -> Tuple[
     error). A PIR
     program's lines go to ``path`` as Paddle prints them, for a parent to read when the
     build kills this process."""
-    from ..modes.run_modes import PIR_FORMAT
+    from ...modes.run_modes import PIR_FORMAT
 
     config = _config(spec, model, threads, extra)
     if getattr(model, "format", "") != PIR_FORMAT:
@@ -65,7 +65,7 @@ def pass_log(spec, model, threads: Optional[int], extra=(), path=None) -> Tuple[
         return [p for i, p in enumerate(passes) if p not in passes[:i]], ""
     from paddle import inference
 
-    from ..execute.predictor import trim_paddle_error
+    from ..predictor import trim_paddle_error
 
     raised: List[str] = []
 
@@ -82,7 +82,7 @@ def pass_log(spec, model, threads: Optional[int], extra=(), path=None) -> Tuple[
 def passes_run(spec, model, threads: Optional[int], extra=()) -> List[str]:
     """The passes a config with this recipe (and ``extra`` calls) runs on ``model``, in
     order, without repeats; Paddle's error when it cannot be built."""
-    from ..errors import PredictorError
+    from ...errors import PredictorError
 
     names, raised = pass_log(spec, model, threads, extra)
     if raised:
@@ -174,7 +174,7 @@ def _legacy_registry() -> Optional[Callable[[str], Optional[str]]]:
 
 
 def _registry(program_format: str):
-    from ..modes.run_modes import PIR_FORMAT
+    from ...modes.run_modes import PIR_FORMAT
 
     return _pir_registry() if program_format == PIR_FORMAT else _legacy_registry()
 
@@ -212,7 +212,7 @@ def deletable_names(logged: Iterable[str], program_format: str) -> Tuple[List[st
 
 
 def _format_words(program_format: str) -> str:
-    from ..modes.run_modes import PIR_FORMAT
+    from ...modes.run_modes import PIR_FORMAT
 
     return "a PIR (.json) program" if program_format == PIR_FORMAT else "a legacy (.pdmodel) program"
 
@@ -221,8 +221,8 @@ def delete_pass_problem(spec, model, threads: Optional[int] = None) -> Optional[
     """``+delete_pass=NAME`` naming no pass Paddle knows for this program's format changes
     nothing while the case's id says it did: the message for that, with the name Paddle
     knows the pass by when NAME is how Paddle logs it, or close matches."""
-    from ..modes.capabilities import installed_paddle
-    from ..modes.run_modes import PIR_FORMAT
+    from ...modes.capabilities import installed_paddle
+    from ...modes.run_modes import PIR_FORMAT
 
     if not spec.delete_passes:
         return None
@@ -274,8 +274,8 @@ def _known_names(spec, model, threads, registry) -> List[str]:
 
 def by_hand_command(spec, model, threads: Optional[int] = None, extra=()) -> str:
     """A shell command that prints the passes ``spec`` runs on ``model``, with Paddle alone."""
-    from ..localize.repro import call_source
-    from ..modes.run_modes import PIR_FORMAT, recipe
+    from .repro import call_source
+    from ...modes.run_modes import PIR_FORMAT, recipe
 
     calls = []
     for c in tuple(recipe(spec, threads)) + tuple(extra):
@@ -321,7 +321,7 @@ def list_passes(spec, model, threads: Optional[int], off_calls: Sequence, log: P
     placement), by their ``delete_pass`` names; those are the ones a search may remove.
     A build that stops inside a pass (crash or error) is listed again without that pass,
     until one builds or no new pass shows."""
-    from ..modes.run_modes import PIR_FORMAT
+    from ...modes.run_modes import PIR_FORMAT
 
     program_format = getattr(model, "format", "legacy")
     by_hand = by_hand_command(spec, model, threads)

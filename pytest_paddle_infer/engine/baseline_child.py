@@ -5,8 +5,8 @@ program in the format ``FLAGS_enable_pir_api`` selects when paddle is imported, 
 module lives on a path the pytest process should not import from, and building a layer seeds
 paddle's global generator and leaves dygraph state behind.
 
-    python -m pytest_paddle_infer.execute.baseline_child dygraph BUILDER KWARGS_JSON INPUTS_NPZ OUT_NPZ DEVICE [WEIGHTS]
-    python -m pytest_paddle_infer.execute.baseline_child static PROG_FILE INPUTS_NPZ OUT_NPZ DEVICE
+    python -m pytest_paddle_infer.engine.baseline_child dygraph BUILDER KWARGS_JSON INPUTS_NPZ OUT_NPZ DEVICE [WEIGHTS]
+    python -m pytest_paddle_infer.engine.baseline_child static PROG_FILE INPUTS_NPZ OUT_NPZ DEVICE
 ``INPUTS_NPZ`` holds the inputs by name plus ``__order__`` (their names); a dygraph layer's
 ``forward`` gets them as keyword arguments, bound by name as the exporter binds them;
 ``OUT_NPZ`` gets the outputs as ``o0, o1, ...``. The last stdout line is JSON:

@@ -1,0 +1,1 @@
+"""Localization: re-run a failing case with recipe variations and name the culprit."""

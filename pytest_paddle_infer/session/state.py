@@ -1,0 +1,95 @@
+"""A session's state in the pytest process: its settings, its case path (the executor it
+talks to) and what the installed Paddle can do, kept in the config's stash."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from . import options as opts
+
+SHARED_DIR = "shared-baselines"  # under the cache dir: the baselines xdist workers share, per run
+
+SETTINGS = pytest.StashKey["opts.Settings"]()
+
+
+RUNNER = pytest.StashKey[object]()
+
+
+CASE_PATH = pytest.StashKey[object]()
+
+
+SUITES_SEEN = pytest.StashKey[bool]()
+
+
+NARROWED = pytest.StashKey[list]()
+
+
+HEADER_SHOWN = pytest.StashKey[list]()  # paddle-infer lines the session has printed so far
+
+
+def default_cache_dir(config) -> Path:
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        return Path(cache.mkdir("paddle-infer"))
+    return Path(config.rootpath) / ".paddle-infer-cache"
+
+
+def is_xdist_controller(config) -> bool:
+    """The process that hands tests to xdist workers and runs none itself."""
+    return (not hasattr(config, "workerinput") and bool(getattr(config.option, "numprocesses", None))
+            and getattr(config.option, "dist", "no") != "no")
+
+
+def settings_of(config) -> "opts.Settings":
+    return config.stash[SETTINGS]
+
+
+def case_path_of(config):
+    """The per-process path every case takes (case_path.py): its executor child starts on
+    first use."""
+    if CASE_PATH not in config.stash:
+        from .case_path import CasePath
+        from ..models.cache import heal_cache_dirs
+
+        settings = settings_of(config)
+        heal_cache_dirs(settings.cache_dir)  # a damaged cache is rebuilt, not a traceback
+        shared = None
+        workerinput = getattr(config, "workerinput", None)
+        if workerinput and workerinput.get("testrunuid"):  # the workers of one xdist session
+            shared = settings.cache_dir / SHARED_DIR / workerinput["testrunuid"]
+        config.stash[CASE_PATH] = CasePath(settings, settings.cache_dir / "executor", shared)
+    return config.stash[CASE_PATH]
+
+
+def installation(config):
+    """(Capabilities, environment) of the installed Paddle. The executor imports paddle and
+    reports them; they are remembered per installation, so the pytest process (and the xdist
+    controller, which runs no case) never imports paddle."""
+    from ..modes.capabilities import known_installation
+
+    def ask():
+        path = case_path_of(config)
+        found = path.about()
+        if is_xdist_controller(config):  # it runs no case
+            path.close()
+        return found
+
+    return known_installation(settings_of(config).cache_dir, ask)
+
+
+def stop_idle_executor(config) -> None:
+    """No case here after all (-k deselected them): the executor a suite's collection
+    started, never asked anything, stops importing paddle now rather than at the session's
+    end; a later request would start another."""
+    executor = getattr(config.stash.get(CASE_PATH, None), "executor", None)
+    if getattr(executor, "conn", True) is None:  # Executor (not inline), never connected
+        executor.close()
+
+
+def display_path(config, path: Path) -> str:
+    """A path as messages show it: relative to where pytest was started, when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path(config.invocation_params.dir).resolve()))
+    except ValueError:
+        return str(path)
