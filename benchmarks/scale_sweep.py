@@ -8,6 +8,7 @@ outcome for every case (JUnit) and the same figures in the paddle-infer summary 
 
     python benchmarks/scale_sweep.py [--suite ../shared/device/scale.paddle.yaml]
         [--workers 0,2,4,8,16] [--runs 1] [--cache-dir DIR] [--no-warm] [--serial SECONDS]
+        [--timeline 16]   # then one more run at -n 16: each worker's start-up, busy and idle time
 """
 import argparse
 import os
@@ -33,6 +34,8 @@ def main():
     parser.add_argument("--cache-dir", type=Path,
                         default=Path(tempfile.gettempdir()) / "paddle-infer-scale-sweep-cache")
     parser.add_argument("--no-warm", action="store_true", help="the cache is warm already")
+    parser.add_argument("--timeline", type=int, default=None, metavar="N",
+                        help="after the rounds, one run at -n N with benchmarks/timeline.py")
     opts = parser.parse_args()
     counts = sorted({int(n) for n in opts.workers.split(",") if n.strip()})
     if 0 not in counts and opts.serial is None:
@@ -67,8 +70,24 @@ def main():
     if counts[-1] >= 16:
         print(f"-n {counts[-1]} speed-up {serial / statistics.median(times[counts[-1]]):.2f}x "
               f"(target {TARGET}x on 16 cores)")
+    if opts.timeline is not None:
+        print_timeline(suite, opts.cache_dir, opts.timeline)
     if differing:
         sys.exit(1)
+
+
+def print_timeline(suite: str, cache: Path, workers: int) -> None:
+    """One more run, each process logging its tests' start and end (benchmarks/timeline.py)."""
+    from timeline import summarize
+
+    here = str(Path(__file__).resolve().parent)
+    with tempfile.TemporaryDirectory() as scratch:
+        log = Path(scratch) / "timeline.jsonl"
+        os.environ["PADDLE_INFER_TIMELINE"] = str(log)
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
+        wall, _, _ = run(suite, cache, workers, Path(scratch), extra=("-p", "timeline"))
+        print(f"timeline, -n {workers}: wall {wall:.2f}s (seconds from the first process's start)")
+        print(summarize(log))
 
 
 if __name__ == "__main__":
