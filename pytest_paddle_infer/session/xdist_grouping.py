@@ -96,21 +96,36 @@ def plan(collection: Sequence[str], cases: Mapping[str, CaseKey], history: Histo
 
     units: Dict[str, List[int]] = dict(models)
     if seconds and workers > 1:  # costs in seconds: worth comparing with SPLIT_GAIN
-        for model in sorted(models, key=lambda m: -cost(models[m])):
-            by_mode: Dict[str, List[int]] = {}
-            for i in models[model]:
-                by_mode.setdefault(f"{model} {cases[collection[i]][1]}", []).append(i)
-            if len(by_mode) < 2:
-                continue
-            split = {u: v for u, v in units.items() if u != model}
-            split.update(by_mode)
-            before = makespan([cost(v) for v in units.values()], workers)
-            if before - makespan([cost(v) for v in split.values()], workers) >= SPLIT_GAIN:
-                units = split
+        units = split_costliest(models, lambda i: cases[collection[i]][1], cost, workers)
     first_seen = {unit: n for n, unit in enumerate(units)}
     ordered = sorted(units, key=lambda unit: (-cost(units[unit]), first_seen[unit]))
     order = [i for unit in ordered for i in units[unit]]
     return order + others, {i: unit for unit in ordered for i in units[unit]}
+
+
+def split_costliest(models: Dict[str, List[int]], mode_of, cost, workers: int) -> Dict[str, List[int]]:
+    """Split the k costliest models (k = 1, 2, ...) into one unit per run mode, taking each
+    further k only if it shortens the estimated sweep by another SPLIT_GAIN seconds: models of
+    about the same cost are split together (splitting one of two equal models gains nothing)."""
+    def by_mode(model):
+        found: Dict[str, List[int]] = {}
+        for i in models[model]:
+            found.setdefault(f"{model} {mode_of(i)}", []).append(i)
+        return found
+
+    splittable = [m for m in sorted(models, key=lambda m: -cost(models[m])) if len(by_mode(m)) > 1]
+    best_split: List[str] = []
+    best_span = makespan([cost(v) for v in models.values()], workers)
+    for k in range(1, len(splittable) + 1):
+        split = set(splittable[:k])
+        span = makespan([cost(v) for m, v in models.items() if m not in split]
+                        + [cost(v) for m in split for v in by_mode(m).values()], workers)
+        if span <= best_span - SPLIT_GAIN:
+            best_split, best_span = splittable[:k], span
+    units: Dict[str, List[int]] = {}
+    for model in models:  # in the models' collection order
+        units.update(by_mode(model) if model in best_split else {model: models[model]})
+    return units
 
 
 def case_seconds(collection: Sequence[str], cases: Mapping[str, CaseKey],

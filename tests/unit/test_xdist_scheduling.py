@@ -82,6 +82,17 @@ def test_a_split_must_pay_for_itself(workers, seconds, split):
     assert (len(set(units.values())) > 2) is split
 
 
+def test_models_of_the_same_cost_that_hold_up_the_sweep_are_split_together():
+    """Splitting one of two equally costly models leaves the other holding up the sweep: the
+    scale sweep's shape (12 models, 16 workers), where the two costliest must both split."""
+    names = [f"m{n}" for n in range(12)]
+    collection, cases = sweep(*names)
+    history = {f"zoo:{n}": {m: (1.5 if n in ("m0", "m1") else 0.3) for m in MODES} for n in names}
+    _, units = plan(collection, cases, history, workers=16)
+    split = {unit.split(" ")[0] for unit in units.values() if " " in unit}
+    assert split == {"zoo:m0", "zoo:m1"}
+
+
 def test_a_model_with_one_run_mode_is_never_split():
     collection, cases = sweep("big", "small", modes=("onednn_fp32",), shapes=("1x", "2x", "4x", "8x"))
     history = {"zoo:big": {"onednn_fp32": 5.0}, "zoo:small": {"onednn_fp32": 0.1}}
