@@ -10,12 +10,13 @@ scheduler reads those files when it schedules.
 The scheduler is xdist's ``load`` with these changes: a unit of cases (a model's) goes to a
 worker whole, and the units go out first, the costliest first (a case costs its seconds in the
 last run, kept per model and run mode in the paddle cache dir: ``case_seconds``; a case without
-history costs the mean of those with one, or 1 when none has). When one model outweighs the
-rest, so that the sweep would wait for its worker, it is split into one unit per run mode, if
-the estimated sweep gets at least SPLIT_GAIN seconds shorter (history is needed for that): each
+history costs the mean of those with one, or 1 when none has). When models outweigh the rest,
+so that the sweep would wait for their workers, the costliest are split into one unit per run
+mode, as many of them as take SPLIT_GAIN seconds each off the estimated sweep (history is
+needed for that; models of one cost split together): each
 candidate predictor, the costly build, is still built once; the model's program is loaded
 again on each worker that runs some of its modes, while its baselines' outputs are computed
-once and shared through the cache dir (``SharedBaselines``, ``execute/runner.shared_outputs``).
+once and shared through the cache dir (``SharedBaselines``, ``engine/runner.shared_outputs``).
 Tests that are not cases go out after the units, as ``load`` sends them; with no cases
 collected the order is exactly ``load``'s.
 
