@@ -17,8 +17,9 @@ from .session.headers import late_case_header, report_header, write_worker_heade
 from .session.items import ERRORED_IN_CALL, add_command_line_cases, case_properties, declared_case, \
     effective_case
 from .session.paddle_warning import PaddleInferWarning
-from .session.state import (CASE_PATH, NARROWED, RUNNER, SETTINGS, case_path_of,
-                            default_cache_dir, is_xdist_controller, settings_of, stop_idle_executor)
+from .session.state import (CASE_PATH, FORK_SERVER, NARROWED, RUNNER, SETTINGS, case_path_of,
+                            default_cache_dir, expects_cases, is_xdist_controller, settings_of,
+                            stop_idle_executor)
 from .session.suite_files import PaddleSuiteFile, add_suite_args, is_suite_file, parametrize_marked
 from .session.summary import SessionSummary
 
@@ -51,6 +52,12 @@ def pytest_configure(config):
     config.stash[SETTINGS] = settings
     if settings.active and not is_xdist_controller(config):
         case_path_of(config).start()  # the executor imports paddle while pytest collects
+    if is_xdist_controller(config) and expects_cases(config, settings):
+        from .fork_server import start
+
+        # the workers' executor children are forked from one import of paddle (CPU-only
+        # Paddle, Linux): it starts before xdist spawns the workers, which find it
+        config.stash[FORK_SERVER] = start()
     config.pluginmanager.register(SessionSummary(config), "paddle-infer-summary")
     if is_xdist_controller(config):  # usage errors the workers find while collecting
         from .session.xdist_usage import UsageRelay
@@ -131,6 +138,10 @@ def pytest_report_teststatus(report, config):
 
 
 def pytest_unconfigure(config):
+    if config.stash.get(FORK_SERVER, False):
+        from .fork_server import stop
+
+        stop()
     if CASE_PATH in config.stash:
         config.stash[CASE_PATH].close()
     if RUNNER in config.stash:

@@ -31,6 +31,7 @@ from .errors import CaseSkipped, PaddleInferError, describe_exit, strip_ansi  # 
 
 AUTHKEY_ENV = "PADDLE_INFER_EXECUTOR_KEY"
 ENGINE_ENTRY = "pytest_paddle_infer.engine.service"  # the child's module: python -m ENGINE_ENTRY
+FORK_SERVER_ENV = "PADDLE_INFER_FORK_SERVER"  # fork_server.py: children forked, not spawned
 DEFAULT_TIMEOUT = 900.0
 LOG_TAIL_LINES = 12
 _FRAME = re.compile(r"^\s*\d+\s+\S")
@@ -129,9 +130,9 @@ class Executor:
         self.proc = self.conn = None
 
     def _kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
         if self.proc is not None:
+            if self.proc.returncode is None:  # kill() polls first: an ended child is left be
+                self.proc.kill()
             self.proc.wait()
 
     # -- requests ----------------------------------------------------------------------
@@ -205,15 +206,63 @@ _OP_PHASES = {"about": "importing paddle", "prepare": "preparing the case", "run
 
 
 def _spawn(log_path: Path):
-    """A child that imports paddle, then connects back: (listener, process)."""
+    """A child that imports paddle, then connects back: (listener, process). Under an xdist
+    controller that runs a fork server (CPU-only paddle), the child is forked from it."""
     key = secrets.token_bytes(16)
     listener = Listener(authkey=key)
-    env = {"GLOG_minloglevel": "1", **os.environ, AUTHKEY_ENV: key.hex()}
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", ENGINE_ENTRY, _address_text(listener.address)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
-    return listener, proc
+    address = _address_text(listener.address)
+
+    def spawn():
+        env = {"GLOG_minloglevel": "1", **os.environ, AUTHKEY_ENV: key.hex()}
+        with open(log_path, "wb") as log:
+            return subprocess.Popen([sys.executable, "-m", ENGINE_ENTRY, address],
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
+
+    if FORK_SERVER_ENV in os.environ:  # an xdist worker whose controller runs one
+        return listener, _ForkOnFirstUse(address, key.hex(), log_path, spawn)
+    return listener, spawn()
+
+
+class _ForkOnFirstUse:
+    """A child asked of the fork server (fork_server.py) when first supervised, not when
+    started: the worker goes on collecting while the server imports paddle. Spawned instead
+    where the server cannot fork one. Supervised as a ``subprocess.Popen``."""
+
+    def __init__(self, address: str, key: str, log_path: Path, spawn: Callable):
+        self._ask = (address, key, log_path)
+        self._spawn = spawn
+        self._proc = None
+        self._cancelled = False
+
+    def _child(self):
+        if self._proc is None:
+            from .fork_server import request
+
+            address, key, log_path = self._ask
+            self._proc = request(address, key, log_path, AUTHKEY_ENV, ENGINE_ENTRY) or self._spawn()
+        return self._proc
+
+    @property
+    def pid(self) -> Optional[int]:
+        return None if self._proc is None else self._proc.pid
+
+    @property
+    def returncode(self) -> Optional[int]:
+        if self._proc is None:
+            return -getattr(signal, "SIGKILL", 9) if self._cancelled else None
+        return self._proc.returncode
+
+    def poll(self) -> Optional[int]:
+        return self.returncode if self._cancelled and self._proc is None else self._child().poll()
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        return self.returncode if self._cancelled and self._proc is None else self._child().wait(timeout)
+
+    def kill(self) -> None:
+        if self._proc is None:
+            self._cancelled = True  # never asked for: nothing to kill
+        else:
+            self._proc.kill()
 
 
 def _address_text(address) -> str:

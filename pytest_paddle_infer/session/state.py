@@ -8,6 +8,7 @@ import pytest
 
 from . import options as opts
 
+FORK_SERVER = pytest.StashKey[bool]()  # the controller started fork_server.py
 SHARED_DIR = "shared-baselines"  # under the cache dir: the baselines xdist workers share, per run
 
 SETTINGS = pytest.StashKey["opts.Settings"]()
@@ -93,3 +94,24 @@ def display_path(config, path: Path) -> str:
         return str(Path(path).resolve().relative_to(Path(config.invocation_params.dir).resolve()))
     except ValueError:
         return str(path)
+
+
+def expects_cases(config, settings) -> bool:
+    """Whether this session will have cases, as far as the command line tells before any
+    collection: --paddle-model, --paddle-suite, or a suite file among the paths given or in
+    their first levels (an xdist controller collects nothing itself)."""
+    from ..cases.suite_scan import is_suite_name
+
+    if settings.active or settings.suites:
+        return True
+    base = Path(config.invocation_params.dir)
+    for arg in config.args:
+        path = base / str(arg).split("::")[0]
+        if path.is_file():
+            if is_suite_name(path.name):
+                return True
+        elif path.is_dir():
+            for depth in ("*", "*/*", "*/*/*"):
+                if any(is_suite_name(p.name) for p in path.glob(depth + ".yaml")):
+                    return True
+    return False

@@ -1,11 +1,15 @@
-"""No process forks after it imported paddle: a GPU build's ``import paddle`` initialises CUDA,
-and a child forked after that gets CUDA_ERROR_NOT_INITIALIZED from every CUDA call. Children
-are started by fork+exec (subprocess), which is safe: the exec replaces the image.
+"""No process forks after importing a paddle that can use a GPU: a CUDA build's ``import
+paddle`` initialises CUDA, and a child forked after that gets CUDA_ERROR_NOT_INITIALIZED from
+every CUDA call. Spawned children (fork+exec) are safe: the exec replaces the image. With a
+CPU-only paddle the fork server (fork_server.py) forks the workers' executor children after
+one import, on purpose.
 
-A stand-in records the order in every Python process of a session (the pytest process, xdist
-workers, executor children, trial children): a ``sitecustomize`` on PYTHONPATH registers an
-at-fork hook that writes whether paddle had been imported when the process forked. The
-recorder is shown to catch a fork after ``import paddle``.
+A recorder runs in every Python process of a session (the pytest process, xdist workers, the
+fork server, executor and trial children): a ``sitecustomize`` on PYTHONPATH that writes each
+process's start and, at every fork, whether paddle had been imported and whether that paddle
+says it can use CUDA. The recorder is shown to catch a fork after ``import paddle``. A stand-in
+paddle package (first on PYTHONPATH) plays a CUDA build whose version file says CPU-only, so
+that only the fork server's own check after its import stands between it and a fork.
 """
 import json
 import os
@@ -17,7 +21,7 @@ import pytest
 
 from helpers import DIFFERING_AT_ZERO, write_suite
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="needs os.register_at_fork")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux's")
 
 RECORDER = """
     import json, os, sys
@@ -26,15 +30,37 @@ RECORDER = """
 
 
     def _record(event):
+        paddle = sys.modules.get("paddle")
+        cuda = bool(getattr(paddle, "is_compiled_with_cuda", lambda: False)()) if paddle else None
         with open(_LOG, "a") as f:
-            f.write(json.dumps({"event": event, "pid": os.getpid(), "argv": getattr(sys, "orig_argv", sys.argv)[:4],
-                                "paddle_imported": "paddle" in sys.modules}) + "\\n")
+            f.write(json.dumps({"event": event, "pid": os.getpid(), "argv": sys.orig_argv[:4],
+                                "paddle_imported": paddle is not None, "cuda": cuda}) + "\\n")
 
 
     if _LOG:
         _record("start")
         os.register_at_fork(before=lambda: _record("fork"))
 """
+
+# a CUDA build whose version file says CPU-only: only the server's check after import catches it
+CUDA_PADDLE = {
+    "paddle/__init__.py": """
+        __version__ = "0.0.0"
+
+        def is_compiled_with_cuda():
+            return True
+
+        def is_compiled_with_rocm():
+            return False
+
+        def is_compiled_with_xpu():
+            return False
+    """,
+    "paddle/version/__init__.py": """
+        full_version = "0.0.0"
+        cuda_version = 'False'
+    """,
+}
 
 
 @pytest.fixture
@@ -45,24 +71,28 @@ def recorded(tmp_path, monkeypatch):
     log = tmp_path / "forks.jsonl"
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
     monkeypatch.setenv("PADDLE_INFER_TEST_FORK_LOG", str(log))
+    monkeypatch.delenv("PADDLE_INFER_NO_FORK_SERVER", raising=False)
 
-    def forks():
+    def records():
         if not log.exists():
             return []
         return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
 
-    return forks
+    records.site = site
+    return records
+
+
+def started(records, module):
+    return [r for r in records if r["event"] == "start" and module in " ".join(r["argv"])]
 
 
 def test_the_recorder_catches_a_fork_after_import_paddle(recorded):
     code = "import os, paddle\npid = os.fork()\nos._exit(0) if pid == 0 else os.waitpid(pid, 0)"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
-    assert [f["paddle_imported"] for f in recorded() if f["event"] == "fork"] == [True]
+    assert [(r["paddle_imported"], r["cuda"]) for r in recorded() if r["event"] == "fork"] == [(True, False)]
 
 
-def test_no_process_of_a_session_forks_after_importing_paddle(pytester, recorded, paddle_cache):
-    """Two workers, their executor children, and a failing case localized with its trials in
-    a child of the executor."""
+def sweep(pytester, paddle_cache, *args):
     pytester.makeconftest("")
     write_suite(pytester, f"""
         models:
@@ -71,12 +101,34 @@ def test_no_process_of_a_session_forks_after_importing_paddle(pytester, recorded
           tiny_detector:
             run_modes: [cpu_fp32]
     """, "sweep.paddle.yaml")
-    result = pytester.runpytest_subprocess("-n", "2", f"--paddle-cache-dir={paddle_cache}",
-                                           "--paddle-localize", "-p", "no:cacheprovider")
+    return pytester.runpytest_subprocess("-n", "2", f"--paddle-cache-dir={paddle_cache}",
+                                         "-p", "no:cacheprovider", *args)
+
+
+def test_with_cpu_only_paddle_only_the_fork_server_forks_after_importing_it(pytester, recorded,
+                                                                              paddle_cache):
+    """Two workers, their executor children forked from the server, and a failing case
+    localized with its trials in a spawned child of the executor."""
+    result = sweep(pytester, paddle_cache, "--paddle-localize")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*localization*"])
     records = recorded()
-    started = [" ".join(r["argv"]) for r in records if r["event"] == "start"]
-    # the recorder ran in the executor children (two workers, a trial child) too
-    assert sum("pytest_paddle_infer.engine.service" in argv for argv in started) >= 3, started
+    server = {r["pid"] for r in started(records, "pytest_paddle_infer.fork_server")}
+    assert len(server) == 1, records
+    forks = [r for r in records if r["event"] == "fork" and r["paddle_imported"]]
+    assert len(forks) >= 2 and {r["pid"] for r in forks} == server  # one fork per worker
+    assert not any(r["cuda"] for r in forks)
+
+
+def test_a_paddle_that_can_use_cuda_is_never_forked_after_import(pytester, recorded, paddle_cache):
+    """The stand-in's version file says CPU-only, so the server starts and imports it; its
+    check after the import refuses, and every worker spawns its own executor child."""
+    for name, text in CUDA_PADDLE.items():
+        path = recorded.site / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    sweep(pytester, paddle_cache)  # the stand-in cannot run a case: only the order matters here
+    records = recorded()
+    assert started(records, "pytest_paddle_infer.fork_server"), "the server was not started"
+    assert len(started(records, "pytest_paddle_infer.engine.service")) >= 2  # spawned instead
     assert [r for r in records if r["event"] == "fork" and r["paddle_imported"]] == []

@@ -1,0 +1,302 @@
+"""Executor children forked from one process that imported paddle: CPU-only Paddle, Linux, xdist.
+
+Each xdist worker needs its own executor child, and each child's ``import paddle`` (about
+4.5 s of CPU) competes with the workers starting and with the other children: on 2 cores
+the sweep's -n 2 gain was about a fifth lower without this, and on 16 cores 16 imports at once
+delayed every worker's first case. The xdist controller starts this server in
+pytest_configure, before it spawns the workers; the server imports paddle and the engine once,
+then forks one executor child per worker that asks. A forked child is an executor like a
+spawned one (supervise.py): the worker's log, working directory, environment and listener.
+
+Forking after ``import paddle`` is wrong where paddle can use a GPU: a CUDA build's import
+initialises CUDA, and a forked child then fails every CUDA call. So the server runs only where
+the installed paddle is CPU-only (its version file, read without importing it), re-checks
+after its import (``is_compiled_with_cuda``, ROCm, XPU, custom devices) and then refuses to
+fork; a worker whose Python or Paddle-relevant environment differs from the server's starts
+its own child, as does every worker when the server is absent, refused, slow or gone.
+
+The server's parent is the controller: it exits when its parent does. Exit statuses of the
+forked children, which are the server's and not the workers' children, go to files the
+workers read (``ForkedChild``, supervised as a ``subprocess.Popen``).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, Optional
+
+SERVER_ENV = "PADDLE_INFER_FORK_SERVER"  # pid:directory:key:environment digest, for the workers
+# (supervise.FORK_SERVER_ENV: the worker looks for it there without importing this module)
+OFF_ENV = "PADDLE_INFER_NO_FORK_SERVER"  # set (to anything): never start or use one
+ENGINE = "pytest_paddle_infer.engine.service"  # what the children run (supervise.ENGINE_ENTRY)
+READY_SECONDS = 120.0  # how long a worker waits for the server to finish importing paddle
+# environment that changes what `import paddle` sets up: a worker differing here spawns
+PADDLE_ENV_PREFIXES = ("FLAGS_", "GLOG_", "OMP_", "MKL_", "KMP_", "CUDA_", "LD_", "PYTHON",
+                       "DNNL_", "ONEDNN_", "PADDLE_")
+_SERVERS: list = []  # the controller's: (process, directory)
+
+
+# -- whether one may run ---------------------------------------------------------------------
+
+
+def paddle_is_cpu_only() -> bool:
+    """The installed paddle's version file (paddle/version/__init__.py) says it was built
+    without CUDA, ROCm and XPU; read as text, without importing paddle."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("paddle")
+    except (ImportError, ValueError):
+        return False
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    version = Path(list(spec.submodule_search_locations)[0]) / "version" / "__init__.py"
+    try:
+        text = version.read_text()
+    except OSError:
+        return False
+    values = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip().isidentifier():
+            values[key.strip()] = value.strip().strip("'\"")
+    return values.get("cuda_version") == "False" and values.get("xpu_version", "False") == "False" \
+        and values.get("rocm_version", "False") in ("False", "") and "with_gpu" not in values
+
+
+def available() -> bool:
+    return (sys.platform.startswith("linux") and hasattr(os, "fork") and not os.environ.get(OFF_ENV)
+            and paddle_is_cpu_only())
+
+
+def environment_digest(env) -> str:
+    """What of an environment `import paddle` reads, and the Python that imports it."""
+    kept = sorted((k, v) for k, v in env.items()
+                  if k.startswith(PADDLE_ENV_PREFIXES) and not k.startswith("PADDLE_INFER_"))
+    return hashlib.sha256(repr((os.path.realpath(sys.executable), kept)).encode()).hexdigest()[:16]
+
+
+# -- the controller --------------------------------------------------------------------------
+
+
+def start() -> bool:
+    """Start the server (once); the workers this process spawns find it in their environment."""
+    if _SERVERS or not available():
+        return bool(_SERVERS)
+    directory = tempfile.mkdtemp(prefix="paddle-infer-fork-")
+    key = secrets.token_hex(16)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", __name__, directory], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                # the environment a spawned executor child gets (supervise.py)
+                                env={"GLOG_minloglevel": "1", **os.environ, f"{SERVER_ENV}_KEY": key})
+    except OSError:
+        shutil.rmtree(directory, ignore_errors=True)
+        return False
+    _SERVERS.append((proc, directory))
+    os.environ[SERVER_ENV] = f"{proc.pid}:{directory}:{key}:{environment_digest(os.environ)}"
+    return True
+
+
+def stop() -> None:
+    """The controller's end: the server goes; children it forked are the workers' to close."""
+    os.environ.pop(SERVER_ENV, None)
+    while _SERVERS:
+        proc, directory = _SERVERS.pop()
+        if proc.poll() is None:
+            proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+# -- a worker --------------------------------------------------------------------------------
+
+
+class ForkedChild:
+    """An executor child the server forked, supervised like a ``subprocess.Popen``: its exit
+    status comes from the file the server writes when it reaps it."""
+
+    def __init__(self, pid: int, status_file: Path):
+        self.pid = pid
+        self.status_file = status_file
+        self.returncode: Optional[int] = None
+
+    def poll(self) -> Optional[int]:
+        if self.returncode is None:
+            try:
+                self.returncode = int(self.status_file.read_text())
+            except (OSError, ValueError):
+                if not _alive(self.pid) and not self.status_file.parent.exists():
+                    self.returncode = -signal.SIGKILL  # the server is gone, and so is the child
+        return self.returncode
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"forked executor {self.pid}", timeout)
+            time.sleep(0.02)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.poll() is not None:  # reaped: its pid may be another process's by now
+            return
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    terminate = kill
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def request(address: str, authkey: str, log_path: Path, authkey_env: str,
+            entry: str) -> Optional[ForkedChild]:
+    """Ask the session's server for an executor child that connects to ``address``; None
+    where there is no usable server (the caller spawns one)."""
+    found = os.environ.get(SERVER_ENV, "").split(":")
+    if len(found) != 4 or found[3] != environment_digest(os.environ):
+        return None
+    pid, directory, key = int(found[0]), Path(found[1]), found[2]
+    deadline = time.monotonic() + READY_SECONDS
+    while not (directory / "ready").exists():
+        if (directory / "refused").exists() or not _alive(pid) or time.monotonic() > deadline:
+            return None
+        time.sleep(0.05)
+    from multiprocessing.connection import Client
+
+    try:
+        with Client(str(directory / "socket"), family="AF_UNIX", authkey=bytes.fromhex(key)) as conn:
+            conn.send({"address": address, "authkey": authkey, "authkey_env": authkey_env,
+                       "entry": entry, "log": str(log_path), "cwd": os.getcwd(),
+                       "env": dict(os.environ)})
+            if not conn.poll(30):
+                return None
+            child = conn.recv()
+    except (OSError, EOFError, ValueError):
+        return None
+    return ForkedChild(child, directory / f"{child}.status") if isinstance(child, int) else None
+
+
+# -- the server ------------------------------------------------------------------------------
+
+
+def _reap(directory: Path) -> None:
+    """SIGCHLD: write each ended child's status (Popen's convention: -N for signal N)."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        tmp = directory / f"{pid}.status.tmp"
+        tmp.write_text(str(os.waitstatus_to_exitcode(status)))
+        os.replace(tmp, directory / f"{pid}.status")
+
+
+def _paddle_uses_a_device(paddle) -> bool:
+    checks = ("is_compiled_with_cuda", "is_compiled_with_rocm", "is_compiled_with_xpu")
+    if any(getattr(paddle, name, lambda: False)() for name in checks):
+        return True
+    try:
+        return bool(paddle.device.get_all_custom_device_type())
+    except Exception:
+        return False
+
+
+def _child(request: Dict, listener, conn) -> None:
+    """In the forked child: become the worker's executor, then exit."""
+    code = 1
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for sig in (signal.SIGCHLD, signal.SIGALRM, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        listener.close()
+        conn.close()
+        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.environ[request["authkey_env"]] = request["authkey"]
+        sys.argv = [request["entry"], request["address"]]
+        import importlib
+
+        code = importlib.import_module(request["entry"]).main()
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code or 0)
+
+
+def serve(directory: Path) -> int:
+    from multiprocessing.connection import Listener
+
+    key = bytes.fromhex(os.environ.pop(f"{SERVER_ENV}_KEY"))
+    parent = os.getppid()
+
+    def orphaned(*_):
+        if os.getppid() != parent:  # the controller is gone: so is the session
+            os._exit(0)
+
+    signal.signal(signal.SIGALRM, orphaned)
+    signal.setitimer(signal.ITIMER_REAL, 1.0, 1.0)
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    from .modes.capabilities import import_paddle
+
+    paddle = import_paddle()
+    if _paddle_uses_a_device(paddle):  # never fork after a device-capable import
+        (directory / "refused").write_text("paddle can use a GPU or another device here")
+        return 0
+    import importlib
+
+    importlib.import_module(ENGINE)  # the engine's modules, loaded once for every child
+    signal.signal(signal.SIGCHLD, lambda *_: _reap(directory))
+    listener = Listener(str(directory / "socket"), family="AF_UNIX", authkey=key)
+    (directory / "ready").write_text(str(os.getpid()))
+    while True:
+        try:
+            conn = listener.accept()
+        except (OSError, EOFError):
+            continue  # a worker that failed the handshake or went away
+        with conn:
+            try:
+                wanted = conn.recv()
+            except (OSError, EOFError):
+                continue
+            pid = os.fork()
+            if pid == 0:
+                _child(wanted, listener, conn)
+            conn.send(pid)
+
+
+if __name__ == "__main__":
+    sys.exit(serve(Path(sys.argv[1])))
