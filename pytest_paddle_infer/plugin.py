@@ -40,6 +40,17 @@ def pytest_addoption(parser):
     opts.register(parser)
 
 
+def pytest_cmdline_main(config):
+    """``--paddle-selfcheck``: the self-check instead of a test session (selfcheck/)."""
+    from .selfcheck import requested
+
+    if requested(config):
+        from .selfcheck.report import main
+
+        return main(config)
+    return None
+
+
 def _default_cache_dir(config) -> Path:
     cache = getattr(config, "cache", None)
     if cache is not None:

@@ -202,7 +202,8 @@ class _ChildGone(Exception):
 
 _OP_PHASES = {"about": "importing paddle", "prepare": "preparing the case", "run": "running the candidate",
               "release": "releasing the case", "tensors": "handing out tensors",
-              "trial": "running a localization trial", "localize_crash": "localizing the crash or error"}
+              "trial": "running a localization trial", "localize_crash": "localizing the crash or error",
+              "selfcheck": "running the self-check"}
 
 
 def _spawn(log_path: Path):
@@ -340,6 +341,12 @@ class Service:
         from .goldens import environment
 
         return detect(), environment("")
+
+    def selfcheck(self):
+        """--paddle-selfcheck: each run mode's positive and negative control (selfcheck/)."""
+        from ..selfcheck.controls import run_selfcheck
+
+        return run_selfcheck(self.runner, self.phase)
 
     def trial(self, op: str, *args):
         """A localization trial's request, in a trial child (localize/trials.py)."""
