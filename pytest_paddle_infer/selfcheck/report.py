@@ -44,6 +44,12 @@ def main(config, out: Optional[TextIO] = None) -> int:
         tail = getattr(e, "log_tail", "")
         print(f"paddle-infer self-check: {e}" + (f"\n{tail}" if tail else ""), file=out)
         return 1
+    except Exception as e:  # a fault of the self-check itself: its traceback, for a report
+        import traceback
+
+        text = str(e) if type(e).__name__ == "ExecutorBug" else traceback.format_exc()
+        print(f"paddle-infer self-check failed inside the plugin (please report it):\n{text}", file=out)
+        return 1
     finally:
         path.close()
     where = (settings.report_dir or settings.cache_dir) / JSON_NAME
@@ -52,6 +58,11 @@ def main(config, out: Optional[TextIO] = None) -> int:
     for line in table(result):
         print(line, file=out)
     print(f"self-check JSON (attach it to a bug report): {where}", file=out)
+    return exit_status(result)
+
+
+def exit_status(result: dict) -> int:
+    """1 when a mode that runs here did not engage, or its negative control engaged too."""
     return 1 if any(row["status"] in PROBLEMS for row in result["modes"]) else 0
 
 
