@@ -15,6 +15,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..modes.run_modes import (FP16, FP32, GPU, INT8, ONEDNN, RUN_MODES, TENSORRT, Call,
                                Precision, RunMode, parse_run_mode)
+from ..models.program import paddle_major
 from ..verdict.evidence import RULES, Evidence, broken_rules
 
 FORMAT = 1  # of the JSON: bump when its keys change
@@ -27,6 +28,7 @@ ONEDNN_LAYOUT = "tensors in oneDNN's layout"
 NATIVE_LAYOUT = "no tensor in oneDNN's layout"
 GPU_TENSORS = "tensors on a GPU"
 
+PIR_MODE = "trt_fp16"  # checked on the PIR TensorRT path too
 MODEL = "tiny_cnn"
 QUANTIZED_MODEL = "tiny_cnn_int8"  # onednn_int8 needs quantize ops
 
@@ -176,18 +178,24 @@ def tf32_state(gpus: Sequence[dict]) -> dict:
 # -- one mode -------------------------------------------------------------------------------
 
 
-def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None]) -> dict:
-    """One mode's row: status, why, its rule, and each control's recipe and evidence."""
+def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: bool = False) -> dict:
+    """One mode's row: status, why, its rule, and each control's recipe and evidence.
+    ``pir``: a TensorRT mode on the model's ``.json`` export (paddle.tensorrt.convert)."""
     spec = parse_run_mode(mode.name)
     device_id = runner.candidates.device_id(spec) if mode.device == GPU else None
-    row: dict = {"mode": mode.name, "device": mode.device, "rule": rule_of(mode)}
+    row: dict = {"mode": mode.name, "label": f"{mode.name} (PIR)" if pir else mode.name,
+                 "path": "pir" if pir else "", "device": mode.device, "rule": rule_of(mode)}
     blocked = cannot_run(caps, mode, device_id)
+    if blocked is None and pir and paddle_major(caps.version) < 3:
+        blocked = ("Paddle 2.x has no PIR TensorRT path",
+                   f"the PIR TensorRT path (paddle.tensorrt.convert on a .json program) is "
+                   f"Paddle 3.x's; {caps.distribution} {caps.version} is installed here")
     if blocked:
         row.update(status=CANNOT_RUN, why=blocked[0], detail=blocked[1])
         return row
     started = time.perf_counter()
     try:
-        model, recipe, seen, notes = positive(runner, spec, on_phase)
+        model, recipe, seen, notes = positive(runner, spec, on_phase, pir)
         row.update(model=model.name, program=model.prog_file, recipe=_text(recipe),
                    notes=list(notes), positive=seen.to_dict())
         problems = rule_problems(mode, seen)
@@ -219,9 +227,10 @@ def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None]) -> di
     return row
 
 
-def positive(runner, spec, on_phase):
+def positive(runner, spec, on_phase, pir: bool = False):
     """The candidate of ``spec`` on the self-check's model, built by the plugin's own plan,
-    run once and recorded: (model, recipe, Seen, the plan's notes)."""
+    run once and recorded: (model, recipe, Seen, the plan's notes). ``pir``: the model's
+    ``.json`` export, whatever the mode (TensorRT then takes the PIR path)."""
     from ..execute.int8_evidence import program_op_types, wants_int8_kernels
     from ..models.program import exports_legacy
     from ..models.source import parse_source
@@ -231,8 +240,8 @@ def positive(runner, spec, on_phase):
     mode = spec.run_mode
     source = parse_source(QUANTIZED_MODEL if wants_int8_kernels(mode) else MODEL)
     on_phase(f"self-check {mode.name}: exporting {source.name}")
-    model = runner.model_files(source, legacy=exports_legacy(source, "default", mode,
-                                                             installed_paddle()[1]))
+    legacy = False if pir else exports_legacy(source, "default", mode, installed_paddle()[1])
+    model = runner.model_files(source, legacy=legacy)
     specs = runner.input_specs(model, {})
     inputs = runner.inputs(model, {}, 0)
     ops = program_op_types(model.prog_file) if mode.precision == INT8 else None
@@ -283,6 +292,8 @@ def run_selfcheck(runner, on_phase: Callable[..., None] = lambda name, recipe=""
     caps = detect()
     started = time.time()
     rows = [check_mode(runner, caps, mode, on_phase) for mode in RUN_MODES.values()]
+    # the PIR TensorRT path, which only a user's .json model takes in a case
+    rows.append(check_mode(runner, caps, RUN_MODES[PIR_MODE], on_phase, pir=True))
     return {"format": FORMAT, "machine": machine_facts(caps), "modes": rows,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
             "seconds": round(time.time() - started, 2)}

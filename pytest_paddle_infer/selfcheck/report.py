@@ -108,15 +108,15 @@ def one_line(text: str, limit: int = CELL) -> str:
 
 def mode_cells(row: dict) -> Sequence[str]:
     """(mode, result, evidence, negative control) of one row."""
-    status = row["status"]
+    status, label = row["status"], row.get("label", row["mode"])
     if status == CANNOT_RUN:
-        return row["mode"], status, one_line(row["why"]), ""
+        return label, status, one_line(row["why"]), ""
     if status == NOT_ENGAGED:
-        return row["mode"], status, one_line(row["why"]), ""
+        return label, status, one_line(row["why"]), ""
     negative = row.get("negative", {})
     verdict = "fails the rule, as it must" if negative.get("fails_rule") else \
         "SHOWS IT TOO: the rule cannot tell"
-    return row["mode"], status, f"{row['rule']}: holds", f"{negative.get('taken', '')}: {verdict}"
+    return label, status, f"{row['rule']}: holds", f"{negative.get('taken', '')}: {verdict}"
 
 
 def table(result: dict) -> List[str]:

@@ -25,7 +25,8 @@ def test_the_self_check_on_the_gpu_wheel_without_a_gpu(pytester, tmp_path):
         r"cpu_fp32 +engaged .*fails the rule, as it must$",
         r"onednn_fp32 +engaged .*fails the rule, as it must$",
         r"onednn_int8 +engaged .*fails the rule, as it must$",
-    ] + [rf"{mode} +cannot run here +no GPU visible$" for mode in GPU_MODES])
+    ] + [rf"{mode} +cannot run here +no GPU visible$" for mode in GPU_MODES] + [
+        r"trt_fp16 \(PIR\) +cannot run here +no GPU visible$"])
     where = Path(re.search(r"bug report\): (.*selfcheck\.json)$", text, re.M).group(1))
     machine = json.loads(where.read_text())["machine"]
     assert (machine["tensorrt_compile"], machine["tensorrt_runtime"], machine["gpu_count"]) == ("8.5.3", "", 0)

@@ -1,7 +1,7 @@
 """``pytest --paddle-selfcheck`` on this CPU-only Paddle, with and without -n 2: the table
 (Paddle, CUDA, cuDNN, TensorRT, GPU, TF32, CPU; one row per run mode), CPU modes engaged with
 both controls right, onednn_bf16 as the CPU allows, GPU modes "cannot run here: CPU-only
-Paddle", and the JSON it names; a bad option is a usage error, not a traceback."""
+Paddle" (trt_fp16 on the PIR TensorRT path too), and the JSON it names; a bad option is a usage error, not a traceback."""
 import json
 import re
 from pathlib import Path
@@ -40,21 +40,22 @@ def test_the_self_check_on_a_cpu_only_paddle(run_pytest, xdist_mode):
         r"onednn_int8 +engaged +int8 kernels: holds +without enable_mkldnn_int8\(\): fails the "
         r"rule, as it must$",
     ] + [rf"{mode} +cannot run here +CPU-only Paddle$" for mode in GPU_MODES] + [
+        r"trt_fp16 \(PIR\) +cannot run here +CPU-only Paddle$",
         r"self-check JSON \(attach it to a bug report\): .*selfcheck\.json$",
     ])
     where = Path(re.search(r"bug report\): (.*selfcheck\.json)$", text, re.M).group(1))
     saved = json.loads(where.read_text())
-    rows = {row["mode"]: row for row in saved["modes"]}
-    assert list(rows) == list(RUN_MODES)
+    rows = {row["label"]: row for row in saved["modes"]}
+    assert list(rows) == list(RUN_MODES) + ["trt_fp16 (PIR)"]
     assert saved["machine"]["cuda"] == "" and saved["machine"]["gpus"] == []
     for mode in ("cpu_fp32", "onednn_fp32", "onednn_int8"):
         assert rows[mode]["status"] == "engaged"
         assert rows[mode]["positive"]["tensors"] > 0 and rows[mode]["negative"]["fails_rule"]
     assert rows["onednn_int8"]["positive"]["dtypes"].get("int8", 0) + \
         rows["onednn_int8"]["positive"]["dtypes"].get("uint8", 0) > 0
-    for mode in GPU_MODES:
+    for mode in GPU_MODES + ["trt_fp16 (PIR)"]:
         assert rows[mode]["status"] == "cannot run here"
-        assert rows[mode]["detail"].startswith(f"{mode} needs Paddle built with CUDA")
+        assert rows[mode]["detail"].startswith(f"{rows[mode]['mode']} needs Paddle built with CUDA")
 
 
 def test_no_test_runs_beside_the_self_check(run_pytest, pytester):
