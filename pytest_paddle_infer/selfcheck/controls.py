@@ -195,10 +195,10 @@ def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: 
         return row
     started = time.perf_counter()
     try:
-        model, recipe, seen, notes = positive(runner, spec, on_phase, pir)
+        model, recipe, seen, built = positive(runner, spec, on_phase, pir)
         row.update(model=model.name, program=model.prog_file, recipe=_text(recipe),
-                   notes=list(notes), positive=seen.to_dict())
-        problems = rule_problems(mode, seen)
+                   notes=list(built.notes), positive=seen.to_dict())
+        problems = rule_problems(mode, seen) + engine_problems(row, spec, built)
         if problems:
             row.update(status=NOT_ENGAGED, why="; ".join(problems))
             return row
@@ -229,7 +229,7 @@ def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: 
 
 def positive(runner, spec, on_phase, pir: bool = False):
     """The candidate of ``spec`` on the self-check's model, built by the plugin's own plan,
-    run once and recorded: (model, recipe, Seen, the plan's notes). ``pir``: the model's
+    run once and recorded: (model, recipe, Seen, Built). ``pir``: the model's
     ``.json`` export, whatever the mode (TensorRT then takes the PIR path)."""
     from ..execute.int8_evidence import program_op_types, wants_int8_kernels
     from ..models.program import exports_legacy
@@ -250,7 +250,22 @@ def positive(runner, spec, on_phase, pir: bool = False):
     built = runner.build_candidate(plan, model, inputs)
     seen = run_recorded(runner, model, plan.final.recipe, mode.name, candidate_feeds(plan, inputs),
                         predictor=built.predictor, program=plan.final.program)
-    return model, plan.final.recipe, seen, built.notes
+    return model, plan.final.recipe, seen, built
+
+
+def engine_problems(row: dict, spec, built) -> List[str]:
+    """Legacy TensorRT: what its engines recorded (engine_info_*.json), as a case reads it
+    (execute/runner.py ``judge_engines``), into ``row["engines"]``; an int8 engine without
+    an int8 layer is a problem: the mode did not engage."""
+    if not built.engine_dirs:
+        return []
+    from ..execute.runner import judge_engines
+    from ..verdict.result import CaseResult
+
+    judged = CaseResult(spec.label, [], "", "", "")
+    judge_engines(judged, spec, built.engine_dirs, built.built_at)
+    row["engines"] = list(judged.notes)
+    return list(judged.problems)
 
 
 def run_recorded(runner, model, calls, role: str, inputs, predictor=None, program=None) -> Seen:

@@ -116,7 +116,9 @@ def mode_cells(row: dict) -> Sequence[str]:
     negative = row.get("negative", {})
     verdict = "fails the rule, as it must" if negative.get("fails_rule") else \
         "SHOWS IT TOO: the rule cannot tell"
-    return label, status, f"{row['rule']}: holds", f"{negative.get('taken', '')}: {verdict}"
+    unknown = [n for n in row.get("engines", ()) if "not known" in n]  # trt_int8: no engine info
+    caveat = "; int8 layers not known (no engine_info_*.json)" if unknown else ""
+    return label, status, f"{row['rule']}: holds{caveat}", f"{negative.get('taken', '')}: {verdict}"
 
 
 def table(result: dict) -> List[str]:

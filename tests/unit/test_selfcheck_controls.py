@@ -67,3 +67,26 @@ def test_the_gpu_modes_negative_recipes(name, gone, kept):
     if name == "gpu_fp16":  # the same call, in fp32
         assert [str(c) for c in negative] == [str(c).replace("Half", "Float32") for c in calls]
     assert controls.rule_of(mode) == (mode.shows[0] if mode.shows else controls.GPU_TENSORS)
+
+
+def test_an_int8_engine_without_int8_layers_does_not_engage_trt_int8(tmp_path):
+    """The self-check reads engine info as a case does: files in Paddle's format
+    (tests/unit/test_engine_info.py writes them), in the plan's engine dirs."""
+    import time
+
+    from pytest_paddle_infer.modes.build_plan import Built
+    from unit.test_engine_info import FP16_ENGINE, INT8_LAYER, write_engine_info
+
+    spec = parse_run_mode("trt_int8")
+    cache, beside = tmp_path / "optim", tmp_path / "_opt_cache"
+    cache.mkdir(), beside.mkdir()
+    built = Built(None, (), engine_dirs=(str(cache), str(beside)), built_at=time.time() - 5)
+    row = {}
+    assert controls.engine_problems(row, spec, built) == []  # no file: not known, a note
+    assert "whether int8 layers were built is not known" in row["engines"][0]
+    write_engine_info(cache / "engine_info_1.json", FP16_ENGINE)
+    problems = controls.engine_problems(row, spec, built)
+    assert len(problems) == 1 and problems[0].startswith("trt_int8: no int8 layer"), problems
+    write_engine_info(cache / "engine_info_1.json", FP16_ENGINE + [INT8_LAYER])
+    assert controls.engine_problems(row, spec, built) == []
+    assert controls.engine_problems({}, spec, Built(None, ())) == []  # no engine dirs (PIR, CPU)

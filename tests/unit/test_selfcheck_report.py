@@ -41,3 +41,12 @@ def test_a_mode_that_did_not_engage_or_cannot_be_told_apart_fails_the_self_check
     assert "fails the rule, as it must" in text and "SHOWS IT TOO: the rule cannot tell" in text
     assert "trt_int8: no tensorrt_engine op ran: TensorRT took no part in this model (ops: conv2d) / more" in text
     assert lines[-1] == "1 engaged  1 not engaged  1 engaged, but so did the negative control  1 cannot run here (41 s)"
+
+
+def test_an_int8_engine_whose_layers_are_not_known_says_so():
+    engaged = row("trt_int8", ENGAGED, negative={"taken": "without enable_tensorrt_engine() "
+                                                          "(plain GPU fp32)", "fails_rule": True},
+                  engines=["TensorRT engine info: no engine_info_*.json written (the inspector "
+                           "needs TensorRT 8.2+): whether int8 layers were built is not known"])
+    text = "\n".join(report.table(result(engaged)))
+    assert "a tensorrt_engine op: holds; int8 layers not known (no engine_info_*.json)" in text
