@@ -1,6 +1,6 @@
-"""Findings of issue 24 that this tier can see, each a strict xfail until it is fixed (the
-xfail then fails, asking for its mark to go): the PIR TensorRT path's program argument read by
-Paddle 3.x's own loader (finding 1), TF32 in the GPU baseline (5), the capability record's key
+"""The PIR TensorRT path's files against Paddle 3.x's own loader and saver, and the findings
+of issue 24 that this tier can see, each a strict xfail until it is fixed (the xfail then
+fails, asking for its mark to go): the PIR TensorRT path's program argument (finding 1), TF32 in the GPU baseline (5), the capability record's key
 (6), the TensorRT optimization level below TensorRT 8.6 (8) and what the PIR path drops (8)."""
 from __future__ import annotations
 
@@ -54,6 +54,32 @@ def convert_argument(prefix: Path, tmp_path: Path) -> str:
     convert = next(s for s in plan.steps if isinstance(s, bp.ConvertPir))
     call = next(c for c in convert.calls if c.name == "convert")
     return call.args[0]
+
+
+# what convert does with save_model_dir (the same file, 3.x): save_inference_model of the
+# converted program's feeds and fetches under that prefix
+SAVE = textwrap.dedent("""
+    import sys, paddle
+    paddle.enable_static()
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    with paddle.pir_utils.IrGuard():
+        program, _, _ = paddle.static.io.load_inference_model(sys.argv[1], executor=exe)
+        block = program.global_block()
+        feeds = [r for op in block.ops if op.name() in ("pd_op.data", "pd_op.feed") for r in op.results()]
+        fetches = [o.source() for op in block.ops if op.name() == "pd_op.fetch" for o in op.operands()]
+        paddle.static.save_inference_model(sys.argv[2], feeds, fetches, exe, program=program)
+""")
+
+
+def test_the_converted_program_is_where_the_predictor_reads_it(pir_run, pir_export, tmp_path):
+    model = ModelFiles("m", str(pir_export.with_suffix(".json")), str(pir_export.with_suffix(".pdiparams")), (X,))
+    plan = bp.candidate_plan(parse_run_mode("trt_fp16"), model, [X], optim_root=tmp_path)
+    convert = next(s for s in plan.steps if isinstance(s, bp.ConvertPir))
+    prefix = next(c.args[0] for c in convert.calls if c.kind == "set" and c.name == "save_model_dir")
+    done = pir_run(SAVE, str(pir_export), prefix)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert plan.final.program == (convert.program, convert.params)
+    assert Path(convert.program).is_file() and Path(convert.params).is_file()
 
 
 def test_the_loader_reads_a_prefix(pir_run, pir_export):
