@@ -33,6 +33,12 @@ def main(config, out: Optional[TextIO] = None) -> int:
     except OptionError as e:
         print(f"ERROR: {e}", file=sys.stderr)
         return 4
+    unused = [flag for flag, given in (("--paddle-model", settings.model_refs),
+                                       ("--run-mode", settings.run_modes_given),
+                                       ("--paddle-suite", settings.suites)) if given]
+    if unused:
+        print(f"paddle-infer self-check: {', '.join(unused)} not used: the self-check runs every "
+              f"run mode on its own tiny zoo models, and no test", file=out)
     from ..execute.case_path import CasePath
 
     path = CasePath(settings, settings.cache_dir / "executor")

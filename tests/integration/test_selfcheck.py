@@ -58,10 +58,13 @@ def test_the_self_check_on_a_cpu_only_paddle(run_pytest, xdist_mode):
         assert rows[mode]["detail"].startswith(f"{rows[mode]['mode']} needs Paddle built with CUDA")
 
 
-def test_no_test_runs_beside_the_self_check(run_pytest, pytester):
+def test_no_test_and_no_given_case_runs_beside_the_self_check(run_pytest, pytester):
     pytester.makepyfile(test_other="def test_other():\n    raise AssertionError('ran')\n")
-    result = run_pytest("--paddle-selfcheck", "--paddle-executor=inline")
+    result = run_pytest("--paddle-selfcheck", "--paddle-executor=inline", "--run-mode=cpu_fp32",
+                        "--paddle-model=tiny_cnn")
     assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["paddle-infer self-check: --paddle-model, --run-mode not used: the "
+                                 "self-check runs every run mode on its own tiny zoo models, and no test"])
     assert "test_other" not in result.stdout.str() and "AssertionError" not in result.stdout.str()
     result.stdout.fnmatch_lines(["* engaged  * cannot run here (*s)"])
 
