@@ -39,6 +39,15 @@ def pytest_addoption(parser):
     opts.register(parser)
 
 
+def pytest_cmdline_main(config):
+    """``--paddle-selfcheck``: the self-check instead of a test session (session/selfcheck.py)."""
+    from .session.selfcheck import main, requested
+
+    if requested(config):
+        return main(config)
+    return None
+
+
 def pytest_configure(config):
     for marker in MARKERS:
         config.addinivalue_line("markers", marker)

@@ -8,6 +8,11 @@ from typing import Dict, List, Optional
 from .verdict.rows import TensorComparison
 
 
+# --paddle-selfcheck: what each run mode did on this machine (engine/selfcheck.py)
+ENGAGED, NOT_ENGAGED, CANNOT_RUN = "engaged", "not engaged", "cannot run here"
+UNTELLABLE = "engaged, but so did the negative control"  # the rule cannot tell
+
+
 @dataclass
 class IntermediateRow:
     index: int

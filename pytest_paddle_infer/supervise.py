@@ -202,7 +202,8 @@ class _ChildGone(Exception):
 
 _OP_PHASES = {"about": "importing paddle", "prepare": "preparing the case", "run": "running the candidate",
               "release": "releasing the case", "tensors": "handing out tensors",
-              "trial": "running a localization trial", "localize_crash": "localizing the crash or error"}
+              "trial": "running a localization trial", "localize_crash": "localizing the crash or error",
+              "selfcheck": "running the self-check"}
 
 
 def _spawn(log_path: Path):

@@ -9,6 +9,10 @@ from typing import List
 
 import pytest
 
+# tests/gpu_wheel runs in a venv with paddlepaddle-gpu 2.6.2 (.ci/run): `pytest tests` leaves it
+# out, `pytest tests/gpu_wheel` (a path given) collects it
+collect_ignore = ["gpu_wheel"]
+
 TEST_CACHE = Path(os.environ.get(
     "PADDLE_INFER_TEST_CACHE", Path(__file__).resolve().parent.parent / ".pytest_cache" / "paddle-infer-tests"))
 

@@ -64,12 +64,14 @@ def trim_paddle_error(exc: BaseException) -> str:
 def make_config(model: ModelFiles, calls: Sequence[Call]):
     """The Config of ``calls`` on the model's files, by absolute paths: the int8 calibration
     table is written (in the predictor's destructor) into the program's directory, and a
-    relative program path makes that writer throw inside a destructor."""
+    relative program path makes that writer throw inside a destructor. Quiet first: on the
+    2.6.2 GPU wheel ``disable_glog_info()`` after a TensorRT recipe rebuilds the pass list
+    and brings back the passes ``delete_pass`` took out (tests/gpu_wheel)."""
     from paddle import inference
 
     config = inference.Config(os.path.abspath(model.prog_file), os.path.abspath(model.params_file))
-    apply_recipe(config, calls)
     _quiet(config)
+    apply_recipe(config, calls)
     return config
 
 

@@ -120,6 +120,12 @@ class Service:
 
         return detect(), environment("")
 
+    def selfcheck(self):
+        """--paddle-selfcheck: each run mode's positive and negative control (selfcheck.py)."""
+        from .selfcheck import run_selfcheck
+
+        return run_selfcheck(self.runner, self.phase)
+
     def trial(self, op: str, *args):
         """A localization trial's request, in a trial child (localize/trials.py)."""
         from .localize.trials import serve

@@ -147,6 +147,11 @@ OPTIONS: Tuple[Option, ...] = (
            "flag) prints them after the summary; write also writes them into the suite files "
            "in place, keeping comments and order. Default: off",
            metavar="print|write", const="print"),
+    Option("--paddle-selfcheck", "paddle_selfcheck",
+           "instead of tests: run each run mode this Paddle and machine can run on a tiny zoo "
+           "model, with a positive and a negative control, print a table (Paddle, CUDA, cuDNN, "
+           "TensorRT, GPU, TF32; per mode engaged / not engaged / cannot run here) and write "
+           "selfcheck.json for bug reports. Default: off", switch=True),
     Option("--paddle-suggest-seeds", "paddle_suggest_seeds",
            "input seeds per case for --paddle-suggest-tolerances: the case's seed and the next "
            f"N - 1. Default: {DEFAULT_SUGGEST_SEEDS}", metavar="N"),
