@@ -30,6 +30,7 @@ MARKERS = (
 SUITES_SEEN = pytest.StashKey[bool]()
 NARROWED = pytest.StashKey[list]()
 HEADER_SHOWN = pytest.StashKey[list]()  # paddle-infer lines the session has printed so far
+REPORT_LOCK = pytest.StashKey[object]()  # this session is the one writer of --paddle-report
 
 
 class PaddleInferWarning(pytest.PytestWarning):
@@ -58,6 +59,13 @@ def pytest_configure(config):
     except OptionError as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS] = settings
+    if not hasattr(config, "workerinput"):  # the directories it writes into are its own (ownership.py)
+        from .ownership import claim_directories
+
+        try:
+            config.stash[REPORT_LOCK] = claim_directories(settings, "paddle_cache_dir" in settings.given)
+        except PaddleInferError as e:
+            raise pytest.UsageError(str(e)) from None
     if settings.active and not is_xdist_controller(config):
         case_path_of(config).start()  # the executor imports paddle while pytest collects
     config.pluginmanager.register(SessionSummary(config), "paddle-infer-summary")
@@ -470,6 +478,7 @@ class SessionSummary:
         self.order: Dict[str, int] = {}  # node id -> its place in the collection
         self.index_path = None  # where the report's index.html went
         self.suggest_written: List[str] = []  # --paddle-suggest-tolerances=write: what changed
+        self.report_error = ""  # why the report's index was not written
 
     def pytest_collection_finish(self, session):
         if session.items:  # not the xdist controller, which collects nothing
@@ -516,8 +525,11 @@ class SessionSummary:
         if settings.report_dir is not None and not hasattr(self.config, "workerinput") and self.rows:
             from .report.case_files import write_index
 
-            self.index_path = write_index(settings.report_dir, self.ordered_rows(),
-                                          report_environment(self.config))
+            try:
+                self.index_path = write_index(settings.report_dir, self.ordered_rows(),
+                                              report_environment(self.config))
+            except PaddleInferError as e:  # a file in the way that is not the plugin's
+                self.report_error = f"paddle-infer: the report's index was not written: {e}"
 
     def pytest_terminal_summary(self, terminalreporter):
         if hasattr(self.config, "workerinput"):
@@ -551,6 +563,8 @@ class SessionSummary:
         if suggested:  # --paddle-suggest-tolerances
             terminalreporter.write_sep("=", "paddle-infer suggested tolerances")
             terminalreporter.write_line("\n".join(suggested))
+        if self.report_error:
+            terminalreporter.write_line(self.report_error, red=True, bold=True)
         if self.index_path is not None:
             terminalreporter.write_line(f"paddle-infer: report: {self.index_path} (summary.json and each "
                                         f"case's xlsx/json/csv/png beside it)")
@@ -596,10 +610,9 @@ def _full_reason(report) -> str:
 def pytest_sessionstart(session):
     settings = settings_of(session.config)
     if settings.report_dir is not None and not hasattr(session.config, "workerinput"):
-        from .report.case_files import previous_files
+        from .ownership import remove_recorded
 
-        for path in previous_files(settings.report_dir):  # only what an earlier run wrote
-            path.unlink()
+        remove_recorded(settings.report_dir)  # only what an earlier run wrote, unchanged since
 
 
 def pytest_collection_finish(session):
@@ -620,6 +633,10 @@ def stop_idle_executor(config) -> None:
 
 
 def pytest_unconfigure(config):
+    if config.stash.get(REPORT_LOCK, None) is not None:
+        from .ownership import release
+
+        release(config.stash[REPORT_LOCK])
     if CASE_PATH in config.stash:
         config.stash[CASE_PATH].close()
     if RUNNER in config.stash:
@@ -731,7 +748,12 @@ class PaddleSuiteFile(pytest.File):
         self.config.stash[SUITES_SEEN] = True  # here, not at creation: pytest creates collectors
         # for files beside the paths it was given, and collects only those it was given
         case_path_of(self.config).start()  # the executor imports paddle while pytest collects
-        for declared in load_suite(self.path, suite_context(self.config, self.path)):
+        cases = list(load_suite(self.path, suite_context(self.config, self.path)))
+        per_mode: Dict[tuple, int] = {}  # the cases of each model x run mode (suite_writer.py)
+        for declared in cases:
+            per_mode[(declared.model_name, declared.mode_path)] = per_mode.get(
+                (declared.model_name, declared.mode_path), 0) + 1
+        for declared in cases:
             item = PaddleCaseItem.from_parent(self, name=declared.case.id, case=declared.case)
             item.line = (declared.where.line or 1) - 1
             if settings_of(self.config).suggest and declared.mode_path:  # where its tolerances live
@@ -739,7 +761,8 @@ class PaddleSuiteFile(pytest.File):
 
                 item.user_properties.append(("paddle_suite_entry", json.dumps(
                     {"file": str(self.path), "model": declared.model_name,
-                     "mode": list(declared.mode_path)})))
+                     "mode": list(declared.mode_path),
+                     "cases": per_mode[(declared.model_name, declared.mode_path)]})))
             if declared.skip is not None:
                 item.add_marker(pytest.mark.skip(reason=declared.skip))
             if declared.xfail is not None:

@@ -119,14 +119,36 @@ def write_golden(directory: Path, case_id: str, outputs: Mapping[str, "np.ndarra
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = golden_path(directory, case_id)
+    if not _replaceable(path):
+        raise GoldenError(f"{path} is not a golden or saved run paddle-infer wrote, and paddle-infer never "
+                          f"overwrites a file it did not write: move it away, or record into an empty "
+                          f"or a paddle-infer goldens directory")
     full = dict(meta, format=FORMAT, case_id=case_id, outputs=list(outputs),
                 recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     atomic_write(path, lambda f: write_archive(f, outputs, store_entries(store), full, float16),
                  durable=True)
     legacy = directory / legacy_file_name(case_id)
-    if legacy != path and legacy.is_file():  # rewritten: the old name must not be counted twice
+    if legacy != path and legacy.is_file() and _replaceable(legacy):  # rewritten: not counted twice
         legacy.unlink()
     return path
+
+
+def _replaceable(path: Path) -> bool:
+    """Nothing at ``path``, or a regular file whose metadata says paddle-infer wrote it, or
+    (damaged, at a golden's name) a regular file in a directory marked as the plugin's
+    goldens or saved runs (ownership.py)."""
+    from ..ownership import marker_kind
+
+    if not path.exists() and not path.is_symlink():
+        return True
+    if path.is_symlink() or not path.is_file():
+        return False
+    if marker_kind(path.parent) in ("goldens", "runs"):
+        return True
+    try:
+        return isinstance(read_meta(path).get("case_id"), str)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, PaddleInferError):
+        return False
 
 
 def read_meta(path: Path) -> dict:

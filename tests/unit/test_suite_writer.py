@@ -45,11 +45,11 @@ def entry(model, *mode):
     return {"file": "s.paddle.yaml", "model": model, "mode": list(mode)}
 
 
-def write(tmp_path, cases):
+def write(tmp_path, cases, refused=None):
     path = tmp_path / "s.paddle.yaml"
     if not path.exists():
         path.write_text(SUITE)
-    changes = write_suggestions(path, [(e, {"outputs": o}) for e, o in cases], tmp_path / "lock")
+    changes = write_suggestions(path, [(e, {"outputs": o}) for e, o in cases], tmp_path / "lock", refused)
     return path, changes
 
 
@@ -65,6 +65,7 @@ def test_each_key_goes_where_it_is_governed_and_shared_nodes_take_the_loosest(tm
         (entry("tiny_detector", "models", "tiny_detector", "run_modes", 0),
          [out("fetch_name_0", 0, atol=2e-6), out("fetch_name_1", 1, atol=5e-6)]),
         (entry("tiny_cnn", "defaults", "run_modes", 1), [out("fetch_name_0", 0, atol=0.004)]),
+        (entry("tiny_cnn", "defaults", "run_modes", 2), [out("fetch_name_0", 0, atol=1e-6)]),
         (entry("tiny_detector", "models", "tiny_detector", "run_modes", 1),
          [out("fetch_name_0", 0, atol=0.8), out("fetch_name_1", 1, atol=0.003)]),
         (entry("tiny_detector", "models", "tiny_detector", "run_modes", 2),
