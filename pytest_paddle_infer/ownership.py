@@ -82,9 +82,6 @@ def foreign_message(flag: str, directory: Path, name: str, kind: str) -> str:
             f"not write; choose an empty or a paddle-infer {noun} directory (one it made)")
 
 
-_claimed: set = set()  # per process: (directory, kind) already checked
-
-
 def claim(directory: Path, kind: str, flag: str,
           recognise: Optional[Callable[[Path, List[str]], bool]] = None,
           adopt_any: bool = False, first: Sequence[str] = ()) -> None:
@@ -96,8 +93,6 @@ def claim(directory: Path, kind: str, flag: str,
     earlier version made), else an OwnershipError naming one of its files (one of ``first``,
     the names the plugin would write, when present)."""
     directory = Path(directory)
-    if (str(directory), kind) in _claimed:
-        return
     try:
         if directory.is_symlink() and not directory.exists():
             raise OwnershipError(f"{flag}: {directory} is a link to nothing ({os.readlink(directory)}); "
@@ -117,7 +112,6 @@ def claim(directory: Path, kind: str, flag: str,
     except OSError as e:
         raise OwnershipError(f"{flag}: cannot use {directory}: {e.strerror or e}; give a directory "
                              f"this user can write") from None
-    _claimed.add((str(directory), kind))
 
 
 # -- what earlier versions wrote (no marker) ---------------------------------------------------
@@ -169,7 +163,10 @@ def recognise_report(directory: Path, entries: List[str]) -> bool:
         if path.is_symlink():
             return False
         if name == "repro" and path.is_dir():
-            continue
+            if all(marker_kind(path / n) == "repro" or _legacy_repro_files(path / n) is not None
+                   for n in _entries(path)):
+                continue
+            return False
         if not path.is_file():
             return False
         if name == "index.html":
@@ -359,28 +356,39 @@ def fresh_folder(folder: Path, kind: str = "repro") -> Path:
 REPRO_FILES = ("README.md", "repro.py", "inputs.npz")
 
 
-def _remove_legacy_repro(folder: Path) -> bool:
-    """A repro folder an earlier version wrote (no marker): its README.md, repro.py,
-    inputs.npz and model/inference.* files, nothing else. Deletes those and says True;
-    False (nothing deleted) for anything else."""
+def _legacy_repro_files(folder: Path) -> Optional[List[Path]]:
+    """The files of a repro folder an earlier version wrote (no marker): README.md, repro.py,
+    inputs.npz and model/inference.*, nothing else; None for anything else."""
+    folder = Path(folder)
+    if folder.is_symlink() or not folder.is_dir():
+        return None
     entries = _entries(folder)
     model = folder / "model"
     if not entries or any(n not in REPRO_FILES + ("model",) for n in entries):
-        return False
+        return None
     files = [folder / n for n in entries if n != "model"]
     if "model" in entries:
         if model.is_symlink() or not model.is_dir():
-            return False
+            return None
         inner = _entries(model)
         if any(not n.startswith("inference") for n in inner):
-            return False
+            return None
         files += [model / n for n in inner]
     if any(f.is_symlink() or not f.is_file() for f in files):
+        return None
+    return files
+
+
+def _remove_legacy_repro(folder: Path) -> bool:
+    """Delete an earlier version's repro folder's files (``_legacy_repro_files``) and say
+    True; False (nothing deleted) for anything else."""
+    files = _legacy_repro_files(folder)
+    if files is None:
         return False
     for f in files:
         f.unlink()
-    if "model" in entries:
-        model.rmdir()
+    if (Path(folder) / "model").is_dir():
+        (Path(folder) / "model").rmdir()
     return True
 
 

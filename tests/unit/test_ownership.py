@@ -15,11 +15,6 @@ from pytest_paddle_infer.ownership import (MANIFEST, MARKER, OwnershipError, che
                                            recognise_cache, recognise_report, remove_recorded)
 
 
-@pytest.fixture(autouse=True)
-def fresh_claims(monkeypatch):
-    monkeypatch.setattr(ownership, "_claimed", set())
-
-
 def snapshot(root: Path) -> dict:
     """Every file and link under ``root`` with its bytes (or link target)."""
     out = {}
