@@ -748,11 +748,10 @@ class PaddleSuiteFile(pytest.File):
         self.config.stash[SUITES_SEEN] = True  # here, not at creation: pytest creates collectors
         # for files beside the paths it was given, and collects only those it was given
         case_path_of(self.config).start()  # the executor imports paddle while pytest collects
+        from collections import Counter
+
         cases = list(load_suite(self.path, suite_context(self.config, self.path)))
-        per_mode: Dict[tuple, int] = {}  # the cases of each model x run mode (suite_writer.py)
-        for declared in cases:
-            per_mode[(declared.model_name, declared.mode_path)] = per_mode.get(
-                (declared.model_name, declared.mode_path), 0) + 1
+        per_mode = Counter((d.model_name, d.mode_path) for d in cases)  # cases per model x run mode
         for declared in cases:
             item = PaddleCaseItem.from_parent(self, name=declared.case.id, case=declared.case)
             item.line = (declared.where.line or 1) - 1
