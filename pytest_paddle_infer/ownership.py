@@ -434,33 +434,32 @@ def release(lock) -> None:
 # -- the session's directories -------------------------------------------------------------------
 
 
-def claim_directories(settings, cache_given: bool, cache_flag: str = "--paddle-cache-dir",
-                      flags: Optional[Dict[str, str]] = None):
+def claim_directories(settings, cache_given: bool, flag_of: Callable[[str], str] = lambda ini: ""):
     """At configure time (not in xdist workers): claim the cache, the report directory,
     the goldens and saved-runs directories the session writes into; returns the report
-    directory's session lock (or None). OwnershipError when one is not the plugin's."""
-    flags = flags or {}
-    same = {}
-    for flag, path in ((flags.get("report", "--paddle-report"), settings.report_dir),
-                       (flags.get("goldens", "--paddle-save-goldens"), settings.save_goldens),
-                       (flags.get("runs", "--paddle-save-runs"), settings.save_runs),
-                       (cache_flag, settings.cache_dir)):
+    directory's session lock (or None). OwnershipError when one is not the plugin's.
+    ``flag_of(ini key)``: the option as the user gave it (``ini key paddle_report``)."""
+    flags = {ini: flag_of(ini) or "--" + ini.replace("_", "-")
+             for ini in ("paddle_report", "paddle_save_goldens", "paddle_save_runs", "paddle_cache_dir")}
+    same: Dict[str, str] = {}
+    for ini, path in (("paddle_report", settings.report_dir), ("paddle_save_goldens", settings.save_goldens),
+                      ("paddle_save_runs", settings.save_runs), ("paddle_cache_dir", settings.cache_dir)):
         if path is not None and str(path) in same:
-            raise OwnershipError(f"{flag} and {same[str(path)]} name the same directory ({path}): "
+            raise OwnershipError(f"{flags[ini]} and {same[str(path)]} name the same directory ({path}): "
                                  f"give each its own")
         if path is not None:
-            same[str(path)] = flag
+            same[str(path)] = flags[ini]
     if cache_given:
-        claim(settings.cache_dir, "cache", cache_flag, recognise_cache)
+        claim(settings.cache_dir, "cache", flags["paddle_cache_dir"], recognise_cache)
     else:  # paddle-infer under pytest's cache dir: the plugin's by its name
-        claim(settings.cache_dir, "cache", cache_flag, adopt_any=True)
-    for path, kind in ((settings.save_goldens, "goldens"), (settings.save_runs, "runs")):
+        claim(settings.cache_dir, "cache", flags["paddle_cache_dir"], adopt_any=True)
+    for path, kind, ini in ((settings.save_goldens, "goldens", "paddle_save_goldens"),
+                            (settings.save_runs, "runs", "paddle_save_runs")):
         if path is not None:
-            claim(path, kind, flags.get(kind, "--paddle-save-goldens" if kind == "goldens"
-                                        else "--paddle-save-runs"), recognise_goldens)
+            claim(path, kind, flags[ini], recognise_goldens)
     if settings.report_dir is None:
         return None
-    flag = flags.get("report", "--paddle-report")
+    flag = flags["paddle_report"]
     claim(settings.report_dir, "report", flag, recognise_report, first=("index.html", "summary.json"))
     lock = hold_session(settings.report_dir, flag)
     try:

@@ -63,7 +63,9 @@ def pytest_configure(config):
         from .ownership import claim_directories
 
         try:
-            config.stash[REPORT_LOCK] = claim_directories(settings, "paddle_cache_dir" in settings.given)
+            config.stash[REPORT_LOCK] = claim_directories(
+                settings, "paddle_cache_dir" in settings.given,
+                lambda ini: opts.named(next(o for o in opts.OPTIONS if o.ini == ini), config.getoption).flag)
         except PaddleInferError as e:
             raise pytest.UsageError(str(e)) from None
     if settings.active and not is_xdist_controller(config):

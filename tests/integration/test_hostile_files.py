@@ -250,7 +250,8 @@ ROWS = [
     Row("report_holds_a_users_repro_folder", _users_repro_folder, ("report/repro is not a paddle-infer report file",)),
     Row("report_of_an_earlier_version_with_a_users_file_beside", _old_report_and_a_user_file,
         ("is not a paddle-infer report file",)),
-    Row("report_from_the_ini_file", _ini_report, ("rep/index.html is not a paddle-infer report file",)),
+    Row("report_from_the_ini_file", _ini_report,
+        ("ini key paddle_report: ", "rep/index.html is not a paddle-infer report file")),
 ]
 
 
