@@ -109,6 +109,24 @@ def environment(device: str) -> Dict[str, str]:
     return env
 
 
+def replaceable(path: Path) -> bool:
+    """Nothing at ``path``, or a regular file whose metadata says paddle-infer wrote it, or
+    (damaged, at a golden's name) a regular file in a directory marked as the plugin's
+    goldens or saved runs (ownership.py)."""
+    from .ownership import marker_kind
+
+    if not path.exists() and not path.is_symlink():
+        return True
+    if path.is_symlink() or not path.is_file():
+        return False
+    if marker_kind(path.parent) in ("goldens", "runs"):
+        return True
+    try:
+        return isinstance(read_meta(path).get("case_id"), str)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, PaddleInferError):
+        return False
+
+
 def read_meta(path: Path) -> dict:
     with open_array_file(path) as data:
         return json.loads(str(data[META]))

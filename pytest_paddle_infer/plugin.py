@@ -17,7 +17,7 @@ from .session.headers import late_case_header, report_header, write_worker_heade
 from .session.items import ERRORED_IN_CALL, add_command_line_cases, case_properties, declared_case, \
     effective_case
 from .session.paddle_warning import PaddleInferWarning
-from .session.state import (CASE_PATH, FORK_SERVER, NARROWED, RUNNER, SETTINGS, case_path_of,
+from .session.state import (CASE_PATH, FORK_SERVER, NARROWED, REPORT_LOCK, RUNNER, SETTINGS, case_path_of,
                             default_cache_dir, expects_cases, is_xdist_controller, settings_of,
                             stop_idle_executor)
 from .session.suite_files import PaddleSuiteFile, add_suite_args, is_suite_file, parametrize_marked
@@ -59,6 +59,15 @@ def pytest_configure(config):
     except OptionError as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS] = settings
+    if not hasattr(config, "workerinput"):  # the directories it writes into are its own (ownership.py)
+        from .ownership import claim_directories
+
+        try:
+            config.stash[REPORT_LOCK] = claim_directories(
+                settings, "paddle_cache_dir" in settings.given,
+                lambda ini: opts.named(next(o for o in opts.OPTIONS if o.ini == ini), config.getoption).flag)
+        except PaddleInferError as e:
+            raise pytest.UsageError(str(e)) from None
     if settings.active and not is_xdist_controller(config):
         case_path_of(config).start()  # the executor imports paddle while pytest collects
     if is_xdist_controller(config) and expects_cases(config, settings):
@@ -111,10 +120,9 @@ def pytest_report_collectionfinish(config, start_path, items):
 def pytest_sessionstart(session):
     settings = settings_of(session.config)
     if settings.report_dir is not None and not hasattr(session.config, "workerinput"):
-        from .report.case_files import previous_files
+        from .ownership import remove_recorded
 
-        for path in previous_files(settings.report_dir):  # only what an earlier run wrote
-            path.unlink()
+        remove_recorded(settings.report_dir)  # only what an earlier run wrote, unchanged since
 
 
 def pytest_collection_finish(session):
@@ -147,6 +155,10 @@ def pytest_report_teststatus(report, config):
 
 
 def pytest_unconfigure(config):
+    if config.stash.get(REPORT_LOCK, None) is not None:
+        from .ownership import release
+
+        release(config.stash[REPORT_LOCK])
     if config.stash.get(FORK_SERVER, False):
         from .fork_server import stop
 

@@ -19,7 +19,11 @@ TEST_CACHE = Path(os.environ.get(
 
 @pytest.fixture(scope="session")
 def paddle_cache() -> Path:
+    from pytest_paddle_infer.ownership import marker_kind, write_marker
+
     TEST_CACHE.mkdir(parents=True, exist_ok=True)
+    if marker_kind(TEST_CACHE) != "cache":  # the tests' own cache, made before markers were
+        write_marker(TEST_CACHE, "cache")
     return TEST_CACHE
 
 

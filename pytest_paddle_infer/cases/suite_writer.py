@@ -9,11 +9,18 @@ tolerances (a run mode written as a string), else the suite defaults'. A node se
 share (suite defaults, an anchored run mode, a model's tolerances) takes the loosest of their
 suggestions, so every one of those cases passes. Only the controller writes (never an xdist
 worker), under a file lock, atomically.
+
+A node that also governs cases this session did not measure (a model narrowed away with
+--paddle-model or -k, a run mode skipped on this machine, a case that failed or errored: an
+anchor several models share, the suite's defaults) is not written: the line that says so
+names the node, its anchor and those cases, since a value learned from some of them could
+break the others.
 """
 from __future__ import annotations
 
 import fnmatch
 import io
+import os
 import re
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
@@ -24,9 +31,10 @@ LOOSEST = {"atol": max, "rel_l2_max": max, "p99_abs_max": max, "cosine_min": min
 class Target:
     """A mapping in the document that receives keys, and its path for messages."""
 
-    def __init__(self, node, where: str):
+    def __init__(self, node, where: str, created=None):
         self.node, self.where = node, where
         self.values: Dict[str, List[float]] = {}
+        self.created = created  # (holder, key): the mapping was added to the document here
 
 
 def _yaml(text: str):
@@ -130,9 +138,11 @@ def _insertion(doc, entry: Mapping, layers, name: str, position: int) -> Target:
         holder, where = doc["models"][entry["model"]], f"models.{entry['model']}"
     else:
         holder, where = doc["defaults"], "defaults"
+    created = None
     if not isinstance(holder.get("tolerances"), dict):
         holder["tolerances"] = _flow_map()
-    return Target(holder["tolerances"], f"{where}.tolerances")
+        created = (holder, "tolerances")
+    return Target(holder["tolerances"], f"{where}.tolerances", created)
 
 
 def keep_anchors(node) -> None:
@@ -163,15 +173,92 @@ def plan(doc, cases: Sequence[Tuple[Mapping, Mapping]]) -> List[Target]:
     return list(targets.values())
 
 
-def write_suggestions(path: Path, cases: Sequence[Tuple[Mapping, Mapping]], lock: Path) -> List[str]:
+def mode_items(doc) -> List[Tuple[str, Tuple]]:
+    """(model, keys to its run-mode item) of every model x run mode the document declares."""
+    found = []
+    models = doc.get("models") if isinstance(doc, dict) else None
+    defaults = doc.get("defaults") if isinstance(doc, dict) else None
+    for name, model in (models.items() if isinstance(models, dict) else ()):
+        if isinstance(model, dict) and isinstance(model.get("run_modes"), list):
+            found += [(name, ("models", name, "run_modes", i)) for i in range(len(model["run_modes"]))]
+        elif isinstance(defaults, dict) and isinstance(defaults.get("run_modes"), list):
+            found += [(name, ("defaults", "run_modes", i)) for i in range(len(defaults["run_modes"]))]
+    return found
+
+
+def _holds(node, wanted: int) -> bool:
+    """``wanted`` (an id) is ``node`` or inside it."""
+    if id(node) == wanted:
+        return True
+    children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+    return any(_holds(child, wanted) for child in children)
+
+
+def governs(doc, model: str, mode: Tuple, target: Target, key: str) -> bool:
+    """Whether ``target``'s ``key`` may decide a tolerance of this model x run mode: the node
+    is in one of its layers, and (a plain tolerances mapping) no layer above sets the key.
+    An output or tensor rule counts whatever the outputs are called: they are not known for
+    a case that did not run."""
+    try:
+        layers = _layers(doc, {"model": model, "mode": list(mode)})
+    except (KeyError, IndexError, TypeError):
+        return False
+    for level in range(len(layers) - 1, -1, -1):
+        tolerances = layers[level][0]
+        if tolerances is None or not _holds(tolerances, id(target.node)):
+            continue
+        if tolerances is not target.node:
+            return True
+        return not any(isinstance(t, dict) and key in t for t, _ in layers[level + 1:])
+    return False
+
+
+def anchor_of(doc, wanted: int) -> str:
+    """The name of the nearest anchor at or above the node ``wanted`` (an id), "" if none."""
+
+    def walk(node, anchors):
+        anchor = getattr(getattr(node, "anchor", None), "value", None)
+        here = anchors + [anchor] if anchor else anchors
+        if id(node) == wanted:
+            return here[-1] if here else ""
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            found = walk(child, here)
+            if found is not None:
+                return found
+        return None
+
+    return walk(doc, []) or ""
+
+
+def unmeasured(doc, target: Target, key: str, complete: Mapping[Tuple, bool]) -> List[str]:
+    """The model x run modes ``target``'s ``key`` governs whose cases were not all measured."""
+    return [f"{model} ({_path_text(mode)})" for model, mode in mode_items(doc)
+            if not complete.get((model, tuple(mode)), False) and governs(doc, model, mode, target, key)]
+
+
+def write_suggestions(path: Path, cases: Sequence[Tuple[Mapping, Mapping]], lock: Path,
+                      refused: Optional[List[str]] = None) -> List[str]:
     """Rewrite the suite at ``path`` with the suggestions of its cases, holding the file lock
     ``lock`` (in the cache dir: nothing is left beside the suite); returns one line per value
-    written: ``defaults.run_modes[1].tolerances.atol: 0.0005 -> 0.00027``."""
+    written: ``defaults.run_modes[1].tolerances.atol: 0.0005 -> 0.00027``. A value whose node
+    also governs cases not among ``cases`` (an entry's ``cases`` counts its model x run mode's
+    cases) is not written; ``refused`` receives a line for each. A suite that is a symbolic
+    link is written through it (the link stays)."""
     from ..files import atomic_write, file_lock
 
     path = Path(path)
+    target_path = path.resolve()  # a link: its target is rewritten, the link kept
+    seen: Dict[Tuple, set] = {}
+    declared: Dict[Tuple, int] = {}
+    for entry, suggestion in cases:
+        pair = (entry["model"], tuple(entry["mode"]))
+        seen.setdefault(pair, set()).add(entry.get("case") or id(entry))
+        declared[pair] = int(entry.get("cases", 1))
+    complete = {pair: len(ids) >= declared[pair] for pair, ids in seen.items()}
+    refused = [] if refused is None else refused
     with file_lock(lock):
-        text = path.read_text(encoding="utf-8")
+        text = target_path.read_text(encoding="utf-8")
         yaml = _yaml(text)
         doc = yaml.load(text)
         keep_anchors(doc)
@@ -182,10 +269,26 @@ def write_suggestions(path: Path, cases: Sequence[Tuple[Mapping, Mapping]], lock
                 old = target.node.get(key)
                 if old is not None and float(old) == new:
                     continue
+                others = unmeasured(doc, target, key, complete)
+                if others:
+                    anchor = anchor_of(doc, id(target.node))
+                    refused.append(
+                        f"not written: {target.where}.{key} ({'-' if old is None else old} -> {new:g}): "
+                        + (f"anchor &{anchor} " if anchor else "it ") + "also sets the tolerance of "
+                        f"{', '.join(others[:3])}{' and more' if len(others) > 3 else ''}, not measured "
+                        f"in this session (narrowed away, skipped, failed or errored); run those cases "
+                        f"too, or give {', '.join(sorted({e['model'] for e, _ in cases}))} its own "
+                        f"tolerances")
+                    continue
                 target.node[key] = new
                 changes.append(f"{target.where}.{key}: {'-' if old is None else old} -> {new:g}")
+            if target.created is not None and not target.node:  # added, then nothing written
+                holder, name = target.created
+                del holder[name]
         if changes:
             out = io.StringIO()
             yaml.dump(doc, out)
-            atomic_write(path, out.getvalue())
+            mode = target_path.stat().st_mode & 0o7777
+            atomic_write(target_path, out.getvalue())
+            os.chmod(target_path, mode)  # the suite keeps its permissions
         return changes

@@ -18,7 +18,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 import numpy as np
 
 from ..files import atomic_write
-from ..goldens import FORMAT, golden_path, legacy_file_name
+from ..goldens import FORMAT, GoldenError, golden_path, legacy_file_name, replaceable
 from .capture import Record, fingerprint
 
 META = "__meta__"
@@ -128,11 +128,15 @@ def write_golden(directory: Path, case_id: str, outputs: Mapping[str, "np.ndarra
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = golden_path(directory, case_id)
+    if not replaceable(path):
+        raise GoldenError(f"{path} is not a golden or saved run paddle-infer wrote, and paddle-infer never "
+                          f"overwrites a file it did not write: move it away, or record into an empty "
+                          f"or a paddle-infer goldens directory")
     full = dict(meta, format=FORMAT, case_id=case_id, outputs=list(outputs),
                 recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     atomic_write(path, lambda f: write_archive(f, outputs, store_entries(store), full, float16),
                  durable=True)
     legacy = directory / legacy_file_name(case_id)
-    if legacy != path and legacy.is_file():  # rewritten: the old name must not be counted twice
+    if legacy != path and legacy.is_file() and replaceable(legacy):  # rewritten: not counted twice
         legacy.unlink()
     return path

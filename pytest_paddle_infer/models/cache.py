@@ -120,6 +120,13 @@ OWN_DIRS = ("models", "inspect", "signatures", "executor", "spill", "optim", "ba
 
 
 def heal_cache_dirs(cache_dir: Path) -> None:
+    """Remove a file or link in the place of one of the cache's own directories, only in a
+    directory marked as the plugin's cache (ownership.py): anywhere else a file named
+    ``models`` or ``repro`` is someone's."""
+    from ..ownership import marker_kind
+
+    if marker_kind(Path(cache_dir)) != "cache":
+        return
     for name in OWN_DIRS:
         path = Path(cache_dir) / name
         try:

@@ -4,7 +4,9 @@ made shell-safe (``files.safe_file_stem``), and over all cases ``summary.json`` 
 
 Workers write their own cases' files (each atomically: a temporary file renamed into
 place); the controller writes the summary and index at the end from the per-case JSON files
-and the outcomes it saw, so under xdist nothing is lost or half-written.
+and the outcomes it saw, so under xdist nothing is lost or half-written. Every file written
+is recorded in the directory's manifest (``ownership.py``); a file in the way that the plugin
+did not write (or that changed since) is never written over: the write is an error naming it.
 """
 from __future__ import annotations
 
@@ -33,7 +35,9 @@ LOCAL_COLUMNS = ("Local Atol", "Local Result")
 METRIC_COLUMNS = ("SQNR dB", "Rel L2", "P99 Abs")
 COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS + NUMBER_COLUMNS + METRIC_COLUMNS + LOCAL_COLUMNS
 SUMMARY = "summary.json"
-REPORT_SUFFIXES = (".xlsx", ".json", ".csv", ".png", ".html")  # what a run writes here
+INDEX = "index.html"
+FILE_KINDS = ("xlsx", "json", "csv", "png")  # a case's files
+REPORT_FILE = "a paddle-infer report"  # what a file the plugin would write over must be
 
 
 def _pair(actual: float, expected: float) -> str:
@@ -160,8 +164,11 @@ def metrics(c) -> dict:
 
 def write_case(directory: Path, nodeid: str, result: CaseResult) -> List[str]:
     """Write the case's files, named after its test id; returns their names."""
+    from ..ownership import check_writable, record
+
     directory.mkdir(parents=True, exist_ok=True)
     stem = safe_file_stem(nodeid)
+    check_writable(directory, [f"{stem}.{ext}" for ext in FILE_KINDS], REPORT_FILE)
     rows = table(result)
     written = []
     doc = {"summary": case_summary(result), "columns": list(COLUMNS), "rows": rows}
@@ -173,6 +180,7 @@ def write_case(directory: Path, nodeid: str, result: CaseResult) -> List[str]:
         written.append(f"{stem}.xlsx")
     if _write_png(directory / f"{stem}.png", result):
         written.append(f"{stem}.png")
+    record(directory, written)  # the plugin's own: replaced or deleted by a later run
     return written
 
 
@@ -257,19 +265,22 @@ def write_index(directory: Path, outcomes: Mapping[str, Mapping[str, str]],
     order the cases were given): figures from the per-case JSON files the workers wrote,
     outcomes (passed/failed/error/skipped/crashed) from the reports; ``environment`` heads
     the page (index_page.py). Returns the page's path."""
+    from ..ownership import check_writable, ours, record, recorded
     from .index_page import render
 
     directory.mkdir(parents=True, exist_ok=True)
+    check_writable(directory, [SUMMARY, INDEX], REPORT_FILE)
     cases = []
+    known = recorded(directory)  # the case files this session's workers wrote
     for nodeid in outcomes:
         stem = safe_file_stem(nodeid)
         outcome = outcomes[nodeid]
         entry: Dict[str, object] = {"test": nodeid, "case": outcome.get("paddle_case", nodeid)}
         case_json = directory / f"{stem}.json"
-        if outcome.get("status") in ("passed", "failed") and case_json.exists():
+        if outcome.get("status") in ("passed", "failed") and ours(directory, case_json.name, known):
             entry.update(json.loads(case_json.read_text())["summary"])
-            entry["files"] = [f"{stem}.{ext}" for ext in ("xlsx", "json", "csv", "png")
-                              if (directory / f"{stem}.{ext}").exists()]
+            entry["files"] = [f"{stem}.{ext}" for ext in FILE_KINDS
+                              if ours(directory, f"{stem}.{ext}", known)]
         else:
             entry["files"] = []
             entry["reason"] = outcome.get("reason", "")  # the first line; "message": all of it
@@ -279,24 +290,6 @@ def write_index(directory: Path, outcomes: Mapping[str, Mapping[str, str]],
         cases.append(entry)
     atomic_write(directory / SUMMARY, json.dumps({"environment": dict(environment or {}), "cases": cases},
                                                  indent=1))
-    return atomic_write(directory / "index.html", render(cases, environment))
-
-
-def previous_files(directory: Path) -> List[Path]:
-    """Files an earlier run wrote into ``directory``, from its summary: safe to replace."""
-    try:
-        cases = json.loads((directory / SUMMARY).read_text())["cases"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
-    names = [f for c in cases if isinstance(c, dict) for f in c.get("files", [])]
-    found = []
-    for name in names + [SUMMARY, "index.html"]:
-        # only plain file names of the report's own kinds, directly in the directory: a summary
-        # that lists "../x" or "/etc/x" (edited or planted) must not delete anything else
-        if (not isinstance(name, str) or Path(name).name != name or name in ("", ".", "..")
-                or not name.endswith(REPORT_SUFFIXES)):
-            continue
-        path = directory / name
-        if path.is_file() and not path.is_symlink():
-            found.append(path)
-    return found
+    page = atomic_write(directory / INDEX, render(cases, environment))
+    record(directory, [SUMMARY, INDEX])
+    return page

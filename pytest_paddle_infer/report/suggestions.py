@@ -28,6 +28,11 @@ def suggested_rows(rows: Sequence[Mapping[str, str]]) -> List[Tuple[str, dict, d
     return found
 
 
+# what a case's figures are worth learning from: it ran and passed (no evidence problem,
+# within its tolerances); a failure may be the regression the tolerance is there to catch
+LEARNED_FROM = ("passed",)
+
+
 def suggestion_lines(rows: Sequence[Mapping[str, str]], written: Sequence[str]) -> List[str]:
     from ..verdict.suggest import MIN_ATOL, cannot_fail, seeds_text
 
@@ -63,23 +68,47 @@ def why_none(out: Mapping[str, object]) -> str:
 
 
 def write_suites(rows: Sequence[Mapping[str, str]], cache_dir: Path) -> List[str]:
-    """Write every suite's suggestions into it; lines saying what was written and what not."""
+    """Write every suite's suggestions into it; lines saying what was written and what not.
+    Only cases that passed are learned from; a suite that is a link is written through it;
+    one with several hard links is not written (rewriting it would split them)."""
     from ..cases.suite_writer import write_suggestions
 
     by_file: Dict[str, List[Tuple[dict, dict]]] = {}
-    unwritable = []
+    shown: Dict[str, str] = {}
+    unwritable, not_learned = [], []
+    statuses = {r.get("paddle_case", r["nodeid"]): r.get("status", "") for r in rows}
     for case, suggestion, entry in suggested_rows(rows):
-        if entry:
-            by_file.setdefault(entry["file"], []).append((entry, suggestion))
+        if statuses.get(case) not in LEARNED_FROM:
+            not_learned.append(f"{case} ({statuses.get(case) or 'not run'})")
+        elif entry:
+            real = str(Path(entry["file"]).resolve())
+            shown.setdefault(real, entry["file"])
+            by_file.setdefault(real, []).append((dict(entry, case=case), suggestion))
         else:
             unwritable.append(case)
     lines = []
-    for file, cases in by_file.items():
-        lock = Path(cache_dir) / "suite-locks" / (hashlib.sha1(file.encode()).hexdigest()[:16] + ".lock")
-        changes = write_suggestions(Path(file), cases, lock)
-        lines.append(f"wrote {len(changes)} tolerance(s) into {file}" + (":" if changes else
-                                                                        " (already as suggested)"))
-        lines += [f"  {c}" for c in changes]
+    for real, cases in by_file.items():
+        file = shown[real]
+        try:
+            links = Path(real).stat().st_nlink
+        except OSError as e:
+            lines.append(f"not written: {file}: {e.strerror or e}")
+            continue
+        if links > 1:
+            lines.append(f"not written: {file} has {links} hard links, and writing it (a new file renamed "
+                         f"into place) would leave the others with the old text; make it a symbolic link "
+                         f"or a file of its own")
+            continue
+        lock = Path(cache_dir) / "suite-locks" / (hashlib.sha1(real.encode()).hexdigest()[:16] + ".lock")
+        refused: List[str] = []
+        changes = write_suggestions(Path(file), cases, lock, refused)
+        where = f"{real} (through the link {file})" if Path(file).is_symlink() else file
+        lines.append(f"wrote {len(changes)} tolerance(s) into {where}" + (":" if changes else
+                                                                         " (already as suggested)"
+                                                                         if not refused else ""))
+        lines += [f"  {c}" for c in changes] + [f"  {r}" for r in refused]
+    if not_learned:
+        lines.append(f"not learned from (only cases that passed are): {', '.join(not_learned)}")
     if unwritable:
         lines.append(f"not written (no suite file declares them): {', '.join(unwritable)}")
     return lines

@@ -8,6 +8,7 @@ import pytest
 
 from . import options as opts
 
+REPORT_LOCK = pytest.StashKey[object]()  # this session is the one writer of --paddle-report
 FORK_SERVER = pytest.StashKey[bool]()  # the controller started fork_server.py
 SHARED_DIR = "shared-baselines"  # under the cache dir: the baselines xdist workers share, per run
 

@@ -6,7 +6,7 @@ from typing import Dict, List
 
 import pytest
 
-from ..errors import strip_ansi
+from ..errors import PaddleInferError, strip_ansi
 from .items import ERRORED_IN_CALL
 from .state import installation, settings_of
 
@@ -20,6 +20,7 @@ class SessionSummary:
         self.order: Dict[str, int] = {}  # node id -> its place in the collection
         self.index_path = None  # where the report's index.html went
         self.suggest_written: List[str] = []  # --paddle-suggest-tolerances=write: what changed
+        self.report_error = ""  # why the report's index was not written
 
     def pytest_collection_finish(self, session):
         if session.items:  # not the xdist controller, which collects nothing
@@ -66,8 +67,11 @@ class SessionSummary:
         if settings.report_dir is not None and not hasattr(self.config, "workerinput") and self.rows:
             from ..report.case_files import write_index
 
-            self.index_path = write_index(settings.report_dir, self.ordered_rows(),
-                                          report_environment(self.config))
+            try:
+                self.index_path = write_index(settings.report_dir, self.ordered_rows(),
+                                              report_environment(self.config))
+            except PaddleInferError as e:  # a file in the way that is not the plugin's
+                self.report_error = f"paddle-infer: the report's index was not written: {e}"
 
     def pytest_terminal_summary(self, terminalreporter):
         if hasattr(self.config, "workerinput"):
@@ -101,6 +105,8 @@ class SessionSummary:
         if suggested:  # --paddle-suggest-tolerances
             terminalreporter.write_sep("=", "paddle-infer suggested tolerances")
             terminalreporter.write_line("\n".join(suggested))
+        if self.report_error:
+            terminalreporter.write_line(self.report_error, red=True, bold=True)
         if self.index_path is not None:
             terminalreporter.write_line(f"paddle-infer: report: {self.index_path} (summary.json and each "
                                         f"case's xlsx/json/csv/png beside it)")

@@ -102,7 +102,9 @@ def test_a_directory_in_place_of_a_record_or_a_file_in_place_of_a_directory(tmp_
 
 def test_the_caches_own_directories_replaced_by_files_are_removed(tmp_path):
     from pytest_paddle_infer.models.cache import heal_cache_dirs
+    from pytest_paddle_infer.ownership import write_marker
 
+    write_marker(tmp_path, "cache")
     (tmp_path / "executor").write_text("junk")
     (tmp_path / "spill").symlink_to(tmp_path / "nowhere")
     (tmp_path / "installation.json").write_text("{}")  # a file of the cache, kept

@@ -45,11 +45,11 @@ def entry(model, *mode):
     return {"file": "s.paddle.yaml", "model": model, "mode": list(mode)}
 
 
-def write(tmp_path, cases):
+def write(tmp_path, cases, refused=None):
     path = tmp_path / "s.paddle.yaml"
     if not path.exists():
         path.write_text(SUITE)
-    changes = write_suggestions(path, [(e, {"outputs": o}) for e, o in cases], tmp_path / "lock")
+    changes = write_suggestions(path, [(e, {"outputs": o}) for e, o in cases], tmp_path / "lock", refused)
     return path, changes
 
 
@@ -65,6 +65,7 @@ def test_each_key_goes_where_it_is_governed_and_shared_nodes_take_the_loosest(tm
         (entry("tiny_detector", "models", "tiny_detector", "run_modes", 0),
          [out("fetch_name_0", 0, atol=2e-6), out("fetch_name_1", 1, atol=5e-6)]),
         (entry("tiny_cnn", "defaults", "run_modes", 1), [out("fetch_name_0", 0, atol=0.004)]),
+        (entry("tiny_cnn", "defaults", "run_modes", 2), [out("fetch_name_0", 0, atol=1e-6)]),
         (entry("tiny_detector", "models", "tiny_detector", "run_modes", 1),
          [out("fetch_name_0", 0, atol=0.8), out("fetch_name_1", 1, atol=0.003)]),
         (entry("tiny_detector", "models", "tiny_detector", "run_modes", 2),
@@ -127,3 +128,44 @@ def test_suggestions_from_worst_figures():
     same = dict(merged, max_abs=0.0, atol_needed=0.0, bounds={})
     assert suggest(same, 2.0) == {"atol": MIN_ATOL}
     assert suggest(dict(merged, atol_needed="inf"), 2.0).get("atol") is None  # a NaN: no tolerance
+
+
+def test_a_node_that_also_governs_cases_not_measured_is_not_written(tmp_path):
+    """The anchor &fp32 is tiny_cnn's and tiny_detector's: measured for tiny_cnn alone (the
+    session narrowed to it), it is left as written, and the line says why."""
+    refused = []
+    path, changes = write(tmp_path, [
+        (entry("tiny_cnn", "defaults", "run_modes", 0), [out("fetch_name_0", 0, atol=3e-6)]),
+    ], refused)
+    assert changes == []
+    assert refused == [
+        "not written: defaults.run_modes[0].tolerances.atol (0.0001 -> 3e-06): anchor &fp32 also sets the "
+        "tolerance of tiny_detector (models.tiny_detector.run_modes[0]), not measured in this session "
+        "(narrowed away, skipped, failed or errored); run those cases too, or give tiny_cnn its own tolerances"]
+    assert "- &fp32 {mode: cpu_fp32, tolerances: {atol: 1e-4}}" in path.read_text()
+    assert tolerances(path, "tiny_detector[1x3x64x64-cpu_fp32]", "fetch_name_0", 0).atol == 1e-4
+
+
+def test_a_run_mode_with_cases_not_all_measured_is_not_written(tmp_path):
+    """Two shapes of one model x run mode, one measured (the other deselected with -k)."""
+    refused = []
+    two = dict(entry("tiny_detector", "models", "tiny_detector", "run_modes", 2), cases=2)
+    path, changes = write(tmp_path, [(two, [out("fetch_name_0", 0, atol=0.3)])], refused)
+    assert changes == [] and len(refused) == 1 and "models.tiny_detector.run_modes[2]" in refused[0]
+    assert path.read_text() == SUITE
+    _, changes = write(tmp_path, [(dict(two, case="a"), [out("fetch_name_0", 0, atol=0.3)]),
+                                  (dict(two, case="b"), [out("fetch_name_0", 0, atol=0.2)])])
+    assert changes == ["models.tiny_detector.run_modes[2].tolerances.tensors.fetch_name_0.atol: 2.0 -> 0.3"]
+
+
+def test_a_suite_that_is_a_link_is_written_through_it(tmp_path):
+    shared = tmp_path / "shared" / "suite.yaml"
+    shared.parent.mkdir()
+    shared.write_text(SUITE.replace("  tolerances: {atol: 1e-4, rtol: 1e-4}   # any mode without its own\n", ""))
+    shared.chmod(0o640)
+    link = tmp_path / "s.paddle.yaml"
+    link.symlink_to(shared)
+    _, changes = write(tmp_path, [(entry("tiny_cnn", "defaults", "run_modes", 2), [out("fetch_name_0", 0, atol=1e-6)])])
+    assert changes == ["defaults.run_modes[2].tolerances.atol: - -> 1e-06"]
+    assert link.is_symlink() and "tolerances: {atol: 1e-06}" in shared.read_text()
+    assert shared.stat().st_mode & 0o777 == 0o640

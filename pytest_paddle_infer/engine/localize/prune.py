@@ -101,13 +101,12 @@ def prune_case(runner, prepared, result) -> List[str]:
     import numpy as np
 
     from ...models.cache import run_child
+    from ...ownership import fresh_folder, record_tree
     from .repro import INPUTS, write_repro
 
     case = prepared.case
     runner.on_phase("localizing", "pruning the program")
-    folder = repro_root(runner) / safe_file_stem(case.id)
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
+    folder = fresh_folder(repro_root(runner) / safe_file_stem(case.id))  # only the plugin's own
     baseline, candidate, why_not = _calls(runner, prepared)
     if result is None and not why_not:  # the cut programs would crash or raise the same way
         why_not = "the candidate crashed or raised before any output was compared: no divergence to prune to"
@@ -150,6 +149,7 @@ def prune_case(runner, prepared, result) -> List[str]:
             what = f"the whole program {Path(prepared.model.prog_file).name} diverges"
             program = f"inference{suffix}"
         script = write_repro(folder, case.id, what, program, baseline, candidate, atol, rtol, lines)
+        record_tree(folder)  # what a later run of the case may delete (ownership.py)
         lines.append(f"repro: {folder} (python {script}: plain paddle.inference and numpy)")
         if result is not None:
             result.notes.append(f"repro: {folder}")

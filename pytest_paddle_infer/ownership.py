@@ -1,0 +1,483 @@
+"""The directories the plugin writes into, and which of their files are its own.
+
+Every directory the plugin writes into (the report, the cache, recorded goldens, saved runs)
+carries a marker file, ``.paddle-infer`` (its kind and the plugin's version), written when
+the plugin makes the directory or first takes an empty one. A directory that holds anything
+and no marker is someone else's: writing there is a usage error that names one of its files.
+Directories an earlier version made, which have no marker, are taken over (marked) when every
+entry in them is recognisably the plugin's (``recognise_cache``, ``recognise_report``,
+``recognise_goldens``); the default cache dir, ``paddle-infer`` under pytest's own cache, is
+the plugin's whatever it holds.
+
+Inside a marked directory the plugin still overwrites or deletes only files it recorded in
+its manifest, ``.paddle-infer-files`` (one JSON line per file: its name and SHA-256), and only
+while their content is what it wrote. No file a user can edit (a summary.json listing names)
+decides what is deleted, and a file whose content changed since the plugin wrote it is left
+alone. Only regular files are written over or deleted, never a link or a directory.
+
+A report directory is written by one session at a time: the session holds a lock on it from
+start to end, and a second session asking for it is a usage error that says so.
+
+Nothing here imports numpy or paddle: the plugin calls it at start-up.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence
+
+from .errors import PaddleInferError
+from .files import atomic_write
+
+MARKER = ".paddle-infer"
+MANIFEST = ".paddle-infer-files"
+SESSION_LOCK = ".paddle-infer.lock"
+SESSION_FILE = ".paddle-infer.session"  # who holds the report directory now
+FORMAT = 1
+OWN_NAMES = (MARKER, MANIFEST, MANIFEST + ".lock", SESSION_LOCK, SESSION_FILE)
+NOUNS = {"report": "report", "cache": "cache", "goldens": "goldens", "runs": "saved runs",
+         "repro": "repro"}
+# a temporary file of files.atomic_write: ".<name>.<pid>-<8 hex>.tmp"
+ATOMIC_TMP = re.compile(r"^\..+\.\d+-[0-9a-f]{8}\.tmp$")
+
+
+class OwnershipError(PaddleInferError):
+    """A file or directory the plugin would write over is not its own."""
+
+
+# -- the marker ----------------------------------------------------------------------------
+
+
+def marker_kind(directory: Path) -> Optional[str]:
+    """The kind a directory's marker names ("report", "cache", ...), None when unmarked."""
+    path = Path(directory) / MARKER
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        kind = json.loads(path.read_text(encoding="utf-8")).get("kind")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return kind if kind in NOUNS else None
+
+
+def write_marker(directory: Path, kind: str) -> None:
+    from . import __version__
+
+    atomic_write(Path(directory) / MARKER, json.dumps(
+        {"kind": kind, "format": FORMAT, "written_by": f"pytest-paddle-infer {__version__}"}) + "\n")
+
+
+def _entries(directory: Path) -> List[str]:
+    return sorted(os.listdir(directory))
+
+
+def foreign_message(flag: str, directory: Path, name: str, kind: str) -> str:
+    noun = NOUNS[kind]
+    return (f"{flag}: {Path(directory) / name} is not a paddle-infer {noun} file: {directory} holds "
+            f"files and no {MARKER} marker, and paddle-infer never overwrites or deletes files it did "
+            f"not write; choose an empty or a paddle-infer {noun} directory (one it made)")
+
+
+def claim(directory: Path, kind: str, flag: str,
+          recognise: Optional[Callable[[Path, List[str]], bool]] = None,
+          adopt_any: bool = False, first: Sequence[str] = ()) -> None:
+    """Make ``directory`` the plugin's ``kind`` directory, or say why it cannot be.
+
+    Missing or empty: made and marked. Marked with ``kind``: nothing to do. Marked with
+    another kind: an OwnershipError. Unmarked and not empty: marked when ``adopt_any`` or
+    when ``recognise(directory, entries)`` says every entry is the plugin's (a directory an
+    earlier version made), else an OwnershipError naming one of its files (one of ``first``,
+    the names the plugin would write, when present)."""
+    directory = Path(directory)
+    try:
+        if directory.is_symlink() and not directory.exists():
+            raise OwnershipError(f"{flag}: {directory} is a link to nothing ({os.readlink(directory)}); "
+                                 f"give a directory")
+        if not directory.exists():
+            directory.mkdir(parents=True, exist_ok=True)
+        found = marker_kind(directory)
+        if found is None:
+            entries = _entries(directory)
+            if entries and not adopt_any and not (recognise is not None and recognise(directory, entries)):
+                shown = next((n for n in first if n in entries), entries[0])
+                raise OwnershipError(foreign_message(flag, directory, shown, kind))
+            write_marker(directory, kind)
+        elif found != kind:
+            raise OwnershipError(f"{flag}: {directory} is a paddle-infer {NOUNS[found]} directory, not a "
+                                 f"{NOUNS[kind]} directory: give each its own directory")
+    except OSError as e:
+        raise OwnershipError(f"{flag}: cannot use {directory}: {e.strerror or e}; give a directory "
+                             f"this user can write") from None
+
+
+# -- what earlier versions wrote (no marker) ---------------------------------------------------
+
+# the cache's own entries: a directory of each of these names, its entries of this form
+CACHE_DIRS = {
+    "models": r".+-[0-9a-f]{12}-(default|legacy)(\.lock|\.tmp-.+)?",
+    "inspect": r"[0-9a-f]{16}\.json|\..+\.tmp", "signatures": r"[0-9a-f]{16}\.json|\..+\.tmp",
+    "baselines": r"pid\d+", "spill": r"pid\d+", "prune": r"pid\d+", "static-rung": r"pid\d+",
+    "executor": r".*", "optim": r".*", "shared-baselines": r".*", "repro": r".*",
+    "suite-locks": r"[0-9a-f]{16}\.lock",
+}
+CACHE_FILES = r"installation\.json|xdist-seconds\.json|\..+\.tmp|.+\.lock"
+
+
+def recognise_cache(directory: Path, entries: List[str]) -> bool:
+    """Every entry is one of the cache's own directories (holding entries of its form) or
+    files: a cache an earlier version made."""
+    for name in entries:
+        path = Path(directory) / name
+        if path.is_symlink():
+            return False
+        if name in CACHE_DIRS and path.is_dir():
+            pattern = re.compile(CACHE_DIRS[name])
+            if not all(pattern.fullmatch(child) for child in os.listdir(path)):
+                return False
+        elif not (path.is_file() and re.fullmatch(CACHE_FILES, name)):
+            return False
+    return True
+
+
+REPORT_TITLE = "<title>paddle-infer report</title>"
+
+
+def _json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def recognise_report(directory: Path, entries: List[str]) -> bool:
+    """A report an earlier version wrote: index.html with the plugin's title, summary.json
+    of its form, per-case files each beside its case's json (of the case files' form), a
+    repro/ directory; nothing else."""
+    directory = Path(directory)
+    for name in entries:
+        path = directory / name
+        if path.is_symlink():
+            return False
+        if name == "repro" and path.is_dir():
+            if all(marker_kind(path / n) == "repro" or _legacy_repro_files(path / n) is not None
+                   for n in _entries(path)):
+                continue
+            return False
+        if not path.is_file():
+            return False
+        if name == "index.html":
+            try:
+                head = path.read_text(encoding="utf-8", errors="replace")[:4096]
+            except OSError:
+                return False
+            if REPORT_TITLE not in head:
+                return False
+        elif name == "summary.json":
+            doc = _json(path)
+            if not (isinstance(doc, dict) and isinstance(doc.get("cases"), list)):
+                return False
+        else:
+            stem, dot, suffix = name.rpartition(".")
+            if not dot or suffix not in ("json", "csv", "xlsx", "png"):
+                return False
+            doc = _json(directory / f"{stem}.json")
+            if not (isinstance(doc, dict) and {"summary", "columns", "rows"} <= set(doc)):
+                return False
+    return True
+
+
+def recognise_goldens(directory: Path, entries: List[str]) -> bool:
+    """Recorded goldens or saved runs: regular ``.npz`` files only."""
+    return all(name.endswith(".npz") and (Path(directory) / name).is_file()
+               and not (Path(directory) / name).is_symlink() for name in entries)
+
+
+# -- the manifest: the files the plugin wrote, by content --------------------------------------
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _plain_name(name) -> bool:
+    """A relative path inside the directory: no "..", not absolute, not one of the plugin's
+    bookkeeping files."""
+    if not isinstance(name, str) or not name or name.startswith("/") or "\\" in name:
+        return False
+    parts = name.split("/")
+    return all(p not in ("", ".", "..") for p in parts) and name not in OWN_NAMES
+
+
+def recorded(directory: Path) -> Dict[str, str]:
+    """name -> SHA-256 of the files the manifest says the plugin wrote (the last line of a
+    name wins; lines that are not of its form are ignored)."""
+    out: Dict[str, str] = {}
+    path = Path(directory) / MANIFEST
+    try:
+        if path.is_symlink():
+            return out
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return out
+    for line in lines:
+        try:
+            entry = json.loads(line)
+            name, digest = entry["name"], entry["sha256"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        if _plain_name(name) and isinstance(digest, str):
+            out[name] = digest
+    return out
+
+
+def _manifest_lock(directory: Path):
+    from filelock import FileLock
+
+    return FileLock(str(Path(directory) / (MANIFEST + ".lock")))
+
+
+def record(directory: Path, names: Iterable[str]) -> None:
+    """Add files the plugin has just written in ``directory`` (names relative to it) to its
+    manifest, with their content's hash. Safe across processes (a file lock)."""
+    directory = Path(directory)
+    lines = []
+    for name in names:
+        path = directory / name
+        if _plain_name(name) and path.is_file() and not path.is_symlink():
+            lines.append(json.dumps({"name": name, "sha256": sha256(path)}) + "\n")
+    if not lines:
+        return
+    with _manifest_lock(directory):
+        with open(directory / MANIFEST, "a", encoding="utf-8") as f:
+            f.write("".join(lines))
+
+
+def ours(directory: Path, name: str, known: Optional[Dict[str, str]] = None) -> bool:
+    """A regular file the manifest records, its content unchanged since."""
+    path = Path(directory) / name
+    if path.is_symlink() or not path.is_file():
+        return False
+    digest = (recorded(directory) if known is None else known).get(name)
+    try:
+        return digest is not None and sha256(path) == digest
+    except OSError:
+        return False
+
+
+def check_writable(directory: Path, names: Iterable[str], what: str) -> None:
+    """Before writing ``names`` in ``directory``: each is absent or a file the plugin wrote
+    and nobody changed since; otherwise an OwnershipError naming it (``what``: "a paddle-infer
+    report", ...)."""
+    directory = Path(directory)
+    known = None
+    for name in names:
+        path = directory / name
+        if not path.exists() and not path.is_symlink():
+            continue
+        known = recorded(directory) if known is None else known
+        if not ours(directory, name, known):
+            why = ("was changed since paddle-infer wrote it" if name in known and path.is_file()
+                   and not path.is_symlink() else f"is not {what} file")
+            raise OwnershipError(f"{path} {why}, and paddle-infer never overwrites a file it did not "
+                                 f"write: move it away, or choose an empty or a paddle-infer directory")
+
+
+def remove_recorded(directory: Path, keep: Callable[[str], bool] = lambda name: False) -> List[str]:
+    """Delete the files the manifest records whose content is what the plugin wrote (regular
+    files only), except those ``keep`` names; drop from the manifest every entry whose file is
+    gone or changed. Then remove the directories the deletions left empty. Returns what was
+    deleted."""
+    directory = Path(directory)
+    removed = []
+    with _manifest_lock(directory):
+        known = recorded(directory)
+        kept = {}
+        for name, digest in known.items():
+            if keep(name):
+                kept[name] = digest
+            elif ours(directory, name, known):
+                (directory / name).unlink()
+                removed.append(name)
+        text = "".join(json.dumps({"name": n, "sha256": d}) + "\n" for n, d in kept.items())
+        if known or (directory / MANIFEST).exists():
+            atomic_write(directory / MANIFEST, text)
+    for name in removed:  # sub-directories emptied (a repro folder's model/)
+        parent = (directory / name).parent
+        while parent != directory:
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+            parent = parent.parent
+    return removed
+
+
+def record_tree(directory: Path) -> None:
+    """Record every regular file under ``directory`` (a folder the plugin just filled)."""
+    directory = Path(directory)
+    names = [str(p.relative_to(directory)) for p in sorted(directory.rglob("*"))
+             if p.is_file() and not p.is_symlink() and p.name not in OWN_NAMES]
+    record(directory, names)
+
+
+def fresh_folder(folder: Path, kind: str = "repro") -> Path:
+    """An empty folder of the plugin's at ``folder``: made, or emptied of what the plugin
+    wrote into it earlier. A folder there that is not the plugin's, or that still holds files
+    it did not write, is an OwnershipError (nothing is deleted from it)."""
+    folder = Path(folder)
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise OwnershipError(f"{folder} is not a paddle-infer {NOUNS[kind]} folder (a file or a link "
+                             f"is in its place): move it away")
+    if folder.exists():
+        if marker_kind(folder) != kind:
+            if not (kind == "repro" and _remove_legacy_repro(folder)):
+                raise OwnershipError(f"{folder} is not a paddle-infer {NOUNS[kind]} folder (no {MARKER} "
+                                     f"marker): move it away")
+            write_marker(folder, kind)
+        remove_recorded(folder)
+        left = [n for n in _entries(folder) if n not in OWN_NAMES]
+        if left:
+            raise OwnershipError(f"{folder / left[0]} is not a file paddle-infer wrote, so the "
+                                 f"{NOUNS[kind]} folder {folder} is not rewritten: move it away")
+        return folder
+    folder.mkdir(parents=True)
+    write_marker(folder, kind)
+    return folder
+
+
+REPRO_FILES = ("README.md", "repro.py", "inputs.npz")
+
+
+def _legacy_repro_files(folder: Path) -> Optional[List[Path]]:
+    """The files of a repro folder an earlier version wrote (no marker): README.md, repro.py,
+    inputs.npz and model/inference.*, nothing else; None for anything else."""
+    folder = Path(folder)
+    if folder.is_symlink() or not folder.is_dir():
+        return None
+    entries = _entries(folder)
+    model = folder / "model"
+    if not entries or any(n not in REPRO_FILES + ("model",) for n in entries):
+        return None
+    files = [folder / n for n in entries if n != "model"]
+    if "model" in entries:
+        if model.is_symlink() or not model.is_dir():
+            return None
+        inner = _entries(model)
+        if any(not n.startswith("inference") for n in inner):
+            return None
+        files += [model / n for n in inner]
+    if any(f.is_symlink() or not f.is_file() for f in files):
+        return None
+    return files
+
+
+def _remove_legacy_repro(folder: Path) -> bool:
+    """Delete an earlier version's repro folder's files (``_legacy_repro_files``) and say
+    True; False (nothing deleted) for anything else."""
+    files = _legacy_repro_files(folder)
+    if files is None:
+        return False
+    for f in files:
+        f.unlink()
+    if (Path(folder) / "model").is_dir():
+        (Path(folder) / "model").rmdir()
+    return True
+
+
+# -- one session per report directory -----------------------------------------------------------
+
+
+def hold_session(directory: Path, flag: str):
+    """The lock that makes this session the only writer of ``directory`` until it ends
+    (``release``); another session holding it is an OwnershipError that says which."""
+    from filelock import FileLock, Timeout
+
+    directory = Path(directory)
+    lock = FileLock(str(directory / SESSION_LOCK))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        holder = _json(directory / SESSION_FILE)
+        who = ""
+        if isinstance(holder, dict):
+            who = f" (pid {holder.get('pid')} on {holder.get('host')}, started {holder.get('started')})"
+        raise OwnershipError(
+            f"{flag}: another pytest session{who} is writing its report into {directory}; two "
+            f"sessions in one report directory would each leave half a report: wait for it to "
+            f"end, or give this session another directory") from None
+    except OSError as e:
+        raise OwnershipError(f"{flag}: cannot use {directory}: {e.strerror or e}") from None
+    import platform
+
+    try:
+        atomic_write(directory / SESSION_FILE, json.dumps({
+            "pid": os.getpid(), "host": platform.node(),
+            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}) + "\n")
+    except OSError:
+        pass
+    return lock
+
+
+def release(lock) -> None:
+    if lock is not None:
+        lock.release()
+
+
+# -- the session's directories -------------------------------------------------------------------
+
+
+def claim_directories(settings, cache_given: bool, flag_of: Callable[[str], str] = lambda ini: ""):
+    """At configure time (not in xdist workers): claim the cache, the report directory,
+    the goldens and saved-runs directories the session writes into; returns the report
+    directory's session lock (or None). OwnershipError when one is not the plugin's.
+    ``flag_of(ini key)``: the option as the user gave it (``ini key paddle_report``)."""
+    flags = {ini: flag_of(ini) or "--" + ini.replace("_", "-")
+             for ini in ("paddle_report", "paddle_save_goldens", "paddle_save_runs", "paddle_cache_dir")}
+    same: Dict[str, str] = {}
+    for ini, path in (("paddle_report", settings.report_dir), ("paddle_save_goldens", settings.save_goldens),
+                      ("paddle_save_runs", settings.save_runs), ("paddle_cache_dir", settings.cache_dir)):
+        if path is not None and str(path) in same:
+            raise OwnershipError(f"{flags[ini]} and {same[str(path)]} name the same directory ({path}): "
+                                 f"give each its own")
+        if path is not None:
+            same[str(path)] = flags[ini]
+    if cache_given:
+        claim(settings.cache_dir, "cache", flags["paddle_cache_dir"], recognise_cache)
+    else:  # paddle-infer under pytest's cache dir: the plugin's by its name
+        claim(settings.cache_dir, "cache", flags["paddle_cache_dir"], adopt_any=True)
+    for path, kind, ini in ((settings.save_goldens, "goldens", "paddle_save_goldens"),
+                            (settings.save_runs, "runs", "paddle_save_runs")):
+        if path is not None:
+            claim(path, kind, flags[ini], recognise_goldens)
+    if settings.report_dir is None:
+        return None
+    flag = flags["paddle_report"]
+    claim(settings.report_dir, "report", flag, recognise_report, first=("index.html", "summary.json"))
+    lock = hold_session(settings.report_dir, flag)
+    try:
+        adopt_report_files(settings.report_dir)
+    except OSError:
+        pass
+    return lock
+
+
+def adopt_report_files(directory: Path) -> None:
+    """A report an earlier version wrote (recognised, just marked, no manifest yet): its
+    files are recorded as the plugin's, so this session replaces them as it always did."""
+    directory = Path(directory)
+    if (directory / MANIFEST).exists():
+        return
+    names = [n for n in _entries(directory) if n not in OWN_NAMES and (directory / n).is_file()
+             and not (directory / n).is_symlink()]
+    if names and recognise_report(directory, names):
+        record(directory, names)
+    elif not (directory / MANIFEST).exists():
+        atomic_write(directory / MANIFEST, "")
