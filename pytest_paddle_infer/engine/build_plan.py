@@ -326,8 +326,12 @@ def pir_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
         links = ((str(staged), str(prog)), (str(staged.with_suffix(".pdiparams")), str(params)))
         prog = staged
     prefix = cache / pir_tensorrt.CONVERTED_PREFIX
+    # convert takes the program's path prefix: given '<dir>/inference.json' it hands that to
+    # load_inference_model, which under PIR appends '.json' again (checked on 3.3.1); given
+    # '<dir>/inference' it finds '<dir>/inference.json' and '<dir>/inference.pdiparams'
     calls = pir_tensorrt.conversion_calls(
-        spec, str(prog), str(prefix), [(s.name, tuple(s.shape), s.dtype) for s in specs])
+        spec, str(prog.with_suffix("")), str(prefix),
+        [(s.name, tuple(s.shape), s.dtype) for s in specs])
     out = (str(prefix.with_suffix(".json")), str(prefix.with_suffix(".pdiparams")))
     steps.append(ConvertPir(calls, links, out[0], out[1], reuse=spec.use_static))
     full = recipe(spec, threads, device_id, str(cache / SHAPE_RANGE_FILE))  # tuned: dropped below

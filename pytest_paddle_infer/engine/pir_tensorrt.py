@@ -11,8 +11,11 @@ has no ``paddle.tensorrt``):
 - ``TensorRTConfig.__init__`` turns ``min_subgraph_size`` into a global flag, so it is a
   constructor argument; every other field is set afterwards, each checked to exist first
   (setting an unknown attribute on a Python object would be silently ignored);
-- ``convert(model_path, config)`` takes the program file and reads ``<prefix>.pdiparams``
-  next to it, so a model whose weights file has another name is linked into the cache dir;
+- ``convert(model_path, config)`` takes the program's path prefix (``<dir>/inference``): it
+  reads ``<prefix>.json`` and ``<prefix>.pdiparams``. Given the file itself it hands
+  ``<dir>/inference.json`` to ``load_inference_model``, which under PIR appends ``.json`` again
+  and fails (checked on 3.3.1; PaddleX passes the prefix). A model whose weights file has
+  another name is linked into the cache dir;
   ``save_model_dir`` is a path prefix: the result is ``<prefix>.json`` / ``<prefix>.pdiparams``;
 - its int8 only sets the builder's INT8 flag, with no calibrator: quantized (quantize/
   dequantize) programs only; calibration on a ``.json`` program is a skip;

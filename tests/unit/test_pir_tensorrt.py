@@ -48,7 +48,7 @@ def test_json_model_takes_the_pir_path_with_convert_then_a_plain_gpu_predictor()
         "config.precision_mode = PrecisionMode.FP16",
         "config.workspace_size = 1073741824",
         "config.save_model_dir = '{cache}/trt/inference'",
-        "convert('/models/mine/inference.json', config)"]
+        "convert('/models/mine/inference', config)"]
     assert convert.links == ()  # inference.pdiparams sits beside inference.json
     assert build.program == (prepare.path + "/trt/inference.json", prepare.path + "/trt/inference.pdiparams")
     # no enable_tensorrt_engine: the converted program holds the tensorrt_engine ops
@@ -130,7 +130,7 @@ def test_weights_under_another_name_are_linked_where_convert_reads_them(tmp_path
     source = cache / pt.SOURCE_DIR / "inference.json"
     assert convert.links == ((str(source), "/models/mine/inference.json"),
                              (str(source.with_suffix(".pdiparams")), "/models/mine/weights.bin"))
-    assert convert.calls[-1].args[0] == str(source)
+    assert convert.calls[-1].args[0] == str(source.with_suffix(""))
 
 
 def test_conversion_fails_here_naming_the_missing_module(tmp_path):
@@ -185,3 +185,44 @@ def test_zoo_entries_take_the_legacy_path_on_paddle_3(paddle_cache, tmp_path):
     own = runner.model_files(case.model, legacy=False)
     assert own.format == "pir"
     assert bp.candidate_plan(case.run_mode, own, specs, optim_root=tmp_path).path == pt.PIR_PATH
+
+
+def test_convert_gets_a_path_prefix_that_paddles_own_loader_reads(paddle_cache, tmp_path):
+    """paddle.tensorrt.convert hands its model_path to load_inference_model under PIR, which
+    appends '.json' itself: the plan passes the prefix, as PaddleX does. Checked with the
+    installed wheel's loader on a real .json export, as convert would call it (IrGuard), for a
+    model beside its weights and one whose weights were linked in under convert's names."""
+    import paddle
+
+    from pytest_paddle_infer.engine.runner import Runner
+    from pytest_paddle_infer.models.source import parse_source
+
+    model = Runner(paddle_cache).model_files(parse_source("tiny_cnn"), legacy=False)
+    assert model.format == "pir"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "model.json").symlink_to(model.prog_file)
+    (other / "weights.bin").symlink_to(model.params_file)
+    renamed = replace(model, prog_file=str(other / "model.json"),
+                      params_file=str(other / "weights.bin"))
+    for m in (model, renamed):
+        p = bp.candidate_plan(parse_run_mode("trt_fp32"), m, [s.concrete(
+            tuple(1 if d < 0 else d for d in s.shape)) for s in m.inputs], optim_root=tmp_path)
+        step = p.steps[1]
+        bp.prepare_cache_dir(p.steps[0])
+        for link, target in step.links:
+            Path(link).parent.mkdir(parents=True, exist_ok=True)
+            Path(link).symlink_to(target)
+        model_path = step.calls[-1].args[0]
+        # convert's own checks of a prefix: <prefix>.json and <prefix>.pdiparams exist
+        assert not Path(model_path).is_file()
+        assert Path(model_path + ".json").is_file() and Path(model_path + ".pdiparams").is_file()
+        paddle.enable_static()
+        try:
+            with paddle.pir_utils.IrGuard():
+                exe = paddle.static.Executor(paddle.CPUPlace())
+                program, feeds, fetches = paddle.static.io.load_inference_model(model_path,
+                                                                                 executor=exe)
+        finally:
+            paddle.disable_static()
+        assert feeds == [s.name for s in m.inputs] and fetches
