@@ -364,6 +364,7 @@ class Built:
     path: str = ""  # TensorRT modes: the TensorRT path taken (Plan.path)
     built_at: float = 0.0  # time.time() when the plan's steps started
     engine_dirs: Tuple[str, ...] = ()  # where its TensorRT engines write engine_info_*.json
+    converted: str = ""  # PIR TensorRT: the program paddle.tensorrt.convert wrote
 
 
 class PlanExecutor:
@@ -402,7 +403,7 @@ class PlanExecutor:
         predictor = self.predictors.get(model, plan.final.recipe, build=make)
         notes, int8, when = self._outcomes.get(key, ((), plan.int8, 0.0))
         return Built(predictor, plan.final.recipe, notes + plan.remarks, int8, plan.path, when,
-                     engine_dirs(plan, model))
+                     engine_dirs(plan, model), model.prog_file if plan.final.program else "")
 
     def _run_step(self, step: Step, model, inputs, int8: str) -> Tuple[str, str]:
         if isinstance(step, (CollectShapes, Calibrate)):

@@ -29,7 +29,7 @@ from . import pir_tensorrt
 from ..modes.trt_marking import FUSION_WARNING
 from ..verdict.outputs import check_output_names, compare_outputs
 from ..protocol import CaseResult
-from ..verdict.evidence import Evidence, Tally, broken_rules
+from ..verdict.evidence import Evidence, Tally, broken_rules, converted_program
 from ..verdict.vacuity import OTHER_SEED_OFFSET, SeedPair, judge_outputs
 from ..cases.baseline_forms import GOLDEN, kind_of
 from .baselines import BaselineOutputs, Baselines
@@ -57,6 +57,7 @@ class Prepared:
     baseline_evidence: Optional[dict] = None  # what the baseline run executed (evidence.py)
     candidate_inputs: Optional[Mapping[str, np.ndarray]] = None  # cast for the candidate (plan.feed_dtype)
     engines: Tuple[Tuple[str, ...], float] = ((), 0.0)  # legacy TensorRT: engine_info dirs, build time
+    converted_program: str = ""  # PIR TensorRT: the program the candidate runs (its evidence)
 
 
 class Runner:
@@ -318,6 +319,10 @@ class Runner:
                       RUN_MODES[case.run_mode.mode].shows)
         if wants_int8_kernels(case.run_mode.run_mode):  # its figures depend on the CPU's kernels
             shown.evidence.kernels = int8_kernels_text(capabilities.detect())
+        if prepared.converted_program:  # PIR TensorRT: the converted program shows the engines
+            shown.evidence.converted = converted_program(
+                prepared.converted_program, program_op_types(prepared.model.prog_file),
+                program_op_types(prepared.converted_program))
         run = recorded(self.hooks.for_predictor(prepared.candidate), shown, run)
         comparer = None
         if prepared.baseline_store is not None:
@@ -464,7 +469,7 @@ def prepared_case(case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray], 
     return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
                     describe_recipe(built.recipe), baseline.store, notes, built.int8, seeds,
                     baseline_evidence=baseline.evidence, candidate_inputs=feeds,
-                    engines=(built.engine_dirs, built.built_at))
+                    engines=(built.engine_dirs, built.built_at), converted_program=built.converted)
 
 
 def candidate_error(e: PredictorError) -> type:

@@ -58,6 +58,11 @@ class Evidence:
     # the CPU's kernel family where the mode's figures depend on it (onednn_int8: VNNI or
     # not: int8_evidence.int8_kernels_text), e.g. "int8 kernels: avx2 without VNNI (AMD EPYC; ...)"
     kernels: str = ""
+    # PIR TensorRT: the converted program's record (``converted_program``): its file, its
+    # tensorrt_engine ops and the op types they replaced. Its engine op's output is a
+    # VariableRefArray, which Paddle's PIR output hook never reports, so the program is the
+    # evidence there, not the hooks
+    converted: Dict[str, object] = field(default_factory=dict)
 
     @property
     def seen(self) -> bool:
@@ -69,7 +74,18 @@ class Evidence:
 
     @property
     def engines(self) -> int:
+        """tensorrt_engine ops: the hooks' count, or the converted program's (PIR)."""
+        if self.converted:
+            return int(self.converted.get("engines", 0))  # type: ignore[call-overload]
         return sum(n for t, n in self.ops.items() if base_name(t) == TENSORRT_ENGINE)
+
+    def converted_text(self) -> str:
+        if not self.converted:
+            return ""
+        replaced = self.ops_text(self.converted.get("replaced") or {}, 8)  # type: ignore[arg-type]
+        name = str(self.converted.get("program", "")).replace(chr(92), "/").rsplit("/", 1)[-1]
+        return (f"; converted program {name}: {self.engines} tensorrt_engine op(s), "
+                f"replacing {replaced}")
 
     def has_dtype(self, *names: str) -> bool:
         return any(self.dtypes.get(n, 0) for n in names)
@@ -87,19 +103,22 @@ class Evidence:
         """One line: the program, what ran, the dtypes, fused and TensorRT ops."""
         where = f"{self.format} {self.program.replace(chr(92), '/').rsplit('/', 1)[-1]}"
         if not self.seen:
-            return f"{self.role}: {where}: the output hooks saw no op in {self.runs} run(s)"
+            return (f"{self.role}: {where}: the output hooks saw no op in {self.runs} run(s)"
+                    f"{self.converted_text()}")
         onednn = f" ({self.onednn_tensors} in oneDNN layout)" if self.onednn_tensors else ""
         kernels = f"; {self.kernels}" if self.kernels else ""
         return (f"{self.role}: {where}: {sum(self.ops.values())} ops of {len(self.ops)} types "
                 f"({self.ops_text()}); tensors {self.dtype_text()}{onednn}; fused: "
-                f"{self.ops_text(self.fused, 6)}; tensorrt_engine ops: {self.engines}{kernels}")
+                f"{self.ops_text(self.fused, 6)}; tensorrt_engine ops: {self.engines}{kernels}"
+                f"{self.converted_text()}")
 
     def to_dict(self) -> Dict[str, object]:
         return {"role": self.role, "program": self.program, "format": self.format,
                 "ops": dict(self.ops), "dtypes": dict(self.dtypes), "tensors": self.tensors,
                 "onednn_tensors": self.onednn_tensors, "runs": self.runs,
                 "requires": list(self.requires), "kernels": self.kernels,
-                "fused": self.fused, "tensorrt_engine_ops": self.engines}
+                "fused": self.fused, "tensorrt_engine_ops": self.engines,
+                "converted": dict(self.converted)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> "Evidence":
@@ -107,7 +126,8 @@ class Evidence:
                    dict(data.get("ops", {})), dict(data.get("dtypes", {})),  # type: ignore[arg-type]
                    int(data.get("tensors", 0)), int(data.get("onednn_tensors", 0)),  # type: ignore[arg-type]
                    int(data.get("runs", 1)), tuple(data.get("requires", ())),  # type: ignore
-                   str(data.get("kernels", "")))
+                   str(data.get("kernels", "")),
+                   dict(data.get("converted") or {}))  # type: ignore[arg-type]
 
 
 class Tally:
@@ -151,6 +171,18 @@ class Tally:
         return self
 
 
+def converted_program(program: str, source_ops: Mapping[str, int],
+                      converted_ops: Mapping[str, int]) -> Dict[str, object]:
+    """What a PIR TensorRT conversion did, from the two programs' op types (namespace-free
+    names, op type -> count, as ``int8_evidence.program_op_types`` reads them): the
+    tensorrt_engine ops in the converted program, and the op types fewer there than in the
+    source (the ops the engines took over)."""
+    engines = sum(n for t, n in converted_ops.items() if base_name(t) == TENSORRT_ENGINE)
+    replaced = {t: n - converted_ops.get(t, 0) for t, n in source_ops.items()
+                if n > converted_ops.get(t, 0)}
+    return {"program": program, "engines": engines, "replaced": replaced}
+
+
 def tally(role: str, program: str, program_format: str, *runs: Iterable[Sequence[str]],
           requires: Sequence[str] = ()) -> Evidence:
     """Evidence from recorded runs (the tests' GPU streams)."""
@@ -177,8 +209,11 @@ def _dtypes_only(ev: Evidence) -> str:
 RULES: Mapping[str, Rule] = {
     TRT_ENGINE_OP: Rule(
         lambda ev: ev.engines > 0,
-        lambda who, ev: f"{who}: no tensorrt_engine op ran: TensorRT took no part in this model "
-                        f"(ops: {ev.ops_text(limit=8)})"),
+        lambda who, ev: (f"{who}: the converted program holds no tensorrt_engine op: "
+                         f"paddle.tensorrt.convert left every op to Paddle, TensorRT took no part "
+                         f"in this model ({ev.converted.get('program')})") if ev.converted else
+                        (f"{who}: no tensorrt_engine op ran: TensorRT took no part in this model "
+                         f"(ops: {ev.ops_text(limit=8)})")),
     FP16_TENSORS: Rule(
         lambda ev: ev.has_dtype("float16"),
         lambda who, ev: f"{who}: no float16 tensor ran: the model computed in full precision "
@@ -207,10 +242,16 @@ def broken_rules(who: str, evidence: Optional[Evidence],
     requirements = evidence.requires if requirements is None else requirements
     if not requirements:
         return []
+    # a converted program shows its engines whatever the hooks saw
+    from_program = [r for r in requirements if r == TRT_ENGINE_OP and evidence.converted]
+    broken = [RULES[r].broken(who, evidence) for r in from_program if not RULES[r].holds(evidence)]
+    hooked = [r for r in requirements if r not in from_program]
+    if not hooked:
+        return broken
     if not evidence.seen:
-        return [f"{who}: the output hooks saw no op in {evidence.runs} run(s): nothing shows "
-                f"{', '.join(requirements)}"]
-    return [RULES[r].broken(who, evidence) for r in requirements if not RULES[r].holds(evidence)]
+        return broken + [f"{who}: the output hooks saw no op in {evidence.runs} run(s): nothing "
+                         f"shows {', '.join(hooked)}"]
+    return broken + [RULES[r].broken(who, evidence) for r in hooked if not RULES[r].holds(evidence)]
 
 
 def evidence_property(evidence: Mapping[str, Mapping[str, object]]) -> str:
