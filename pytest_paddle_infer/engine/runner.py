@@ -552,8 +552,9 @@ def judge_engines(result: CaseResult, spec, directories: Tuple[str, ...], built_
     files = fresh_engine_info(directories[:1], 0.0) + fresh_engine_info(directories[1:], built_at)
     if not files:
         if spec.run_mode.precision == INT8:
-            result.notes.append("TensorRT engine info: no engine_info_*.json written (the inspector "
-                                "needs TensorRT 8.2+): whether int8 layers were built is not known")
+            result.notes.append(f"TensorRT engine info: no engine_info_*.json in or beside "
+                                f"{', '.join(directories)} (the inspector writes it with TensorRT "
+                                f"8.2+): whether int8 layers were built is not known")
         return
     result.notes.append(engine_text(files))
     problem = int8_engine_problem(spec.mode, files) if spec.run_mode.precision == INT8 else ""

@@ -17,6 +17,7 @@ docs and checked against the installed ``Config`` signatures without building a 
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
@@ -636,8 +637,13 @@ def shape_collect_recipe(spec: RunModeSpec, shape_range_file: Union[str, Path],
 
 def optim_cache_call(cache_dir: Union[str, Path]) -> Call:
     """Where TensorRT engines and int8 calibration tables (``trt_calib_*``) go; the predictor
-    builder appends it to TensorRT recipes, one dir per ``optim_cache_subdir``."""
-    return call("set_optim_cache_dir", str(cache_dir))
+    builder appends it to TensorRT recipes, one dir per ``optim_cache_subdir``. With a
+    trailing separator: Paddle joins most names with "/" (``trt_serialized_*``,
+    ``trt_calib_*``), but the inspector's ``engine_info_<key>.json`` by plain concatenation
+    (2.6.2: ``model_opt_cache_dir + "engine_info_" + key + ".json"``, as its own default dir
+    ``<model dir>/_opt_cache/`` ends in one), so without it the file would land beside the
+    dir as ``<dir>engine_info_*.json``."""
+    return call("set_optim_cache_dir", os.path.join(str(cache_dir), ""))
 
 
 def optim_cache_subdir(model_key: str, spec: RunModeSpec, worker: str = "main",
