@@ -29,7 +29,7 @@ from . import pir_tensorrt
 from ..modes.trt_marking import FUSION_WARNING
 from ..verdict.outputs import check_output_names, compare_outputs
 from ..protocol import CaseResult
-from ..verdict.evidence import Evidence, Tally, broken_rules, converted_program
+from ..verdict.evidence import Evidence, Tally, broken_rules, converted_program, shipped_fused
 from ..verdict.vacuity import OTHER_SEED_OFFSET, SeedPair, judge_outputs
 from ..cases.baseline_forms import GOLDEN, kind_of
 from .baselines import BaselineOutputs, Baselines
@@ -279,6 +279,8 @@ class Runner:
         if key not in self._baselines or (selection.active and store_key not in self._stores):
             # the baseline's own run records what it executed (evidence.py)
             tally = Tally("baseline", model.prog_file, model.format, recipe_shows(base_calls))
+            # fused ops the program ships are no pass's doing (evidence.py NO_FUSED_OPS)
+            tally.evidence.shipped = shipped_fused(program_op_types(model.prog_file))
             meta: Dict[str, object] = {}
 
             def run(sink=None):
@@ -319,6 +321,7 @@ class Runner:
                       RUN_MODES[case.run_mode.mode].shows)
         if wants_int8_kernels(case.run_mode.run_mode):  # its figures depend on the CPU's kernels
             shown.evidence.kernels = int8_kernels_text(capabilities.detect())
+        shown.evidence.shipped = shipped_fused(program_op_types(prepared.model.prog_file))
         if prepared.converted_program:  # PIR TensorRT: the converted program shows the engines
             shown.evidence.converted = converted_program(
                 prepared.converted_program, program_op_types(prepared.model.prog_file),
@@ -536,9 +539,9 @@ def judge_evidence(result: CaseResult, candidate: Evidence, baseline: Optional[d
         broken += broken_rules("baseline", Evidence.from_dict(baseline))
     said = {p.split(":")[1].strip() for p in result.problems if p.count(":") > 1}
     result.problems += [b for b in broken if b.split(":")[1].strip() not in said]
-    if candidate.format == "pir" and "switch_ir_optim(False)" in result.recipe and candidate.fused:
+    if candidate.format == "pir" and "switch_ir_optim(False)" in result.recipe and candidate.created:
         result.notes.append(f"switch_ir_optim(False) does not turn a PIR program's passes off: "
-                            f"fused ops ran ({candidate.ops_text(candidate.fused, 6)})")
+                            f"fused ops ran ({candidate.ops_text(candidate.created, 6)})")
 
 
 def judge_engines(result: CaseResult, spec, directories: Tuple[str, ...], built_at: float) -> None:
