@@ -287,8 +287,9 @@ class Runner:
                 predictor = self.predictors.get(model, base_calls)
                 router = self.hooks.for_predictor(predictor)
                 try:
-                    outputs = hooked_run(router, sink, tally, lambda: run_predictor(predictor, inputs),
-                                         warm=sink is not None and needs_warm_up(base_calls))
+                    outputs = true_fp32_run(base_calls, tally, lambda: hooked_run(
+                        router, sink, tally, lambda: run_predictor(predictor, inputs),
+                        warm=sink is not None and needs_warm_up(base_calls)))
                 except PredictorError as e:  # as the candidate's: with the recipe
                     raise PredictorError(f"the baseline ({case.baseline}): {e}\n"
                                          f"recipe: {describe_recipe(base_calls)}") from None
@@ -321,6 +322,12 @@ class Runner:
                       RUN_MODES[case.run_mode.mode].shows)
         if wants_int8_kernels(case.run_mode.run_mode):  # its figures depend on the CPU's kernels
             shown.evidence.kernels = int8_kernels_text(capabilities.detect())
+        if case.run_mode.run_mode.device == "gpu":  # what TF32 the candidate may use
+            from . import tf32
+
+            shown.evidence.tf32 = tf32.candidate_text(
+                case.run_mode.run_mode.tensorrt, tf32.switches(),
+                tf32.capability(self.candidates.gpu_id()))
         shown.evidence.shipped = shipped_fused(program_op_types(prepared.model.prog_file))
         if prepared.converted_program:  # PIR TensorRT: the converted program shows the engines
             shown.evidence.converted = converted_program(
@@ -527,6 +534,20 @@ def shared_path(shared_dir: Path, key: Tuple) -> Path:
 
     stamps = [os.stat(f).st_mtime_ns for f in key[0:1] if os.path.exists(f)]
     return shared_dir / f"{hashlib.sha1(repr((key, stamps)).encode()).hexdigest()}.npz"
+
+
+def true_fp32_run(calls, tally: Tally, run):
+    """A GPU baseline's run in true fp32: cuBLAS and cuDNN TF32 off around it, restored after
+    (engine/tf32.py), said in its evidence; other baselines run as they are. The switches are
+    the process's: a candidate's calibration or shape collection building beside this run
+    (``_prepare_beside``) runs in fp32 too, never the candidate's own run."""
+    if not any(getattr(c, "method", "") == "enable_use_gpu" for c in calls):
+        return run()
+    from .tf32 import true_fp32
+
+    with true_fp32() as what:
+        tally.evidence.tf32 = what
+        return run()
 
 
 def judge_evidence(result: CaseResult, candidate: Evidence, baseline: Optional[dict]) -> None:

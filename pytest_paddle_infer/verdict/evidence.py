@@ -66,6 +66,9 @@ class Evidence:
     # fused op types the program itself holds as loaded (``paddle.incubate`` fused layers,
     # PIR ``fused_*`` exports): no pass made them, so "optimizations off" does not forbid them
     shipped: Tuple[str, ...] = ()
+    # GPU runs: TF32 in this run (engine/tf32.py): the baseline's true fp32, or what an fp32
+    # candidate used (cuBLAS/cuDNN switches, TensorRT's builder flag, the GPU's capability)
+    tf32: str = ""
 
     @property
     def seen(self) -> bool:
@@ -111,10 +114,12 @@ class Evidence:
         """One line: the program, what ran, the dtypes, fused and TensorRT ops."""
         where = f"{self.format} {self.program.replace(chr(92), '/').rsplit('/', 1)[-1]}"
         if not self.seen:
+            tf32 = f"; {self.tf32}" if self.tf32 else ""
             return (f"{self.role}: {where}: the output hooks saw no op in {self.runs} run(s)"
-                    f"{self.converted_text()}")
+                    f"{tf32}{self.converted_text()}")
         onednn = f" ({self.onednn_tensors} in oneDNN layout)" if self.onednn_tensors else ""
         kernels = f"; {self.kernels}" if self.kernels else ""
+        kernels += f"; {self.tf32}" if self.tf32 else ""
         return (f"{self.role}: {where}: {sum(self.ops.values())} ops of {len(self.ops)} types "
                 f"({self.ops_text()}); tensors {self.dtype_text()}{onednn}; fused: "
                 f"{self.ops_text(self.fused, 6)}; tensorrt_engine ops: {self.engines}{kernels}"
@@ -126,7 +131,8 @@ class Evidence:
                 "onednn_tensors": self.onednn_tensors, "runs": self.runs,
                 "requires": list(self.requires), "kernels": self.kernels,
                 "fused": self.fused, "tensorrt_engine_ops": self.engines,
-                "converted": dict(self.converted), "shipped": list(self.shipped)}
+                "converted": dict(self.converted), "shipped": list(self.shipped),
+                "tf32": self.tf32}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> "Evidence":
@@ -136,7 +142,8 @@ class Evidence:
                    int(data.get("runs", 1)), tuple(data.get("requires", ())),  # type: ignore
                    str(data.get("kernels", "")),
                    dict(data.get("converted") or {}),  # type: ignore[arg-type]
-                   tuple(data.get("shipped", ())))  # type: ignore[arg-type]
+                   tuple(data.get("shipped", ())),  # type: ignore[arg-type]
+                   str(data.get("tf32", "")))
 
 
 class Tally:
