@@ -288,6 +288,7 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
     steps: List[Step] = [PrepareCacheDir(str(cache), keep=spec.use_static)]
     if pir_tensorrt.takes_pir_path(spec.run_mode, model.format):
         return replace(pir_plan(spec, model, specs, cache, steps, threads, device_id), remarks=remarks)
+    check_static_shape(spec, model)
     shape_file = None
     if spec.dynamic_shape is not None and spec.dynamic_shape.tuned:
         shape_file = str(cache / SHAPE_RANGE_FILE)
@@ -310,6 +311,23 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
     quantized = spec.int8_source == QUANTIZED  # only TensorRT int8 takes it
     return Plan(tuple(steps), INT8_QUANTIZED if quantized else "", pir_tensorrt.LEGACY_PATH,
                 remarks=remarks)
+
+
+def check_static_shape(spec: RunModeSpec, model: "ModelFiles") -> None:
+    """Legacy TensorRT without a dynamic shape builds its engines from the program's declared
+    input shapes, the batch dim aside (max_batch_size): an input declaring -1 elsewhere fails
+    there with Paddle's message about TensorRT 5, which names neither the input nor the fix."""
+    if spec.dynamic_shape is not None:
+        return
+    loose = [s for s in model.inputs if any(d < 0 for d in tuple(s.shape)[1:])]
+    if loose:
+        shapes = ", ".join(f"{s.name} {list(s.shape)}" for s in loose)
+        first = loose[0]
+        raise OptionError(
+            f"{spec.label}: {model.name} declares input dims other than the batch as -1 "
+            f"({shapes}); static-shape TensorRT needs them fixed. Add +dynamic_shape=tuned "
+            f"(ranges from the case's inputs) or +dynamic_shape={first.name}:MIN:OPT:MAX per "
+            f"input (suite key dynamic_shape)")
 
 
 def pir_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec], cache: Path,

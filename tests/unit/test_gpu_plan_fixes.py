@@ -182,3 +182,30 @@ def test_memory_optim_on_gpu_under_paddle_3_is_remarked():
         "whatever enable_memory_optim() asks",)
     assert bp.plan_remarks(spec, "2.6.2") == ()
     assert bp.plan_remarks(parse_run_mode("cpu_fp32+memory_optim"), "3.3.1") == ()
+
+
+def test_static_shape_tensorrt_on_a_model_declaring_free_dims_asks_for_dynamic_shape():
+    """Legacy TensorRT without +dynamic_shape builds from the declared shapes (the batch from
+    max_batch_size); Paddle rejects [-1, 3, -1, -1] with a message about TensorRT 5."""
+    from pytest_paddle_infer.engine import build_plan as bp
+    from pytest_paddle_infer.errors import OptionError
+    from pytest_paddle_infer.models.inputs import InputSpec
+    from pytest_paddle_infer.models.source import ModelFiles
+    from pytest_paddle_infer.modes.run_modes import parse_run_mode
+
+    free = ModelFiles("det", "/m/det/inference.pdmodel", "/m/det/inference.pdiparams",
+                      (InputSpec("image", (-1, 3, -1, -1)), InputSpec("scale", (-1, 2))))
+    specs = [InputSpec("image", (1, 3, 64, 64)), InputSpec("scale", (1, 2))]
+    with pytest.raises(OptionError) as e:
+        bp.candidate_plan(parse_run_mode("trt_fp16"), free, specs, optim_root="/o")
+    assert str(e.value) == (
+        "trt_fp16: det declares input dims other than the batch as -1 (image [-1, 3, -1, -1]); "
+        "static-shape TensorRT needs them fixed. Add +dynamic_shape=tuned (ranges from the "
+        "case's inputs) or +dynamic_shape=image:MIN:OPT:MAX per input (suite key dynamic_shape)")
+    for text in ("trt_fp16+dynamic_shape=tuned", "gpu_fp32",
+                 "trt_fp16+dynamic_shape=image:1x3x32x32:1x3x64x64:1x3x128x128"):
+        bp.candidate_plan(parse_run_mode(text), free, specs, optim_root="/o")
+    fixed = ModelFiles("cls", "/m/cls/inference.pdmodel", "/m/cls/inference.pdiparams",
+                       (InputSpec("x", (-1, 3, 224, 224)),))
+    bp.candidate_plan(parse_run_mode("trt_fp16"), fixed, [InputSpec("x", (2, 3, 224, 224))],
+                      optim_root="/o")
