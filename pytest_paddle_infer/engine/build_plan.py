@@ -192,11 +192,28 @@ def model_key(model: "ModelFiles") -> str:
     return f"{model.name}-{hashlib.sha1(where.encode()).hexdigest()[:8]}"
 
 
+# TensorRT versions where features came: the builder optimization level, explicit (Q/DQ)
+# quantization in Paddle's TensorRT engine (TensorRT's own notes; Paddle's docs of both).
+TRT_OPTIMIZATION_LEVEL_SINCE = (8, 6)
+TRT_EXPLICIT_QUANTIZATION_SINCE = (8, 5, 1)
+
+
+def known_trt(version: Optional[Sequence[int]]) -> Optional[Tuple[int, ...]]:
+    """A TensorRT version worth comparing, or None (not known, or no TensorRT: (0, 0, 0))."""
+    return tuple(version) if version and any(version) else None
+
+
+def _dotted(version: Sequence[int]) -> str:
+    return ".".join(map(str, version))
+
+
 def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None,
-                 program_format: str = "") -> Tuple[str, ...]:
+                 program_format: str = "", trt_version: Optional[Sequence[int]] = None,
+                 explicit: bool = False) -> Tuple[str, ...]:
     """Toggles whose Config call Paddle takes but does not act on, read from its source.
     ``program_format``: a ``.json`` program under TensorRT takes the PIR path, where no
-    subgraph pass renames matmuls."""
+    subgraph pass renames matmuls. ``trt_version``: the TensorRT this machine runs (None:
+    not known); ``explicit``: the program's Q/DQ ops would take explicit quantization."""
     from ..models.program import paddle_major
     from ..modes.capabilities import installed_paddle
     from ..modes.run_modes import MATRIX_MULTIPLY_OPS
@@ -212,6 +229,27 @@ def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None,
         remarks.append("disable_trt_op: with a dynamic shape Paddle renames mul/matmul/matmul_v2 "
                        "to matrix_multiply before TensorRT's op teller reads the list, so "
                        "matrix_multiply is disabled too (all three kinds stay in Paddle)")
+    dyn = spec.dynamic_shape
+    if pir_tensorrt.takes_pir_path(spec.run_mode, program_format) and dyn is not None:
+        if dyn.tuned:
+            remarks.append("dynamic_shape=tuned: paddle.tensorrt (the TensorRT path of .json "
+                           "programs) collects no shape ranges: the case's own input shapes are "
+                           "min, opt and max, as without a dynamic shape")
+        if dyn.disable_trt_plugin_fp16:
+            remarks.append("disable_trt_plugin_fp16: paddle.tensorrt (the TensorRT path of .json "
+                           "programs) has no such setting: TensorRT's plugins may run in fp16")
+    trt = known_trt(trt_version)
+    if spec.run_mode.tensorrt and trt is not None:
+        if spec.trt_optimization_level is not None and trt < TRT_OPTIMIZATION_LEVEL_SINCE:
+            remarks.append(f"trt_optimization_level: TensorRT {_dotted(trt)} here has no builder "
+                           f"optimization level (it came in "
+                           f"{_dotted(TRT_OPTIMIZATION_LEVEL_SINCE)}): Paddle drops the value, and "
+                           f"the engine is built as without it")
+        if explicit and trt < TRT_EXPLICIT_QUANTIZATION_SINCE:
+            remarks.append(f"int8_source=quantized: TensorRT {_dotted(trt)} here has no explicit "
+                           f"quantization (it came in {_dotted(TRT_EXPLICIT_QUANTIZATION_SINCE)}): "
+                           f"enable_tensorrt_explicit_quantization is not called, and the quantize "
+                           f"ops' scales reach TensorRT the implicit way")
     return tuple(remarks)
 
 
@@ -272,15 +310,22 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
                    optim_root: Union[str, Path], threads: Optional[int] = None, seed: int = 0,
                    device_id: int = 0, worker: str = MAIN_WORKER,
                    mark_outputs: Sequence[str] = (),
-                   program_ops: Optional[Mapping[str, int]] = None) -> Plan:
+                   program_ops: Optional[Mapping[str, int]] = None,
+                   trt_version: Optional[Sequence[int]] = None) -> Plan:
     """The steps that build the candidate of ``spec`` for inputs ``specs`` (concrete shapes).
     ``mark_outputs``: TensorRT modes expose these tensors as engine outputs, for
     intermediate-tensor comparison. ``program_ops``: op type -> count of the program, which
     decides explicit quantization for ``int8_source=quantized`` (unknown: explicit). Raises
-    OptionError for an input shape outside the declared dynamic range."""
+    OptionError for an input shape outside the declared dynamic range. ``trt_version``: the
+    TensorRT runtime here, for what its version lacks (None: not known)."""
     shapes = {s.name: tuple(s.shape) for s in specs}
     check_shape_in_range(shapes, spec.dynamic_shape)
-    remarks = plan_remarks(spec, program_format=model.format)
+    wants_explicit = spec.int8_source == QUANTIZED and explicit_quantization(program_ops)
+    trt = known_trt(trt_version)
+    explicit = wants_explicit and (trt is None or trt >= TRT_EXPLICIT_QUANTIZATION_SINCE)
+    remarks = plan_remarks(spec, program_format=model.format, trt_version=trt,
+                           explicit=wants_explicit and not pir_tensorrt.takes_pir_path(
+                               spec.run_mode, model.format))
     if not spec.run_mode.tensorrt:
         return Plan((Build(recipe(spec, threads, device_id)),),
                     feed_dtype="float16" if spec.low_precision_io else "", remarks=remarks)
@@ -295,7 +340,7 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
         steps.append(CollectShapes(shape_collect_recipe(spec, shape_file, device_id), shape_file,
                                    reuse=spec.use_static))
     calls = recipe(spec, threads, device_id, shape_file, max_batch_size(shapes, spec.dynamic_shape),
-                   explicit_quantization=explicit_quantization(program_ops)) \
+                   explicit_quantization=explicit) \
         + (optim_cache_call(str(cache)),)
     if mark_outputs:
         calls += marking_calls(mark_outputs)
@@ -600,6 +645,13 @@ class CandidateBuilder:
         self.executor = PlanExecutor(predictors)
         self._gpu_count = gpu_count or _visible_gpus
 
+    def trt_version(self) -> Optional[Tuple[int, ...]]:
+        """The TensorRT runtime Paddle found (else the one it was built with); None: none."""
+        from ..modes.capabilities import detect
+
+        caps = detect()
+        return known_trt(caps.trt_runtime) or known_trt(caps.trt_compile)
+
     def gpu_id(self) -> int:
         return gpu_for_worker(self.device, self.worker, self._gpu_count())
 
@@ -623,7 +675,8 @@ class CandidateBuilder:
              program_ops: Optional[Mapping[str, int]] = None) -> Plan:
         return candidate_plan(spec, model, specs, optim_root=self.optim_root, threads=threads,
                               seed=seed, device_id=self.device_id(spec), worker=self.worker,
-                              mark_outputs=mark_outputs, program_ops=program_ops)
+                              mark_outputs=mark_outputs, program_ops=program_ops,
+                              trt_version=self.trt_version() if spec.run_mode.tensorrt else None)
 
     def build(self, spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
               inputs: Mapping[str, "np.ndarray"], threads: Optional[int] = None,
