@@ -27,7 +27,7 @@ from ..files import file_lock
 from ..modes.trt_marking import INSPECTOR, marking_calls
 from . import pir_tensorrt
 from .predictor import PredictorCache, build_predictor, describe_recipe, run_predictor
-from ..modes.run_modes import (GPU, INT8, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec, calibration_batch_count, calibration_tables, check_shape_in_range, needs_calibration, optim_cache_call, optim_cache_subdir, recipe, shape_collect_recipe)
+from ..modes.run_modes import (GPU, INT8, PIR_FORMAT, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec, calibration_batch_count, calibration_tables, check_shape_in_range, needs_calibration, optim_cache_call, optim_cache_subdir, recipe, shape_collect_recipe)
 
 if TYPE_CHECKING:  # numpy and the model types are only needed when a plan runs
     import numpy as np
@@ -229,6 +229,12 @@ def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None,
         remarks.append("disable_trt_op: with a dynamic shape Paddle renames mul/matmul/matmul_v2 "
                        "to matrix_multiply before TensorRT's op teller reads the list, so "
                        "matrix_multiply is disabled too (all three kinds stay in Paddle)")
+    fusible = [op for op in spec.fp32_ops if op.rsplit(".", 1)[-1] in FUSIBLE_OPS]
+    if fusible and spec.run_mode.device == GPU and not spec.run_mode.tensorrt:
+        remarks.append(f"fp32_op: GPU fusion passes may take {', '.join(fusible)} into fused op "
+                       f"types (fused_conv2d_add_act, conv2d_fusion, fc, fused_gemm_epilogue, ...) "
+                       f"before mixed precision is placed; name those as well to keep them in "
+                       f"fp32 (the candidate's evidence lists the fused ops that ran)")
     dyn = spec.dynamic_shape
     if pir_tensorrt.takes_pir_path(spec.run_mode, program_format) and dyn is not None:
         if dyn.tuned:
@@ -251,6 +257,37 @@ def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None,
                            f"enable_tensorrt_explicit_quantization is not called, and the quantize "
                            f"ops' scales reach TensorRT the implicit way")
     return tuple(remarks)
+
+
+# Op types GPU fusion passes take into fused types (conv2d into fused_conv2d_add_act or
+# conv2d_fusion, matmul into fc or fused_gemm_epilogue, ...): the mixed-precision placement
+# reads the op types after them, so the unfused name alone may keep nothing in fp32.
+FUSIBLE_OPS = frozenset({"conv2d", "depthwise_conv2d", "matmul", "matmul_v2", "mul", "add",
+                         "elementwise_add", "layer_norm", "batch_norm", "batch_norm_", "relu"})
+
+
+def fp32_ops_problem(spec: RunModeSpec, program_ops: Mapping[str, int],
+                     program_format: str) -> Optional[str]:
+    """``+fp32_op`` on a GPU mixed-precision mode, against the program's own op types
+    (``int8_evidence.program_op_types``): an error for names the program does not hold and
+    no fusion makes, which would keep nothing in fp32 while the id says they did (names
+    fusion may take into other types are a remark: ``plan_remarks``). PIR names ops as its .json holds them
+    (``matmul``, where a legacy program has ``matmul_v2``); Paddle's PIR pass matches
+    ``pd_op.NAME`` or ``NAME``."""
+    from ..verdict.evidence import base_name, is_fused
+
+    if not spec.fp32_ops or spec.run_mode.device != GPU or spec.run_mode.tensorrt:
+        return None
+    held = {base_name(t) for t in program_ops}
+    unknown = [op for op in spec.fp32_ops if base_name(op) not in held and not is_fused(op)]
+    if unknown:
+        shown = ", ".join(sorted(held)[:30]) + (", ..." if len(held) > 30 else "")
+        pir = (" A .json (PIR) program names ops as the file holds them (matmul, not "
+               "matmul_v2; add, not elementwise_add)." if program_format == PIR_FORMAT else "")
+        return (f"{spec.label}: +fp32_op names {', '.join(unknown)}, which the program holds no "
+                f"op of, and no fusion makes: nothing would be kept in fp32.{pir} Its op types: "
+                f"{shown}; ops that fusion passes make (fused_*, fc, ...) may be named too")
+    return None
 
 
 def table_dir_key(model: "ModelFiles") -> str:

@@ -154,6 +154,13 @@ class Runner:
         unknown_pass = delete_pass_problem(case.run_mode, model, case.threads)
         if unknown_pass:  # deleting it would change nothing while the case's id says it did
             raise OptionError(unknown_pass)
+        if case.run_mode.fp32_ops and case.run_mode.run_mode.device == "gpu":
+            from .build_plan import fp32_ops_problem as gpu_fp32_ops_problem
+
+            fp32_problem = gpu_fp32_ops_problem(
+                case.run_mode, program_op_types(model.prog_file), model.format)
+            if fp32_problem:
+                raise OptionError(fp32_problem)
         program_ops = None
         if wants_int8_kernels(case.run_mode.run_mode) or quantized_trt(case.run_mode):
             # a float model: nothing int8 to check

@@ -209,3 +209,32 @@ def test_static_shape_tensorrt_on_a_model_declaring_free_dims_asks_for_dynamic_s
                        (InputSpec("x", (-1, 3, 224, 224)),))
     bp.candidate_plan(parse_run_mode("trt_fp16"), fixed, [InputSpec("x", (2, 3, 224, 224))],
                       optim_root="/o")
+
+
+def test_fp32_op_on_gpu_fp16_must_name_an_op_type_of_the_program(paddle_cache):
+    """exp_disable_mixed_precision_ops matches op types as the pass sees them: the legacy
+    name matmul_v2 on a .json program (where it is matmul) keeps nothing in fp32. Checked
+    against the real programs' own op types, both exports of one model."""
+    from pytest_paddle_infer.engine.int8_evidence import program_op_types
+    from pytest_paddle_infer.engine.runner import Runner
+
+    runner = Runner(paddle_cache)
+    pir = runner.model_files(parse_source("tiny_cnn"), legacy=False)
+    legacy = runner.model_files(parse_source("tiny_cnn"), legacy=True)
+    wrong = parse_run_mode("gpu_fp16+fp32_op=matmul_v2")
+    problem = bp.fp32_ops_problem(wrong, program_op_types(pir.prog_file), pir.format)
+    assert problem.startswith(
+        "gpu_fp16+fp32_op=matmul_v2: +fp32_op names matmul_v2, which the program holds no op of, "
+        "and no fusion makes: nothing would be kept in fp32. A .json (PIR) program names ops as "
+        "the file holds them (matmul, not matmul_v2; add, not elementwise_add). Its op types: ")
+    assert "matmul" in problem
+    assert bp.fp32_ops_problem(wrong, program_op_types(legacy.prog_file), legacy.format) is None
+    for text in ("gpu_fp16+fp32_op=matmul", "gpu_fp16+fp32_op=pd_op.matmul",
+                 "gpu_fp16+fp32_op=fused_gemm_epilogue", "gpu_fp16+fp32_op=fc"):
+        assert bp.fp32_ops_problem(parse_run_mode(text), program_op_types(pir.prog_file),
+                                   pir.format) is None, text
+    # a name fusion may take into another type: said in the plan's remarks
+    plan = bp.candidate_plan(parse_run_mode("gpu_fp16+fp32_op=matmul+fp32_op=softmax"), pir,
+                             [s.concrete((1, 3, 32, 32)) for s in pir.inputs], optim_root="/o")
+    [remark] = [r for r in plan.remarks if r.startswith("fp32_op:")]
+    assert remark.startswith("fp32_op: GPU fusion passes may take matmul into fused op types")
