@@ -517,7 +517,7 @@ class PlanExecutor:
             return self._calibrate(step, model)
         if isinstance(step, ConvertPir):
             self.on_phase("converting to TensorRT (paddle.tensorrt)", str(step))
-            return convert_pir(step), int8
+            return convert_pir(step, inputs), int8
         raise TypeError(f"a Build step may only come last in a plan: {step}")
 
     def _run_and_destroy(self, model, calls, batches: Sequence[Mapping[str, "np.ndarray"]]) -> None:
@@ -575,8 +575,9 @@ def engine_dirs(plan: Plan, model: "ModelFiles") -> Tuple[str, ...]:
     return (plan.steps[0].path, str(Path(model.prog_file).resolve().parent / PADDLE_MODEL_CACHE))
 
 
-def convert_pir(step: ConvertPir) -> str:
-    """Run a PIR TensorRT conversion (or keep an earlier one under +use_static); says how many
+def convert_pir(step: ConvertPir, inputs: Optional[Mapping[str, "np.ndarray"]] = None) -> str:
+    """Run a PIR TensorRT conversion (or keep an earlier one under +use_static), warming up on
+    ``inputs`` (the case's arrays) where the calls ask for them; says how many
     tensorrt_engine ops the written program holds."""
     from .int8_evidence import program_op_types
     from ..verdict.evidence import TENSORRT_ENGINE, base_name
@@ -592,7 +593,7 @@ def convert_pir(step: ConvertPir) -> str:
             Path(link).unlink(missing_ok=True)
             os.symlink(target, link)
         out[0].parent.mkdir(parents=True, exist_ok=True)
-        skipped = pir_tensorrt.run_calls(step.calls)
+        skipped = pir_tensorrt.run_calls(step.calls, inputs)
         missing = [str(p) for p in out if not p.is_file()]
         if missing:
             raise PredictorError(f"paddle.tensorrt.convert wrote no {', '.join(missing)}; "

@@ -69,6 +69,28 @@ class Made:
         return f"inputs[{self.index}]" if self.name == "Input" else "config"
 
 
+@dataclass(frozen=True)
+class CaseArray:
+    """The case's own input array ``name``, filled in when the conversion runs."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return f"<the case's {self.name}>"
+
+
+class Samples(tuple):
+    """``warmup_data``: a tuple of arrays, the samples conversion runs to collect shapes."""
+
+    def __repr__(self) -> str:
+        return "(" + ", ".join(map(repr, self)) + ")"
+
+
+# Samples of warm-up data per input: Paddle's docs pass three (min, opt, max shapes); the case
+# has one shape, so its arrays three times (3.0's export ran its first and last)
+WARMUP_SAMPLES = 3
+
+
 class Shape(tuple):
     def __repr__(self) -> str:
         return "(" + ", ".join(map(str, self)) + ")"
@@ -160,6 +182,16 @@ def input_ranges(spec, shapes: Mapping[str, Sequence[int]]) -> Dict[str, Tuple[S
     return out
 
 
+def warms_up_on_case_inputs(spec) -> bool:
+    """Without explicit ranges the case's own arrays are the warm-up data, as PaddleX passes
+    real arrays: paddle.tensorrt otherwise draws uniform [0, 1) floats and [1, 10) ints, junk
+    for shape-tensor inputs (``im_shape``, ``scale_factor``) whose values set later shapes.
+    With explicit ranges it draws data of the min/opt/max shapes (all inputs or none may have
+    warm-up data)."""
+    dyn = spec.dynamic_shape
+    return dyn is None or dyn.tuned
+
+
 def conversion_calls(spec, model_path: str, save_prefix: str,
                      inputs: Sequence[Tuple[str, Sequence[int], str]]) -> Tuple[TrtCall, ...]:
     """The conversion of ``model_path`` for inputs ``(name, shape, dtype)``, as data."""
@@ -167,6 +199,12 @@ def conversion_calls(spec, model_path: str, save_prefix: str,
     ranges = input_ranges(spec, {n: s for n, s, _ in inputs})
     calls: List[TrtCall] = []
     for name, _, dtype in inputs:
+        if warms_up_on_case_inputs(spec):
+            # input_data_type None: it applies to drawn data only (Paddle warns otherwise)
+            calls.append(TrtCall("new", "Input", kwargs=(
+                ("name", name), ("warmup_data", Samples((CaseArray(name),) * WARMUP_SAMPLES)),
+                ("input_data_type", None))))
+            continue
         low, opt, high = ranges[name]
         calls.append(TrtCall("new", "Input", kwargs=(
             ("name", name), ("min_input_shape", low), ("optim_input_shape", opt),
@@ -194,9 +232,10 @@ def predictor_recipe(calls) -> Tuple:
 # -- running the calls (in the executor; needs a TensorRT build of Paddle) --------------------
 
 
-def run_calls(calls: Sequence[TrtCall]) -> List[str]:
-    """Make ``calls`` with ``paddle.tensorrt.export``; returns the optional fields this Paddle
-    lacked. Raises PredictorError naming the call that failed."""
+def run_calls(calls: Sequence[TrtCall], inputs: Optional[Mapping[str, Any]] = None) -> List[str]:
+    """Make ``calls`` with ``paddle.tensorrt.export``, ``inputs`` (the case's arrays by name)
+    filling ``CaseArray``; returns the optional fields this Paddle lacked. Raises
+    PredictorError naming the call that failed."""
     import importlib
 
     try:
@@ -208,15 +247,7 @@ def run_calls(calls: Sequence[TrtCall]) -> List[str]:
     skipped: List[str] = []
 
     def value(v: Any) -> Any:
-        if isinstance(v, Made):
-            return made[v.name][v.index]
-        if isinstance(v, Member):
-            return getattr(getattr(export, v.enum), v.name)
-        if isinstance(v, Items):
-            return [value(x) for x in v]
-        if isinstance(v, Shape):
-            return tuple(v)
-        return v
+        return argument(v, made, export, inputs)
 
     for c in calls:
         try:
@@ -241,3 +272,24 @@ def run_calls(calls: Sequence[TrtCall]) -> List[str]:
 
             raise PredictorError(f"{EXPORT_MODULE}: {c} raised: {trim_paddle_error(e)}") from None
     return skipped
+
+
+def argument(v: Any, made: Mapping[str, List[Any]], export: Any,
+             inputs: Optional[Mapping[str, Any]] = None) -> Any:
+    """A planned argument as paddle.tensorrt gets it: objects made before, enum members of
+    ``export``, lists, warm-up samples with the case's ``inputs`` filled in, shapes."""
+    if isinstance(v, Made):
+        return made[v.name][v.index]
+    if isinstance(v, Member):
+        return getattr(getattr(export, v.enum), v.name)
+    if isinstance(v, Items):
+        return [argument(x, made, export, inputs) for x in v]
+    if isinstance(v, Samples):
+        return tuple(argument(x, made, export, inputs) for x in v)
+    if isinstance(v, CaseArray):
+        if inputs is None or v.name not in inputs:
+            raise PredictorError(f"{EXPORT_MODULE}: the warm-up data {v!r} was not given")
+        return inputs[v.name]
+    if isinstance(v, Shape):
+        return tuple(v)
+    return v

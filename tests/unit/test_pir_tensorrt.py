@@ -43,8 +43,8 @@ def test_json_model_takes_the_pir_path_with_convert_then_a_plain_gpu_predictor()
     prepare, convert, build = p.steps
     assert isinstance(prepare, bp.PrepareCacheDir) and isinstance(convert, bp.ConvertPir)
     assert calls_text(convert) == [
-        "Input(name='x', min_input_shape=(2, 3, 32, 32), optim_input_shape=(2, 3, 32, 32), "
-        "max_input_shape=(2, 3, 32, 32), input_data_type='float32')",
+        "Input(name='x', warmup_data=(<the case's x>, <the case's x>, <the case's x>), "
+        "input_data_type=None)",
         "TensorRTConfig(inputs=[inputs[0]], min_subgraph_size=3)",
         "config.precision_mode = PrecisionMode.FP16",
         "config.workspace_size = 1073741824",
@@ -73,8 +73,8 @@ def test_legacy_model_takes_the_legacy_path():
         "config.precision_mode = PrecisionMode.FP32"]),
     # tuned: the case's inputs are the only shapes there are to collect
     ("trt_fp16+dynamic_shape=tuned", [
-        "Input(name='x', min_input_shape=(2, 3, 32, 32), optim_input_shape=(2, 3, 32, 32), "
-        "max_input_shape=(2, 3, 32, 32), input_data_type='float32')",
+        "Input(name='x', warmup_data=(<the case's x>, <the case's x>, <the case's x>), "
+        "input_data_type=None)",
         "config.precision_mode = PrecisionMode.FP16"]),
     ("trt_int8+int8_source=quantized+disable_trt_op=softmax+disable_trt_op=pd_op.pool2d"
      "+trt_optimization_level=5", [
@@ -271,3 +271,28 @@ def test_pir_tensorrt_evidence_is_the_converted_program_not_the_output_hook(padd
         assert result.problems == [
             f"trt_fp16: the converted program holds no tensorrt_engine op: paddle.tensorrt.convert "
             f"left every op to Paddle, TensorRT took no part in this model ({converted})"]
+
+
+def test_conversion_warms_up_on_the_case_inputs_not_drawn_data():
+    """paddle.tensorrt draws uniform data for min/opt/max shapes unless given warmup_data:
+    shape-tensor inputs (im_shape, scale_factor) would get junk values. Without explicit
+    ranges every Input carries the case's own arrays, filled in when the conversion runs."""
+    import numpy as np
+
+    model = replace(MINE, inputs=(InputSpec("image", (-1, 3, -1, -1)), InputSpec("im_shape", (-1, 2))))
+    specs = [InputSpec("image", (1, 3, 64, 48)), InputSpec("im_shape", (1, 2))]
+    calls = bp.candidate_plan(parse_run_mode("trt_fp16"), model, specs, optim_root="/o").steps[1].calls
+    inputs = [c for c in calls if c.name == "Input"]
+    assert [dict(c.kwargs)["warmup_data"] for c in inputs] == [
+        pt.Samples((pt.CaseArray("image"),) * 3), pt.Samples((pt.CaseArray("im_shape"),) * 3)]
+    arrays = {"image": np.ones((1, 3, 64, 48), "float32"), "im_shape": np.array([[64.0, 48.0]], "float32")}
+    got = pt.argument(dict(inputs[1].kwargs)["warmup_data"], {}, None, arrays)
+    assert isinstance(got, tuple) and len(got) == 3 and all(a is arrays["im_shape"] for a in got)
+    with pytest.raises(PredictorError, match="the warm-up data <the case's image> was not given"):
+        pt.argument(pt.CaseArray("image"), {}, None, {})
+    for version in API:
+        assert check_trt_calls(calls, version) == [], version
+    ranged = bp.candidate_plan(parse_run_mode(
+        "trt_fp16+dynamic_shape=image:1x3x32x32:1x3x64x48:1x3x128x128"
+        "+dynamic_shape=im_shape:1x2:1x2:1x2"), model, specs, optim_root="/o").steps[1].calls
+    assert all("warmup_data" not in dict(c.kwargs) for c in ranged if c.name == "Input")
