@@ -155,8 +155,34 @@ def skip_reason(spec, program_format: str, prog_file: str = "") -> Optional[str]
     return None
 
 
-def check_takes(spec, program_format: str, prog_file: str = "") -> None:
+def package_reason(spec, program_format: str, trt_compile: Sequence[int] = (),
+                   found: Optional[bool] = None) -> Optional[str]:
+    """Why a PIR TensorRT case cannot run here for want of NVIDIA's ``tensorrt`` Python
+    package, which ``paddle.tensorrt`` imports (its converter builds the network through it),
+    or None. ``found``: whether the package is importable (None: look it up)."""
+    if not takes_pir_path(spec.run_mode, program_format):
+        return None
+    if found is None:
+        import importlib.util
+
+        found = importlib.util.find_spec("tensorrt") is not None
+    if found:
+        return None
+    version = ".".join(map(str, trt_compile)) if trt_compile and any(trt_compile) else ""
+    pin = f"=={version}" if version else ""
+    built = f" (this Paddle was built with TensorRT {version})" if version else ""
+    return (f"{spec.mode} on a .json program takes paddle.tensorrt, which needs NVIDIA's "
+            f"tensorrt Python package, not installed here{built}: pip install tensorrt{pin}, "
+            f"or check the model's .pdmodel export on the legacy path")
+
+
+def check_takes(spec, program_format: str, prog_file: str = "",
+                trt_compile: Optional[Sequence[int]] = None) -> None:
+    """Skip a case the PIR path cannot take; with ``trt_compile`` (the executor, before the
+    case runs; plans stay free of lookups) also one whose tensorrt package is missing."""
     reason = skip_reason(spec, program_format, prog_file)
+    if reason is None and trt_compile is not None:
+        reason = package_reason(spec, program_format, trt_compile)
     if reason:
         raise CaseSkipped(reason)
 

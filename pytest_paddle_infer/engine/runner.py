@@ -145,7 +145,8 @@ class Runner:
         self.check_capabilities(case)
         self.on_phase("exporting the model")
         model = self.case_model(case)  # the same program with or without intermediates
-        pir_tensorrt.check_takes(case.run_mode, model.format, model.prog_file)  # before any run
+        pir_tensorrt.check_takes(case.run_mode, model.format, model.prog_file,  # before any run
+                                 capabilities.detect().trt_compile if case.run_mode.run_mode.tensorrt else ())
         fp32_problem = fp32_ops_problem(case.run_mode, model.format)
         if fp32_problem:
             raise OptionError(fp32_problem)

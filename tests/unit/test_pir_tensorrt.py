@@ -296,3 +296,22 @@ def test_conversion_warms_up_on_the_case_inputs_not_drawn_data():
         "trt_fp16+dynamic_shape=image:1x3x32x32:1x3x64x48:1x3x128x128"
         "+dynamic_shape=im_shape:1x2:1x2:1x2"), model, specs, optim_root="/o").steps[1].calls
     assert all("warmup_data" not in dict(c.kwargs) for c in ranged if c.name == "Input")
+
+
+def test_a_missing_tensorrt_package_skips_the_pir_path_naming_the_pip_install():
+    """paddle.tensorrt imports NVIDIA's tensorrt package; without it the case skips saying
+    which version to install, instead of an import error blamed on Paddle's build. Looked up
+    for real here (this machine has no tensorrt package)."""
+    import importlib.util
+
+    spec = parse_run_mode("trt_fp16")
+    assert importlib.util.find_spec("tensorrt") is None
+    assert pt.package_reason(spec, "pir", (8, 5, 3)) == (
+        "trt_fp16 on a .json program takes paddle.tensorrt, which needs NVIDIA's tensorrt Python "
+        "package, not installed here (this Paddle was built with TensorRT 8.5.3): pip install "
+        "tensorrt==8.5.3, or check the model's .pdmodel export on the legacy path")
+    with pytest.raises(CaseSkipped, match=r"pip install tensorrt==8\.6\.1"):
+        pt.check_takes(spec, "pir", "/m/inference.json", (8, 6, 1))
+    assert pt.package_reason(spec, "legacy", (8, 6, 1)) is None  # the legacy path needs none
+    assert pt.package_reason(spec, "pir", (8, 6, 1), found=True) is None
+    assert "pip install tensorrt, " in pt.package_reason(spec, "pir", (0, 0, 0))
