@@ -369,6 +369,11 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
     cache = Path(optim_root) / optim_cache_subdir(model_key(model), spec, worker, shapes)
     steps: List[Step] = [PrepareCacheDir(str(cache), keep=spec.use_static)]
     if pir_tensorrt.takes_pir_path(spec.run_mode, model.format):
+        if device_id != 0:  # paddle.tensorrt's convert hard-codes CUDAPlace(0)
+            remarks += (f"PIR TensorRT: paddle.tensorrt converts on GPU 0 (its convert uses "
+                        f"CUDAPlace(0)), whatever this worker's GPU {device_id}: the engines are "
+                        f"built on GPU 0's card and run on GPU {device_id}; pin workers with "
+                        f"CUDA_VISIBLE_DEVICES to build each on its own",)
         return replace(pir_plan(spec, model, specs, cache, steps, threads, device_id), remarks=remarks)
     check_static_shape(spec, model)
     shape_file = None

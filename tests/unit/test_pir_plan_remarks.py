@@ -77,3 +77,19 @@ def test_the_pir_tensorrt_path_says_what_it_drops():
     assert plugin.startswith("disable_trt_plugin_fp16: paddle.tensorrt (the TensorRT path of "
                              ".json programs) has no such setting")
     assert _trt_plan("trt_fp16+dynamic_shape=tuned", None).remarks == ()  # legacy: both work
+
+
+def test_pir_conversion_off_gpu_0_is_a_remark():
+    from pytest_paddle_infer.engine import build_plan as bp
+    from pytest_paddle_infer.models.inputs import InputSpec
+    from pytest_paddle_infer.models.source import ModelFiles
+    from pytest_paddle_infer.modes.run_modes import parse_run_mode
+
+    pir = ModelFiles("m", "/m/inference.json", "/m/inference.pdiparams", (InputSpec("x", (-1, 3, 32, 32)),))
+    specs = [InputSpec("x", (1, 3, 32, 32))]
+    [remark] = bp.candidate_plan(parse_run_mode("trt_fp16"), pir, specs, optim_root="/o",
+                                 device_id=2).remarks
+    assert remark.startswith("PIR TensorRT: paddle.tensorrt converts on GPU 0 (its convert uses "
+                             "CUDAPlace(0)), whatever this worker's GPU 2")
+    assert bp.candidate_plan(parse_run_mode("trt_fp16"), pir, specs, optim_root="/o",
+                             device_id=0).remarks == ()
