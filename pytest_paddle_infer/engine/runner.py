@@ -29,7 +29,7 @@ from . import pir_tensorrt
 from ..modes.trt_marking import FUSION_WARNING
 from ..verdict.outputs import check_output_names, compare_outputs
 from ..protocol import CaseResult
-from ..verdict.evidence import Evidence, Tally, broken_rules, converted_program, shipped_fused
+from ..verdict.evidence import Evidence, Tally, broken_rules, converted_program, coverage_note, shipped_fused
 from ..verdict.vacuity import OTHER_SEED_OFFSET, SeedPair, judge_outputs
 from ..cases.baseline_forms import GOLDEN, kind_of
 from .baselines import BaselineOutputs, Baselines
@@ -379,6 +379,13 @@ class Runner:
         result.program_choice = choice_text(case.model, case.program, case.run_mode.run_mode,
                                             capabilities.installed_paddle()[1])
         judge_evidence(result, shown.evidence, prepared.baseline_evidence)
+        mode = case.run_mode.run_mode
+        if mode.tensorrt and mode.precision != "Float32":  # what the engines left to Paddle
+            note = coverage_note(shown.evidence, {"Half": "fp16", "Int8": "int8"}.get(
+                mode.precision, mode.precision), program_op_types(prepared.converted_program)
+                if prepared.converted_program else None)
+            if note:
+                result.notes.append(note)
         judge_engines(result, case.run_mode, *prepared.engines)
         if tally is not None:
             quantized = quantize_ops(program_op_types(prepared.model.prog_file))

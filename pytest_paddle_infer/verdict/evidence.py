@@ -204,6 +204,26 @@ def converted_program(program: str, source_ops: Mapping[str, int],
     return {"program": program, "engines": engines, "replaced": replaced}
 
 
+def is_heavy(op_type: str) -> bool:
+    """Convolutions and matrix products: where reduced precision pays, and differs."""
+    name = base_name(op_type)
+    return name in ("fc", "mul", "bmm") or "conv" in name or "matmul" in name \
+        or name == "matrix_multiply" or name.endswith("gemm_epilogue")
+
+
+def coverage_note(ev: Evidence, precision: str, remaining: Optional[Mapping[str, int]] = None) -> str:
+    """TensorRT modes below fp32: the convolutions and matrix products left to Paddle's kernels
+    (which compute them in fp32, not the mode's precision), from the hooks or, on the PIR
+    path, the converted program's own ops (``remaining``); "" when none is left. A case whose
+    engines took a sliver of the model otherwise passes as if it ran in fp16 or int8."""
+    ops = remaining if remaining is not None else ev.ops
+    left = {t: n for t, n in ops.items() if is_heavy(t)}
+    if not left:
+        return ""
+    return (f"TensorRT coverage: {ev.engines} tensorrt_engine op(s); convolutions and matrix "
+            f"products left to Paddle's fp32 kernels, not {precision}: {ev.ops_text(left, 8)}")
+
+
 def tally(role: str, program: str, program_format: str, *runs: Iterable[Sequence[str]],
           requires: Sequence[str] = ()) -> Evidence:
     """Evidence from recorded runs (the tests' GPU streams)."""
