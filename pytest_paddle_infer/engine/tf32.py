@@ -16,6 +16,7 @@ candidates run with what the process has (what ships), and their evidence says w
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Iterator, Optional, Tuple
 
 # compute capability from which GPUs have TF32 tensor cores (Ampere)
@@ -44,18 +45,32 @@ def set_switches(blas: bool, dnn: bool) -> None:
     core.set_cudnn_switch(dnn)
 
 
+_lock = threading.Lock()
+_holders = 0  # blocks inside true_fp32 now, in any thread (a baseline beside another)
+_saved: Optional[Tuple[bool, bool]] = None
+
+
 @contextlib.contextmanager
 def true_fp32() -> Iterator[str]:
-    """Both TF32 switches off for the block, restored after; yields what it did, in words."""
-    before = switches()
-    if before is None:
+    """Both TF32 switches off for the block, restored when the last block open in any thread
+    ends (overlapping blocks would otherwise put back each other's "off"); yields what it
+    did, in words."""
+    global _holders, _saved
+    if switches() is None:
         yield "TF32 could not be turned off: this Paddle has no cuBLAS/cuDNN TF32 switch"
         return
-    set_switches(False, False)
+    with _lock:
+        if _holders == 0:
+            _saved = switches()
+            set_switches(False, False)
+        _holders += 1
     try:
         yield "TF32 off (cuBLAS and cuDNN switches cleared for this run): true fp32"
     finally:
-        set_switches(*before)
+        with _lock:
+            _holders -= 1
+            if _holders == 0 and _saved is not None:
+                set_switches(*_saved)
 
 
 def capability(device_id: int) -> Optional[Tuple[int, int]]:

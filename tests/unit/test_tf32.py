@@ -52,3 +52,18 @@ def test_fp32_gpu_defaults_allow_for_tf32():
     for mode in ("gpu_fp32", "trt_fp32"):
         assert RUN_MODES[mode].tolerance == Tolerance(1e-2, 1e-2)
     assert RUN_MODES["cpu_fp32"].tolerance == Tolerance(1e-4, 1e-4)
+
+
+def test_overlapping_baselines_leave_the_switches_as_they_were():
+    """Two baseline runs overlapping (one beside the other): the first to end must not turn
+    TF32 back on under the second, and the last to end puts back the process's state."""
+    before = tf32.switches()
+    tf32.set_switches(True, True)
+    try:
+        with tf32.true_fp32():
+            with tf32.true_fp32():
+                assert tf32.switches() == (False, False)
+            assert tf32.switches() == (False, False)
+        assert tf32.switches() == (True, True)
+    finally:
+        tf32.set_switches(*before)
