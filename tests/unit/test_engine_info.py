@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -144,7 +145,7 @@ def test_the_int8_guard_finds_the_file_where_paddle_writes_it(tmp_path):
     os.remove(written)  # the dir as Paddle would take it without the separator
     beside = write_engine_info(paddle_engine_info_path(given.rstrip(os.sep), "5678"), FP16_ENGINE)
     assert os.path.dirname(beside) == os.path.dirname(p.steps[0].path)
-    assert tm.engine_info_files(p.steps[0].path) == [__import__("pathlib").Path(beside)]
+    assert tm.engine_info_files(p.steps[0].path) == [Path(beside)]
     again = CaseResult("m[trt_int8]", [], "", "", "", 0.0)
     judge_engines(again, parse_run_mode("trt_int8"), bp.engine_dirs(p, model), start)
     assert again.problems and "no int8 layer in the TensorRT engine" in again.problems[0]
