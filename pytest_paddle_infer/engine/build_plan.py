@@ -27,7 +27,7 @@ from ..files import file_lock
 from ..modes.trt_marking import INSPECTOR, marking_calls
 from . import pir_tensorrt
 from .predictor import PredictorCache, build_predictor, describe_recipe, run_predictor
-from ..modes.run_modes import (GPU, INT8, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec, calibration_batch_count, calibration_tables, check_shape_in_range, needs_calibration, optim_cache_call, optim_cache_subdir, recipe, shape_collect_recipe)
+from ..modes.run_modes import (GPU, INT8, PIR_FORMAT, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec, calibration_batch_count, calibration_tables, check_shape_in_range, needs_calibration, optim_cache_call, optim_cache_subdir, recipe, shape_collect_recipe)
 
 if TYPE_CHECKING:  # numpy and the model types are only needed when a plan runs
     import numpy as np
@@ -192,11 +192,28 @@ def model_key(model: "ModelFiles") -> str:
     return f"{model.name}-{hashlib.sha1(where.encode()).hexdigest()[:8]}"
 
 
+# TensorRT versions where features came: the builder optimization level, explicit (Q/DQ)
+# quantization in Paddle's TensorRT engine (TensorRT's own notes; Paddle's docs of both).
+TRT_OPTIMIZATION_LEVEL_SINCE = (8, 6)
+TRT_EXPLICIT_QUANTIZATION_SINCE = (8, 5, 1)
+
+
+def known_trt(version: Optional[Sequence[int]]) -> Optional[Tuple[int, ...]]:
+    """A TensorRT version worth comparing, or None (not known, or no TensorRT: (0, 0, 0))."""
+    return tuple(version) if version and any(version) else None
+
+
+def _dotted(version: Sequence[int]) -> str:
+    return ".".join(map(str, version))
+
+
 def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None,
-                 program_format: str = "") -> Tuple[str, ...]:
+                 program_format: str = "", trt_version: Optional[Sequence[int]] = None,
+                 explicit: bool = False) -> Tuple[str, ...]:
     """Toggles whose Config call Paddle takes but does not act on, read from its source.
     ``program_format``: a ``.json`` program under TensorRT takes the PIR path, where no
-    subgraph pass renames matmuls."""
+    subgraph pass renames matmuls. ``trt_version``: the TensorRT this machine runs (None:
+    not known); ``explicit``: the program's Q/DQ ops would take explicit quantization."""
     from ..models.program import paddle_major
     from ..modes.capabilities import installed_paddle
     from ..modes.run_modes import MATRIX_MULTIPLY_OPS
@@ -212,7 +229,65 @@ def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None,
         remarks.append("disable_trt_op: with a dynamic shape Paddle renames mul/matmul/matmul_v2 "
                        "to matrix_multiply before TensorRT's op teller reads the list, so "
                        "matrix_multiply is disabled too (all three kinds stay in Paddle)")
+    fusible = [op for op in spec.fp32_ops if op.rsplit(".", 1)[-1] in FUSIBLE_OPS]
+    if fusible and spec.run_mode.device == GPU and not spec.run_mode.tensorrt:
+        remarks.append(f"fp32_op: GPU fusion passes may take {', '.join(fusible)} into fused op "
+                       f"types (fused_conv2d_add_act, conv2d_fusion, fc, fused_gemm_epilogue, ...) "
+                       f"before mixed precision is placed; name those as well to keep them in "
+                       f"fp32 (the candidate's evidence lists the fused ops that ran)")
+    dyn = spec.dynamic_shape
+    if pir_tensorrt.takes_pir_path(spec.run_mode, program_format) and dyn is not None:
+        if dyn.tuned:
+            remarks.append("dynamic_shape=tuned: paddle.tensorrt (the TensorRT path of .json "
+                           "programs) collects no shape ranges: the case's own input shapes are "
+                           "min, opt and max, as without a dynamic shape")
+        if dyn.disable_trt_plugin_fp16:
+            remarks.append("disable_trt_plugin_fp16: paddle.tensorrt (the TensorRT path of .json "
+                           "programs) has no such setting: TensorRT's plugins may run in fp16")
+    trt = known_trt(trt_version)
+    if spec.run_mode.tensorrt and trt is not None:
+        if spec.trt_optimization_level is not None and trt < TRT_OPTIMIZATION_LEVEL_SINCE:
+            remarks.append(f"trt_optimization_level: TensorRT {_dotted(trt)} here has no builder "
+                           f"optimization level (it came in "
+                           f"{_dotted(TRT_OPTIMIZATION_LEVEL_SINCE)}): Paddle drops the value, and "
+                           f"the engine is built as without it")
+        if explicit and trt < TRT_EXPLICIT_QUANTIZATION_SINCE:
+            remarks.append(f"int8_source=quantized: TensorRT {_dotted(trt)} here has no explicit "
+                           f"quantization (it came in {_dotted(TRT_EXPLICIT_QUANTIZATION_SINCE)}): "
+                           f"enable_tensorrt_explicit_quantization is not called, and the quantize "
+                           f"ops' scales reach TensorRT the implicit way")
     return tuple(remarks)
+
+
+# Op types GPU fusion passes take into fused types (conv2d into fused_conv2d_add_act or
+# conv2d_fusion, matmul into fc or fused_gemm_epilogue, ...): the mixed-precision placement
+# reads the op types after them, so the unfused name alone may keep nothing in fp32.
+FUSIBLE_OPS = frozenset({"conv2d", "depthwise_conv2d", "matmul", "matmul_v2", "mul", "add",
+                         "elementwise_add", "layer_norm", "batch_norm", "batch_norm_", "relu"})
+
+
+def fp32_ops_problem(spec: RunModeSpec, program_ops: Mapping[str, int],
+                     program_format: str) -> Optional[str]:
+    """``+fp32_op`` on a GPU mixed-precision mode, against the program's own op types
+    (``int8_evidence.program_op_types``): an error for names the program does not hold and
+    no fusion makes, which would keep nothing in fp32 while the id says they did (names
+    fusion may take into other types are a remark: ``plan_remarks``). PIR names ops as its .json holds them
+    (``matmul``, where a legacy program has ``matmul_v2``); Paddle's PIR pass matches
+    ``pd_op.NAME`` or ``NAME``."""
+    from ..verdict.evidence import base_name, is_fused
+
+    if not spec.fp32_ops or spec.run_mode.device != GPU or spec.run_mode.tensorrt:
+        return None
+    held = {base_name(t) for t in program_ops}
+    unknown = [op for op in spec.fp32_ops if base_name(op) not in held and not is_fused(op)]
+    if unknown:
+        shown = ", ".join(sorted(held)[:30]) + (", ..." if len(held) > 30 else "")
+        pir = (" A .json (PIR) program names ops as the file holds them (matmul, not "
+               "matmul_v2; add, not elementwise_add)." if program_format == PIR_FORMAT else "")
+        return (f"{spec.label}: +fp32_op names {', '.join(unknown)}, which the program holds no "
+                f"op of, and no fusion makes: nothing would be kept in fp32.{pir} Its op types: "
+                f"{shown}; ops that fusion passes make (fused_*, fc, ...) may be named too")
+    return None
 
 
 def table_dir_key(model: "ModelFiles") -> str:
@@ -272,29 +347,42 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
                    optim_root: Union[str, Path], threads: Optional[int] = None, seed: int = 0,
                    device_id: int = 0, worker: str = MAIN_WORKER,
                    mark_outputs: Sequence[str] = (),
-                   program_ops: Optional[Mapping[str, int]] = None) -> Plan:
+                   program_ops: Optional[Mapping[str, int]] = None,
+                   trt_version: Optional[Sequence[int]] = None) -> Plan:
     """The steps that build the candidate of ``spec`` for inputs ``specs`` (concrete shapes).
     ``mark_outputs``: TensorRT modes expose these tensors as engine outputs, for
     intermediate-tensor comparison. ``program_ops``: op type -> count of the program, which
     decides explicit quantization for ``int8_source=quantized`` (unknown: explicit). Raises
-    OptionError for an input shape outside the declared dynamic range."""
+    OptionError for an input shape outside the declared dynamic range. ``trt_version``: the
+    TensorRT runtime here, for what its version lacks (None: not known)."""
     shapes = {s.name: tuple(s.shape) for s in specs}
     check_shape_in_range(shapes, spec.dynamic_shape)
-    remarks = plan_remarks(spec, program_format=model.format)
+    wants_explicit = spec.int8_source == QUANTIZED and explicit_quantization(program_ops)
+    trt = known_trt(trt_version)
+    explicit = wants_explicit and (trt is None or trt >= TRT_EXPLICIT_QUANTIZATION_SINCE)
+    remarks = plan_remarks(spec, program_format=model.format, trt_version=trt,
+                           explicit=wants_explicit and not pir_tensorrt.takes_pir_path(
+                               spec.run_mode, model.format))
     if not spec.run_mode.tensorrt:
         return Plan((Build(recipe(spec, threads, device_id)),),
                     feed_dtype="float16" if spec.low_precision_io else "", remarks=remarks)
     cache = Path(optim_root) / optim_cache_subdir(model_key(model), spec, worker, shapes)
     steps: List[Step] = [PrepareCacheDir(str(cache), keep=spec.use_static)]
     if pir_tensorrt.takes_pir_path(spec.run_mode, model.format):
+        if device_id != 0:  # paddle.tensorrt's convert hard-codes CUDAPlace(0)
+            remarks += (f"PIR TensorRT: paddle.tensorrt converts on GPU 0 (its convert uses "
+                        f"CUDAPlace(0)), whatever this worker's GPU {device_id}: the engines are "
+                        f"built on GPU 0's card and run on GPU {device_id}; pin workers with "
+                        f"CUDA_VISIBLE_DEVICES to build each on its own",)
         return replace(pir_plan(spec, model, specs, cache, steps, threads, device_id), remarks=remarks)
+    check_static_shape(spec, model)
     shape_file = None
     if spec.dynamic_shape is not None and spec.dynamic_shape.tuned:
         shape_file = str(cache / SHAPE_RANGE_FILE)
         steps.append(CollectShapes(shape_collect_recipe(spec, shape_file, device_id), shape_file,
                                    reuse=spec.use_static))
     calls = recipe(spec, threads, device_id, shape_file, max_batch_size(shapes, spec.dynamic_shape),
-                   explicit_quantization=explicit_quantization(program_ops)) \
+                   explicit_quantization=explicit) \
         + (optim_cache_call(str(cache)),)
     if mark_outputs:
         calls += marking_calls(mark_outputs)
@@ -312,6 +400,23 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
                 remarks=remarks)
 
 
+def check_static_shape(spec: RunModeSpec, model: "ModelFiles") -> None:
+    """Legacy TensorRT without a dynamic shape builds its engines from the program's declared
+    input shapes, the batch dim aside (max_batch_size): an input declaring -1 elsewhere fails
+    there with Paddle's message about TensorRT 5, which names neither the input nor the fix."""
+    if spec.dynamic_shape is not None:
+        return
+    loose = [s for s in model.inputs if any(d < 0 for d in tuple(s.shape)[1:])]
+    if loose:
+        shapes = ", ".join(f"{s.name} {list(s.shape)}" for s in loose)
+        first = loose[0]
+        raise OptionError(
+            f"{spec.label}: {model.name} declares input dims other than the batch as -1 "
+            f"({shapes}); static-shape TensorRT needs them fixed. Add +dynamic_shape=tuned "
+            f"(ranges from the case's inputs) or +dynamic_shape={first.name}:MIN:OPT:MAX per "
+            f"input (suite key dynamic_shape)")
+
+
 def pir_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec], cache: Path,
              steps: List[Step], threads: Optional[int], device_id: int) -> Plan:
     """A ``.json`` program under TensorRT: convert it with ``paddle.tensorrt`` into the case's
@@ -326,8 +431,12 @@ def pir_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
         links = ((str(staged), str(prog)), (str(staged.with_suffix(".pdiparams")), str(params)))
         prog = staged
     prefix = cache / pir_tensorrt.CONVERTED_PREFIX
+    # convert takes the program's path prefix: given '<dir>/inference.json' it hands that to
+    # load_inference_model, which under PIR appends '.json' again (checked on 3.3.1); given
+    # '<dir>/inference' it finds '<dir>/inference.json' and '<dir>/inference.pdiparams'
     calls = pir_tensorrt.conversion_calls(
-        spec, str(prog), str(prefix), [(s.name, tuple(s.shape), s.dtype) for s in specs])
+        spec, str(prog.with_suffix("")), str(prefix),
+        [(s.name, tuple(s.shape), s.dtype) for s in specs])
     out = (str(prefix.with_suffix(".json")), str(prefix.with_suffix(".pdiparams")))
     steps.append(ConvertPir(calls, links, out[0], out[1], reuse=spec.use_static))
     full = recipe(spec, threads, device_id, str(cache / SHAPE_RANGE_FILE))  # tuned: dropped below
@@ -360,6 +469,7 @@ class Built:
     path: str = ""  # TensorRT modes: the TensorRT path taken (Plan.path)
     built_at: float = 0.0  # time.time() when the plan's steps started
     engine_dirs: Tuple[str, ...] = ()  # where its TensorRT engines write engine_info_*.json
+    converted: str = ""  # PIR TensorRT: the program paddle.tensorrt.convert wrote
 
 
 class PlanExecutor:
@@ -398,7 +508,7 @@ class PlanExecutor:
         predictor = self.predictors.get(model, plan.final.recipe, build=make)
         notes, int8, when = self._outcomes.get(key, ((), plan.int8, 0.0))
         return Built(predictor, plan.final.recipe, notes + plan.remarks, int8, plan.path, when,
-                     engine_dirs(plan, model))
+                     engine_dirs(plan, model), model.prog_file if plan.final.program else "")
 
     def _run_step(self, step: Step, model, inputs, int8: str) -> Tuple[str, str]:
         if isinstance(step, (CollectShapes, Calibrate)):
@@ -412,7 +522,7 @@ class PlanExecutor:
             return self._calibrate(step, model)
         if isinstance(step, ConvertPir):
             self.on_phase("converting to TensorRT (paddle.tensorrt)", str(step))
-            return convert_pir(step), int8
+            return convert_pir(step, inputs), int8
         raise TypeError(f"a Build step may only come last in a plan: {step}")
 
     def _run_and_destroy(self, model, calls, batches: Sequence[Mapping[str, "np.ndarray"]]) -> None:
@@ -470,8 +580,9 @@ def engine_dirs(plan: Plan, model: "ModelFiles") -> Tuple[str, ...]:
     return (plan.steps[0].path, str(Path(model.prog_file).resolve().parent / PADDLE_MODEL_CACHE))
 
 
-def convert_pir(step: ConvertPir) -> str:
-    """Run a PIR TensorRT conversion (or keep an earlier one under +use_static); says how many
+def convert_pir(step: ConvertPir, inputs: Optional[Mapping[str, "np.ndarray"]] = None) -> str:
+    """Run a PIR TensorRT conversion (or keep an earlier one under +use_static), warming up on
+    ``inputs`` (the case's arrays) where the calls ask for them; says how many
     tensorrt_engine ops the written program holds."""
     from .int8_evidence import program_op_types
     from ..verdict.evidence import TENSORRT_ENGINE, base_name
@@ -487,7 +598,7 @@ def convert_pir(step: ConvertPir) -> str:
             Path(link).unlink(missing_ok=True)
             os.symlink(target, link)
         out[0].parent.mkdir(parents=True, exist_ok=True)
-        skipped = pir_tensorrt.run_calls(step.calls)
+        skipped = pir_tensorrt.run_calls(step.calls, inputs)
         missing = [str(p) for p in out if not p.is_file()]
         if missing:
             raise PredictorError(f"paddle.tensorrt.convert wrote no {', '.join(missing)}; "
@@ -577,6 +688,13 @@ class CandidateBuilder:
         self.executor = PlanExecutor(predictors)
         self._gpu_count = gpu_count or _visible_gpus
 
+    def trt_version(self) -> Optional[Tuple[int, ...]]:
+        """The TensorRT runtime Paddle found (else the one it was built with); None: none."""
+        from ..modes.capabilities import detect
+
+        caps = detect()
+        return known_trt(caps.trt_runtime) or known_trt(caps.trt_compile)
+
     def gpu_id(self) -> int:
         return gpu_for_worker(self.device, self.worker, self._gpu_count())
 
@@ -600,7 +718,8 @@ class CandidateBuilder:
              program_ops: Optional[Mapping[str, int]] = None) -> Plan:
         return candidate_plan(spec, model, specs, optim_root=self.optim_root, threads=threads,
                               seed=seed, device_id=self.device_id(spec), worker=self.worker,
-                              mark_outputs=mark_outputs, program_ops=program_ops)
+                              mark_outputs=mark_outputs, program_ops=program_ops,
+                              trt_version=self.trt_version() if spec.run_mode.tensorrt else None)
 
     def build(self, spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
               inputs: Mapping[str, "np.ndarray"], threads: Optional[int] = None,

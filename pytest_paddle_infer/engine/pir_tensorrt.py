@@ -11,8 +11,11 @@ has no ``paddle.tensorrt``):
 - ``TensorRTConfig.__init__`` turns ``min_subgraph_size`` into a global flag, so it is a
   constructor argument; every other field is set afterwards, each checked to exist first
   (setting an unknown attribute on a Python object would be silently ignored);
-- ``convert(model_path, config)`` takes the program file and reads ``<prefix>.pdiparams``
-  next to it, so a model whose weights file has another name is linked into the cache dir;
+- ``convert(model_path, config)`` takes the program's path prefix (``<dir>/inference``): it
+  reads ``<prefix>.json`` and ``<prefix>.pdiparams``. Given the file itself it hands
+  ``<dir>/inference.json`` to ``load_inference_model``, which under PIR appends ``.json`` again
+  and fails (checked on 3.3.1; PaddleX passes the prefix). A model whose weights file has
+  another name is linked into the cache dir;
   ``save_model_dir`` is a path prefix: the result is ``<prefix>.json`` / ``<prefix>.pdiparams``;
 - its int8 only sets the builder's INT8 flag, with no calibrator: quantized (quantize/
   dequantize) programs only; calibration on a ``.json`` program is a skip;
@@ -64,6 +67,28 @@ class Made:
 
     def __repr__(self) -> str:
         return f"inputs[{self.index}]" if self.name == "Input" else "config"
+
+
+@dataclass(frozen=True)
+class CaseArray:
+    """The case's own input array ``name``, filled in when the conversion runs."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return f"<the case's {self.name}>"
+
+
+class Samples(tuple):
+    """``warmup_data``: a tuple of arrays, the samples conversion runs to collect shapes."""
+
+    def __repr__(self) -> str:
+        return "(" + ", ".join(map(repr, self)) + ")"
+
+
+# Samples of warm-up data per input: Paddle's docs pass three (min, opt, max shapes); the case
+# has one shape, so its arrays three times (3.0's export ran its first and last)
+WARMUP_SAMPLES = 3
 
 
 class Shape(tuple):
@@ -130,8 +155,34 @@ def skip_reason(spec, program_format: str, prog_file: str = "") -> Optional[str]
     return None
 
 
-def check_takes(spec, program_format: str, prog_file: str = "") -> None:
+def package_reason(spec, program_format: str, trt_compile: Sequence[int] = (),
+                   found: Optional[bool] = None) -> Optional[str]:
+    """Why a PIR TensorRT case cannot run here for want of NVIDIA's ``tensorrt`` Python
+    package, which ``paddle.tensorrt`` imports (its converter builds the network through it),
+    or None. ``found``: whether the package is importable (None: look it up)."""
+    if not takes_pir_path(spec.run_mode, program_format):
+        return None
+    if found is None:
+        import importlib.util
+
+        found = importlib.util.find_spec("tensorrt") is not None
+    if found:
+        return None
+    version = ".".join(map(str, trt_compile)) if trt_compile and any(trt_compile) else ""
+    pin = f"=={version}" if version else ""
+    built = f" (this Paddle was built with TensorRT {version})" if version else ""
+    return (f"{spec.mode} on a .json program takes paddle.tensorrt, which needs NVIDIA's "
+            f"tensorrt Python package, not installed here{built}: pip install tensorrt{pin}, "
+            f"or check the model's .pdmodel export on the legacy path")
+
+
+def check_takes(spec, program_format: str, prog_file: str = "",
+                trt_compile: Optional[Sequence[int]] = None) -> None:
+    """Skip a case the PIR path cannot take; with ``trt_compile`` (the executor, before the
+    case runs; plans stay free of lookups) also one whose tensorrt package is missing."""
     reason = skip_reason(spec, program_format, prog_file)
+    if reason is None and trt_compile is not None:
+        reason = package_reason(spec, program_format, trt_compile)
     if reason:
         raise CaseSkipped(reason)
 
@@ -157,6 +208,16 @@ def input_ranges(spec, shapes: Mapping[str, Sequence[int]]) -> Dict[str, Tuple[S
     return out
 
 
+def warms_up_on_case_inputs(spec) -> bool:
+    """Without explicit ranges the case's own arrays are the warm-up data, as PaddleX passes
+    real arrays: paddle.tensorrt otherwise draws uniform [0, 1) floats and [1, 10) ints, junk
+    for shape-tensor inputs (``im_shape``, ``scale_factor``) whose values set later shapes.
+    With explicit ranges it draws data of the min/opt/max shapes (all inputs or none may have
+    warm-up data)."""
+    dyn = spec.dynamic_shape
+    return dyn is None or dyn.tuned
+
+
 def conversion_calls(spec, model_path: str, save_prefix: str,
                      inputs: Sequence[Tuple[str, Sequence[int], str]]) -> Tuple[TrtCall, ...]:
     """The conversion of ``model_path`` for inputs ``(name, shape, dtype)``, as data."""
@@ -164,6 +225,12 @@ def conversion_calls(spec, model_path: str, save_prefix: str,
     ranges = input_ranges(spec, {n: s for n, s, _ in inputs})
     calls: List[TrtCall] = []
     for name, _, dtype in inputs:
+        if warms_up_on_case_inputs(spec):
+            # input_data_type None: it applies to drawn data only (Paddle warns otherwise)
+            calls.append(TrtCall("new", "Input", kwargs=(
+                ("name", name), ("warmup_data", Samples((CaseArray(name),) * WARMUP_SAMPLES)),
+                ("input_data_type", None))))
+            continue
         low, opt, high = ranges[name]
         calls.append(TrtCall("new", "Input", kwargs=(
             ("name", name), ("min_input_shape", low), ("optim_input_shape", opt),
@@ -191,9 +258,10 @@ def predictor_recipe(calls) -> Tuple:
 # -- running the calls (in the executor; needs a TensorRT build of Paddle) --------------------
 
 
-def run_calls(calls: Sequence[TrtCall]) -> List[str]:
-    """Make ``calls`` with ``paddle.tensorrt.export``; returns the optional fields this Paddle
-    lacked. Raises PredictorError naming the call that failed."""
+def run_calls(calls: Sequence[TrtCall], inputs: Optional[Mapping[str, Any]] = None) -> List[str]:
+    """Make ``calls`` with ``paddle.tensorrt.export``, ``inputs`` (the case's arrays by name)
+    filling ``CaseArray``; returns the optional fields this Paddle lacked. Raises
+    PredictorError naming the call that failed."""
     import importlib
 
     try:
@@ -205,15 +273,7 @@ def run_calls(calls: Sequence[TrtCall]) -> List[str]:
     skipped: List[str] = []
 
     def value(v: Any) -> Any:
-        if isinstance(v, Made):
-            return made[v.name][v.index]
-        if isinstance(v, Member):
-            return getattr(getattr(export, v.enum), v.name)
-        if isinstance(v, Items):
-            return [value(x) for x in v]
-        if isinstance(v, Shape):
-            return tuple(v)
-        return v
+        return argument(v, made, export, inputs)
 
     for c in calls:
         try:
@@ -238,3 +298,24 @@ def run_calls(calls: Sequence[TrtCall]) -> List[str]:
 
             raise PredictorError(f"{EXPORT_MODULE}: {c} raised: {trim_paddle_error(e)}") from None
     return skipped
+
+
+def argument(v: Any, made: Mapping[str, List[Any]], export: Any,
+             inputs: Optional[Mapping[str, Any]] = None) -> Any:
+    """A planned argument as paddle.tensorrt gets it: objects made before, enum members of
+    ``export``, lists, warm-up samples with the case's ``inputs`` filled in, shapes."""
+    if isinstance(v, Made):
+        return made[v.name][v.index]
+    if isinstance(v, Member):
+        return getattr(getattr(export, v.enum), v.name)
+    if isinstance(v, Items):
+        return [argument(x, made, export, inputs) for x in v]
+    if isinstance(v, Samples):
+        return tuple(argument(x, made, export, inputs) for x in v)
+    if isinstance(v, CaseArray):
+        if inputs is None or v.name not in inputs:
+            raise PredictorError(f"{EXPORT_MODULE}: the warm-up data {v!r} was not given")
+        return inputs[v.name]
+    if isinstance(v, Shape):
+        return tuple(v)
+    return v

@@ -29,7 +29,7 @@ from . import pir_tensorrt
 from ..modes.trt_marking import FUSION_WARNING
 from ..verdict.outputs import check_output_names, compare_outputs
 from ..protocol import CaseResult
-from ..verdict.evidence import Evidence, Tally, broken_rules
+from ..verdict.evidence import Evidence, Tally, broken_rules, converted_program, coverage_note, shipped_fused
 from ..verdict.vacuity import OTHER_SEED_OFFSET, SeedPair, judge_outputs
 from ..cases.baseline_forms import GOLDEN, kind_of
 from .baselines import BaselineOutputs, Baselines
@@ -57,6 +57,7 @@ class Prepared:
     baseline_evidence: Optional[dict] = None  # what the baseline run executed (evidence.py)
     candidate_inputs: Optional[Mapping[str, np.ndarray]] = None  # cast for the candidate (plan.feed_dtype)
     engines: Tuple[Tuple[str, ...], float] = ((), 0.0)  # legacy TensorRT: engine_info dirs, build time
+    converted_program: str = ""  # PIR TensorRT: the program the candidate runs (its evidence)
 
 
 class Runner:
@@ -144,7 +145,8 @@ class Runner:
         self.check_capabilities(case)
         self.on_phase("exporting the model")
         model = self.case_model(case)  # the same program with or without intermediates
-        pir_tensorrt.check_takes(case.run_mode, model.format, model.prog_file)  # before any run
+        pir_tensorrt.check_takes(case.run_mode, model.format, model.prog_file,  # before any run
+                                 capabilities.detect().trt_compile if case.run_mode.run_mode.tensorrt else ())
         fp32_problem = fp32_ops_problem(case.run_mode, model.format)
         if fp32_problem:
             raise OptionError(fp32_problem)
@@ -153,6 +155,13 @@ class Runner:
         unknown_pass = delete_pass_problem(case.run_mode, model, case.threads)
         if unknown_pass:  # deleting it would change nothing while the case's id says it did
             raise OptionError(unknown_pass)
+        if case.run_mode.fp32_ops and case.run_mode.run_mode.device == "gpu":
+            from .build_plan import fp32_ops_problem as gpu_fp32_ops_problem
+
+            fp32_problem = gpu_fp32_ops_problem(
+                case.run_mode, program_op_types(model.prog_file), model.format)
+            if fp32_problem:
+                raise OptionError(fp32_problem)
         program_ops = None
         if wants_int8_kernels(case.run_mode.run_mode) or quantized_trt(case.run_mode):
             # a float model: nothing int8 to check
@@ -278,14 +287,17 @@ class Runner:
         if key not in self._baselines or (selection.active and store_key not in self._stores):
             # the baseline's own run records what it executed (evidence.py)
             tally = Tally("baseline", model.prog_file, model.format, recipe_shows(base_calls))
+            # fused ops the program ships are no pass's doing (evidence.py NO_FUSED_OPS)
+            tally.evidence.shipped = shipped_fused(program_op_types(model.prog_file))
             meta: Dict[str, object] = {}
 
             def run(sink=None):
                 predictor = self.predictors.get(model, base_calls)
                 router = self.hooks.for_predictor(predictor)
                 try:
-                    outputs = hooked_run(router, sink, tally, lambda: run_predictor(predictor, inputs),
-                                         warm=sink is not None and needs_warm_up(base_calls))
+                    outputs = true_fp32_run(base_calls, tally, lambda: hooked_run(
+                        router, sink, tally, lambda: run_predictor(predictor, inputs),
+                        warm=sink is not None and needs_warm_up(base_calls)))
                 except PredictorError as e:  # as the candidate's: with the recipe
                     raise PredictorError(f"the baseline ({case.baseline}): {e}\n"
                                          f"recipe: {describe_recipe(base_calls)}") from None
@@ -318,6 +330,17 @@ class Runner:
                       RUN_MODES[case.run_mode.mode].shows)
         if wants_int8_kernels(case.run_mode.run_mode):  # its figures depend on the CPU's kernels
             shown.evidence.kernels = int8_kernels_text(capabilities.detect())
+        if case.run_mode.run_mode.device == "gpu":  # what TF32 the candidate may use
+            from . import tf32
+
+            shown.evidence.tf32 = tf32.candidate_text(
+                case.run_mode.run_mode.tensorrt, tf32.switches(),
+                tf32.capability(self.candidates.gpu_id()))
+        shown.evidence.shipped = shipped_fused(program_op_types(prepared.model.prog_file))
+        if prepared.converted_program:  # PIR TensorRT: the converted program shows the engines
+            shown.evidence.converted = converted_program(
+                prepared.converted_program, program_op_types(prepared.model.prog_file),
+                program_op_types(prepared.converted_program))
         run = recorded(self.hooks.for_predictor(prepared.candidate), shown, run)
         comparer = None
         if prepared.baseline_store is not None:
@@ -356,6 +379,13 @@ class Runner:
         result.program_choice = choice_text(case.model, case.program, case.run_mode.run_mode,
                                             capabilities.installed_paddle()[1])
         judge_evidence(result, shown.evidence, prepared.baseline_evidence)
+        mode = case.run_mode.run_mode
+        if mode.tensorrt and mode.precision != "Float32":  # what the engines left to Paddle
+            note = coverage_note(shown.evidence, {"Half": "fp16", "Int8": "int8"}.get(
+                mode.precision, mode.precision), program_op_types(prepared.converted_program)
+                if prepared.converted_program else None)
+            if note:
+                result.notes.append(note)
         judge_engines(result, case.run_mode, *prepared.engines)
         if tally is not None:
             quantized = quantize_ops(program_op_types(prepared.model.prog_file))
@@ -464,7 +494,7 @@ def prepared_case(case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray], 
     return Prepared(case, model, inputs, baseline.outputs, baseline.text, built.predictor,
                     describe_recipe(built.recipe), baseline.store, notes, built.int8, seeds,
                     baseline_evidence=baseline.evidence, candidate_inputs=feeds,
-                    engines=(built.engine_dirs, built.built_at))
+                    engines=(built.engine_dirs, built.built_at), converted_program=built.converted)
 
 
 def candidate_error(e: PredictorError) -> type:
@@ -521,6 +551,20 @@ def shared_path(shared_dir: Path, key: Tuple) -> Path:
     return shared_dir / f"{hashlib.sha1(repr((key, stamps)).encode()).hexdigest()}.npz"
 
 
+def true_fp32_run(calls, tally: Tally, run):
+    """A GPU baseline's run in true fp32: cuBLAS and cuDNN TF32 off around it, restored after
+    (engine/tf32.py), said in its evidence; other baselines run as they are. The switches are
+    the process's: a candidate's calibration or shape collection building beside this run
+    (``_prepare_beside``) runs in fp32 too, never the candidate's own run."""
+    if not any(getattr(c, "method", "") == "enable_use_gpu" for c in calls):
+        return run()
+    from .tf32 import true_fp32
+
+    with true_fp32() as what:
+        tally.evidence.tf32 = what
+        return run()
+
+
 def judge_evidence(result: CaseResult, candidate: Evidence, baseline: Optional[dict]) -> None:
     """What the candidate and the baseline really ran, into the result; a rule either broke
     (its run mode's, its recipe's) fails the case, as one of its problems."""
@@ -531,9 +575,9 @@ def judge_evidence(result: CaseResult, candidate: Evidence, baseline: Optional[d
         broken += broken_rules("baseline", Evidence.from_dict(baseline))
     said = {p.split(":")[1].strip() for p in result.problems if p.count(":") > 1}
     result.problems += [b for b in broken if b.split(":")[1].strip() not in said]
-    if candidate.format == "pir" and "switch_ir_optim(False)" in result.recipe and candidate.fused:
+    if candidate.format == "pir" and "switch_ir_optim(False)" in result.recipe and candidate.created:
         result.notes.append(f"switch_ir_optim(False) does not turn a PIR program's passes off: "
-                            f"fused ops ran ({candidate.ops_text(candidate.fused, 6)})")
+                            f"fused ops ran ({candidate.ops_text(candidate.created, 6)})")
 
 
 def judge_engines(result: CaseResult, spec, directories: Tuple[str, ...], built_at: float) -> None:
@@ -547,8 +591,9 @@ def judge_engines(result: CaseResult, spec, directories: Tuple[str, ...], built_
     files = fresh_engine_info(directories[:1], 0.0) + fresh_engine_info(directories[1:], built_at)
     if not files:
         if spec.run_mode.precision == INT8:
-            result.notes.append("TensorRT engine info: no engine_info_*.json written (the inspector "
-                                "needs TensorRT 8.2+): whether int8 layers were built is not known")
+            result.notes.append(f"TensorRT engine info: no engine_info_*.json in or beside "
+                                f"{', '.join(directories)} (the inspector writes it with TensorRT "
+                                f"8.2+): whether int8 layers were built is not known")
         return
     result.notes.append(engine_text(files))
     problem = int8_engine_problem(spec.mode, files) if spec.run_mode.precision == INT8 else ""

@@ -228,8 +228,15 @@ def cpu_facts(core) -> Dict[str, object]:
 INSTALLATION_FILE = "installation.json"
 
 
+# What decides the GPUs and TensorRT libraries Paddle finds at run time: a changed value is
+# another answer (the skips advise changing the first two, and --paddle-device-style masks the
+# third). FLAGS_tensorrt_dir is where Paddle 3.x loads libnvinfer from.
+RUNTIME_ENV = ("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "FLAGS_tensorrt_dir")
+
+
 def installation_key() -> list:
-    """What identifies the installed Paddle and the devices it sees, without importing it."""
+    """What identifies the installed Paddle, the libraries and devices it sees, without
+    importing it."""
     spec = util.find_spec("paddle")
     origin = spec.origin if spec is not None and spec.origin else ""
     try:
@@ -238,7 +245,15 @@ def installation_key() -> list:
         stamp = 0
     cpu = cpu_description()  # a cache dir may move to another machine
     return [*installed_paddle(), origin, stamp, sys.executable,
-            os.environ.get("CUDA_VISIBLE_DEVICES"), cpu["cpu"], cpu["cpu_flags"], bf16_hidden()]
+            *(os.environ.get(name) for name in RUNTIME_ENV), cpu["cpu"], cpu["cpu_flags"],
+            bf16_hidden()]
+
+
+def incomplete(caps: Capabilities) -> bool:
+    """A CUDA build that saw no GPU, or TensorRT without its runtime: fixed outside anything
+    the key holds (a driver loaded, libnvinfer installed system-wide), so never remembered."""
+    return caps.cuda and (caps.gpu_count == 0
+                          or (any(caps.trt_compile) and not any(caps.trt_runtime)))
 
 
 def known_installation(cache_dir: Path, ask: Callable[[], Tuple[Capabilities, Dict[str, str]]]
@@ -258,6 +273,9 @@ def known_installation(cache_dir: Path, ask: Callable[[], Tuple[Capabilities, Di
     except (OSError, ValueError, KeyError, TypeError):
         pass
     caps, environment = ask()
+    if incomplete(caps):
+        path.unlink(missing_ok=True)
+        return caps, environment
     try:
         from ..files import atomic_write
 

@@ -8,6 +8,7 @@ that ships. Selecting fewer tensors keeps the change small.
 """
 from __future__ import annotations
 
+import glob
 import json
 import re
 from dataclasses import dataclass
@@ -62,8 +63,12 @@ class EngineLayer:
 
 
 def engine_info_files(directory: Union[str, Path]) -> List[Path]:
-    return sorted(Path(directory).glob("engine_info_*.json"))
-
+    """The engine_info files of an optim cache dir: inside it, and beside it as
+    ``<dir>engine_info_*.json``, where Paddle writes them when the dir it was given has no
+    trailing separator (it concatenates; run_modes.optim_cache_call gives it one)."""
+    path = Path(directory)
+    return sorted(set(path.glob("engine_info_*.json"))
+                  | set(path.parent.glob(f"{glob.escape(path.name)}engine_info_*.json")))
 
 def read_engine_info(path: Union[str, Path]) -> List[EngineLayer]:
     """The layers of one engine_info file; OptionError for a file that is not Paddle's array."""
@@ -93,8 +98,6 @@ def read_engine_info(path: Union[str, Path]) -> List[EngineLayer]:
                                   tuple(program_name(str(o.get("Name", ""))) for o in outputs),
                                   tuple(precisions)))
     return layers
-
-
 def engine_precisions(layers: Sequence[EngineLayer]) -> Dict[str, int]:
     """Layers per output precision."""
     counts: Dict[str, int] = {}
@@ -102,8 +105,6 @@ def engine_precisions(layers: Sequence[EngineLayer]) -> Dict[str, int]:
         for p in layer.precisions:
             counts[p] = counts.get(p, 0) + 1
     return counts
-
-
 def engine_text(files: Sequence[Path]) -> str:
     """One line for the report: engines, layers and their output precisions."""
     layers = [layer for f in files for layer in read_engine_info(f)]
@@ -111,8 +112,6 @@ def engine_text(files: Sequence[Path]) -> str:
     shown = ", ".join(f"{p} x{n}" for p, n in precisions.items()) or "not recorded"
     return (f"TensorRT engine info: {len(files)} engine(s), {len(layers)} layers; "
             f"layer output precisions: {shown}")
-
-
 def fresh_engine_info(directories: Sequence[Union[str, Path]], since: float) -> List[Path]:
     """engine_info files written at or after ``since`` (a time.time()) in ``directories``:
     the case's optim cache dir, and ``<model dir>/_opt_cache`` where Paddle writes some files
@@ -121,8 +120,6 @@ def fresh_engine_info(directories: Sequence[Union[str, Path]], since: float) -> 
     for d in directories:
         found += [p for p in engine_info_files(d) if p.stat().st_mtime >= since - 1]
     return sorted(set(found))
-
-
 def int8_engine_problem(mode_name: str, files: Sequence[Path]) -> str:
     """An int8 engine without an int8 layer: the calibration table (or the quantize ops) did
     not reach TensorRT and the engine ran in float; "" when int8 layers were built or nothing

@@ -58,6 +58,17 @@ class Evidence:
     # the CPU's kernel family where the mode's figures depend on it (onednn_int8: VNNI or
     # not: int8_evidence.int8_kernels_text), e.g. "int8 kernels: avx2 without VNNI (AMD EPYC; ...)"
     kernels: str = ""
+    # PIR TensorRT: the converted program's record (``converted_program``): its file, its
+    # tensorrt_engine ops and the op types they replaced. Its engine op's output is a
+    # VariableRefArray, which Paddle's PIR output hook never reports, so the program is the
+    # evidence there, not the hooks
+    converted: Dict[str, object] = field(default_factory=dict)
+    # fused op types the program itself holds as loaded (``paddle.incubate`` fused layers,
+    # PIR ``fused_*`` exports): no pass made them, so "optimizations off" does not forbid them
+    shipped: Tuple[str, ...] = ()
+    # GPU runs: TF32 in this run (engine/tf32.py): the baseline's true fp32, or what an fp32
+    # candidate used (cuBLAS/cuDNN switches, TensorRT's builder flag, the GPU's capability)
+    tf32: str = ""
 
     @property
     def seen(self) -> bool:
@@ -68,8 +79,24 @@ class Evidence:
         return {t: n for t, n in self.ops.items() if is_fused(t)}
 
     @property
+    def created(self) -> Dict[str, int]:
+        """Fused ops of types the program did not ship: what the passes made."""
+        return {t: n for t, n in self.fused.items() if base_name(t) not in self.shipped}
+
+    @property
     def engines(self) -> int:
+        """tensorrt_engine ops: the hooks' count, or the converted program's (PIR)."""
+        if self.converted:
+            return int(self.converted.get("engines", 0))  # type: ignore[call-overload]
         return sum(n for t, n in self.ops.items() if base_name(t) == TENSORRT_ENGINE)
+
+    def converted_text(self) -> str:
+        if not self.converted:
+            return ""
+        replaced = self.ops_text(self.converted.get("replaced") or {}, 8)  # type: ignore[arg-type]
+        name = str(self.converted.get("program", "")).replace(chr(92), "/").rsplit("/", 1)[-1]
+        return (f"; converted program {name}: {self.engines} tensorrt_engine op(s), "
+                f"replacing {replaced}")
 
     def has_dtype(self, *names: str) -> bool:
         return any(self.dtypes.get(n, 0) for n in names)
@@ -87,19 +114,25 @@ class Evidence:
         """One line: the program, what ran, the dtypes, fused and TensorRT ops."""
         where = f"{self.format} {self.program.replace(chr(92), '/').rsplit('/', 1)[-1]}"
         if not self.seen:
-            return f"{self.role}: {where}: the output hooks saw no op in {self.runs} run(s)"
+            tf32 = f"; {self.tf32}" if self.tf32 else ""
+            return (f"{self.role}: {where}: the output hooks saw no op in {self.runs} run(s)"
+                    f"{tf32}{self.converted_text()}")
         onednn = f" ({self.onednn_tensors} in oneDNN layout)" if self.onednn_tensors else ""
         kernels = f"; {self.kernels}" if self.kernels else ""
+        kernels += f"; {self.tf32}" if self.tf32 else ""
         return (f"{self.role}: {where}: {sum(self.ops.values())} ops of {len(self.ops)} types "
                 f"({self.ops_text()}); tensors {self.dtype_text()}{onednn}; fused: "
-                f"{self.ops_text(self.fused, 6)}; tensorrt_engine ops: {self.engines}{kernels}")
+                f"{self.ops_text(self.fused, 6)}; tensorrt_engine ops: {self.engines}{kernels}"
+                f"{self.converted_text()}")
 
     def to_dict(self) -> Dict[str, object]:
         return {"role": self.role, "program": self.program, "format": self.format,
                 "ops": dict(self.ops), "dtypes": dict(self.dtypes), "tensors": self.tensors,
                 "onednn_tensors": self.onednn_tensors, "runs": self.runs,
                 "requires": list(self.requires), "kernels": self.kernels,
-                "fused": self.fused, "tensorrt_engine_ops": self.engines}
+                "fused": self.fused, "tensorrt_engine_ops": self.engines,
+                "converted": dict(self.converted), "shipped": list(self.shipped),
+                "tf32": self.tf32}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> "Evidence":
@@ -107,7 +140,10 @@ class Evidence:
                    dict(data.get("ops", {})), dict(data.get("dtypes", {})),  # type: ignore[arg-type]
                    int(data.get("tensors", 0)), int(data.get("onednn_tensors", 0)),  # type: ignore[arg-type]
                    int(data.get("runs", 1)), tuple(data.get("requires", ())),  # type: ignore
-                   str(data.get("kernels", "")))
+                   str(data.get("kernels", "")),
+                   dict(data.get("converted") or {}),  # type: ignore[arg-type]
+                   tuple(data.get("shipped", ())),  # type: ignore[arg-type]
+                   str(data.get("tf32", "")))
 
 
 class Tally:
@@ -151,6 +187,43 @@ class Tally:
         return self
 
 
+def shipped_fused(program_ops: Mapping[str, int]) -> Tuple[str, ...]:
+    """The fused op types a program holds as loaded (``int8_evidence.program_op_types``)."""
+    return tuple(sorted({base_name(t) for t in program_ops if is_fused(t)}))
+
+
+def converted_program(program: str, source_ops: Mapping[str, int],
+                      converted_ops: Mapping[str, int]) -> Dict[str, object]:
+    """What a PIR TensorRT conversion did, from the two programs' op types (namespace-free
+    names, op type -> count, as ``int8_evidence.program_op_types`` reads them): the
+    tensorrt_engine ops in the converted program, and the op types fewer there than in the
+    source (the ops the engines took over)."""
+    engines = sum(n for t, n in converted_ops.items() if base_name(t) == TENSORRT_ENGINE)
+    replaced = {t: n - converted_ops.get(t, 0) for t, n in source_ops.items()
+                if n > converted_ops.get(t, 0)}
+    return {"program": program, "engines": engines, "replaced": replaced}
+
+
+def is_heavy(op_type: str) -> bool:
+    """Convolutions and matrix products: where reduced precision pays, and differs."""
+    name = base_name(op_type)
+    return name in ("fc", "mul", "bmm") or "conv" in name or "matmul" in name \
+        or name == "matrix_multiply" or name.endswith("gemm_epilogue")
+
+
+def coverage_note(ev: Evidence, precision: str, remaining: Optional[Mapping[str, int]] = None) -> str:
+    """TensorRT modes below fp32: the convolutions and matrix products left to Paddle's kernels
+    (which compute them in fp32, not the mode's precision), from the hooks or, on the PIR
+    path, the converted program's own ops (``remaining``); "" when none is left. A case whose
+    engines took a sliver of the model otherwise passes as if it ran in fp16 or int8."""
+    ops = remaining if remaining is not None else ev.ops
+    left = {t: n for t, n in ops.items() if is_heavy(t)}
+    if not left:
+        return ""
+    return (f"TensorRT coverage: {ev.engines} tensorrt_engine op(s); convolutions and matrix "
+            f"products left to Paddle's fp32 kernels, not {precision}: {ev.ops_text(left, 8)}")
+
+
 def tally(role: str, program: str, program_format: str, *runs: Iterable[Sequence[str]],
           requires: Sequence[str] = ()) -> Evidence:
     """Evidence from recorded runs (the tests' GPU streams)."""
@@ -177,8 +250,11 @@ def _dtypes_only(ev: Evidence) -> str:
 RULES: Mapping[str, Rule] = {
     TRT_ENGINE_OP: Rule(
         lambda ev: ev.engines > 0,
-        lambda who, ev: f"{who}: no tensorrt_engine op ran: TensorRT took no part in this model "
-                        f"(ops: {ev.ops_text(limit=8)})"),
+        lambda who, ev: (f"{who}: the converted program holds no tensorrt_engine op: "
+                         f"paddle.tensorrt.convert left every op to Paddle, TensorRT took no part "
+                         f"in this model ({ev.converted.get('program')})") if ev.converted else
+                        (f"{who}: no tensorrt_engine op ran: TensorRT took no part in this model "
+                         f"(ops: {ev.ops_text(limit=8)})")),
     FP16_TENSORS: Rule(
         lambda ev: ev.has_dtype("float16"),
         lambda who, ev: f"{who}: no float16 tensor ran: the model computed in full precision "
@@ -191,9 +267,11 @@ RULES: Mapping[str, Rule] = {
         lambda ev: ev.has_dtype("int8", "uint8"),
         lambda who, ev: f"{who}: no int8 kernel ran: no int8/uint8 tensor ({_dtypes_only(ev)})"),
     NO_FUSED_OPS: Rule(
-        lambda ev: not ev.fused,
+        lambda ev: not ev.created,
         lambda who, ev: f"{who}: its recipe turns optimizations off, yet fused ops ran: "
-                        f"{ev.ops_text(ev.fused, 6)} ({ev.format} program)"),
+                        f"{ev.ops_text(ev.created, 6)} ({ev.format} program"
+                        + (f"; it ships {', '.join(ev.shipped)} itself, which is allowed)"
+                           if ev.shipped else ")")),
 }
 
 
@@ -207,10 +285,16 @@ def broken_rules(who: str, evidence: Optional[Evidence],
     requirements = evidence.requires if requirements is None else requirements
     if not requirements:
         return []
+    # a converted program shows its engines whatever the hooks saw
+    from_program = [r for r in requirements if r == TRT_ENGINE_OP and evidence.converted]
+    broken = [RULES[r].broken(who, evidence) for r in from_program if not RULES[r].holds(evidence)]
+    hooked = [r for r in requirements if r not in from_program]
+    if not hooked:
+        return broken
     if not evidence.seen:
-        return [f"{who}: the output hooks saw no op in {evidence.runs} run(s): nothing shows "
-                f"{', '.join(requirements)}"]
-    return [RULES[r].broken(who, evidence) for r in requirements if not RULES[r].holds(evidence)]
+        return broken + [f"{who}: the output hooks saw no op in {evidence.runs} run(s): nothing "
+                         f"shows {', '.join(hooked)}"]
+    return broken + [RULES[r].broken(who, evidence) for r in hooked if not RULES[r].holds(evidence)]
 
 
 def evidence_property(evidence: Mapping[str, Mapping[str, object]]) -> str:

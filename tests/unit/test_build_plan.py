@@ -85,66 +85,66 @@ PLANS = [
     ("trt_fp32", X1, [
         ("prepare", "{cache}", False),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Float32", False),
-                   "set_optim_cache_dir('{cache}')"])]),
+                   "set_optim_cache_dir('{cache}/')"])]),
     # static shape: the engine's max batch is the case's batch
     ("trt_fp16+disable_trt_op=pool2d+trt_optimization_level=5", X4, [
         ("prepare", "{cache}", False),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Half", False, batch=4),
                    "exp_disable_tensorrt_ops(('pool2d',))",
                    "set_tensorrt_optimization_level(5) [if available]",
-                   "set_optim_cache_dir('{cache}')"])]),
+                   "set_optim_cache_dir('{cache}/')"])]),
     ("trt_fp16+use_static", X1, [
         ("prepare", "{cache}", True),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Half", False, static=True),
-                   "set_optim_cache_dir('{cache}')"])]),
+                   "set_optim_cache_dir('{cache}/')"])]),
     ("trt_fp32+dynamic_shape=x:1x3x224x224:4x3x224x224:8x3x224x224", X4, [
         ("prepare", "{cache}", False),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Float32", False, batch=8),
                    "set_trt_dynamic_shape_info({'x': (1, 3, 224, 224)}, {'x': (8, 3, 224, 224)}, "
-                   "{'x': (4, 3, 224, 224)}, False)", "set_optim_cache_dir('{cache}')"])]),
+                   "{'x': (4, 3, 224, 224)}, False)", "set_optim_cache_dir('{cache}/')"])]),
     ("trt_fp16+dynamic_shape=tuned", X4, [
         ("prepare", "{cache}", False),
         ("collect", [gpu(1), "collect_shape_range_info('{cache}/shape_range.pbtxt')"],
          "{cache}/shape_range.pbtxt", False),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Half", False, batch=4),
                    "enable_tuned_tensorrt_dynamic_shape('{cache}/shape_range.pbtxt', True)",
-                   "set_optim_cache_dir('{cache}')"])]),
+                   "set_optim_cache_dir('{cache}/')"])]),
     ("trt_int8", X1, [
         ("prepare", "{cache}", False),
         ("calibrate", [gpu(1), "switch_ir_optim(True)", trt("Int8", True),
-                       "set_optim_cache_dir('{cache}')", INSPECT], SEEDS8, "{cache}", MODEL_CACHE, LOCK, False),
+                       "set_optim_cache_dir('{cache}/')", INSPECT], SEEDS8, "{cache}", MODEL_CACHE, LOCK, False),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Int8", True),
-                   "set_optim_cache_dir('{cache}')", INSPECT])]),
+                   "set_optim_cache_dir('{cache}/')", INSPECT])]),
     ("trt_int8+use_static+calib_batches=3", X1, [
         ("prepare", "{cache}", True),
         ("calibrate", [gpu(1), "switch_ir_optim(True)", trt("Int8", True, static=True),
-                       "set_optim_cache_dir('{cache}')", INSPECT],
+                       "set_optim_cache_dir('{cache}/')", INSPECT],
          "3 batches generated like the case's inputs (seeds 1000007..1000009)", "{cache}",
          MODEL_CACHE, LOCK, True),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Int8", True, static=True),
-                   "set_optim_cache_dir('{cache}')", INSPECT])]),
+                   "set_optim_cache_dir('{cache}/')", INSPECT])]),
     ("trt_int8+calib_batches=2+calib_data=/data/calib", X1, [
         ("prepare", "{cache}", False),
         ("calibrate", [gpu(1), "switch_ir_optim(True)", trt("Int8", True),
-                       "set_optim_cache_dir('{cache}')", INSPECT],
+                       "set_optim_cache_dir('{cache}/')", INSPECT],
          "up to 2 .npy/.npz batches from /data/calib", "{cache}", MODEL_CACHE, LOCK, False),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Int8", True),
-                   "set_optim_cache_dir('{cache}')", INSPECT])]),
+                   "set_optim_cache_dir('{cache}/')", INSPECT])]),
     ("trt_int8+dynamic_shape=tuned", X4, [
         ("prepare", "{cache}", False),
         ("collect", [gpu(1), "collect_shape_range_info('{cache}/shape_range.pbtxt')"],
          "{cache}/shape_range.pbtxt", False),
         ("calibrate", [gpu(1), "switch_ir_optim(True)", trt("Int8", True, batch=4),
                        "enable_tuned_tensorrt_dynamic_shape('{cache}/shape_range.pbtxt', True)",
-                       "set_optim_cache_dir('{cache}')", INSPECT], SEEDS8, "{cache}", MODEL_CACHE, LOCK, False),
+                       "set_optim_cache_dir('{cache}/')", INSPECT], SEEDS8, "{cache}", MODEL_CACHE, LOCK, False),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Int8", True, batch=4),
                    "enable_tuned_tensorrt_dynamic_shape('{cache}/shape_range.pbtxt', True)",
-                   "set_optim_cache_dir('{cache}')", INSPECT])]),
+                   "set_optim_cache_dir('{cache}/')", INSPECT])]),
     ("trt_int8+int8_source=quantized", X1, [
         ("prepare", "{cache}", False),
         ("build", [gpu(1), "switch_ir_optim(True)", trt("Int8", False),
                    "enable_tensorrt_explicit_quantization() [if available]",
-                   "set_optim_cache_dir('{cache}')", INSPECT])]),
+                   "set_optim_cache_dir('{cache}/')", INSPECT])]),
 ]
 
 

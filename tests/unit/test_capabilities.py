@@ -199,3 +199,34 @@ def test_the_installation_record_is_kept_per_cpu_and_bf16_mask(tmp_path, monkeyp
     path.write_text(json.dumps(record))  # a cache dir carried to another machine
     known_installation(tmp_path, ask)
     assert len(asked) == 4
+
+
+def test_following_the_skips_advice_is_seen_without_deleting_the_record(tmp_path, monkeypatch):
+    """The skip says to add TensorRT's lib dir to LD_LIBRARY_PATH (or check
+    CUDA_VISIBLE_DEVICES); Paddle 3.x also loads TensorRT from FLAGS_tensorrt_dir. Changing
+    any of them asks Paddle again; a CUDA build that saw no GPU or no TensorRT runtime is not
+    remembered at all (a driver or library installed system-wide changes no variable)."""
+    from pytest_paddle_infer.modes.capabilities import INSTALLATION_FILE, known_installation
+
+    answers = [_caps(runtime=(0, 0, 0)), _caps(gpus=0), _caps(), _caps(gpus=1)]
+    asked = []
+
+    def ask():
+        asked.append(1)
+        return answers[len(asked) - 1], {}
+
+    for name in ("LD_LIBRARY_PATH", "FLAGS_tensorrt_dir", "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.delenv(name, raising=False)
+    assert known_installation(tmp_path, ask)[0].missing_for(MODES["trt_fp16"]).endswith(
+        "(add TensorRT's lib dir to LD_LIBRARY_PATH)")
+    assert not (tmp_path / INSTALLATION_FILE).exists()
+    assert known_installation(tmp_path, ask)[0].gpu_count == 0 and len(asked) == 2
+    assert known_installation(tmp_path, ask)[0].tensorrt and len(asked) == 3  # now remembered
+    assert known_installation(tmp_path, ask)[0].tensorrt and len(asked) == 3
+    for name, value in (("LD_LIBRARY_PATH", "/opt/TensorRT/lib"), ("FLAGS_tensorrt_dir", "/opt/trt"),
+                        ("CUDA_VISIBLE_DEVICES", "1")):
+        monkeypatch.setenv(name, value)
+        before = len(asked)
+        answers.append(_caps(gpus=1))
+        known_installation(tmp_path, ask)
+        assert len(asked) == before + 1, name

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,34 @@ def test_int8_plans_turn_the_serialized_inspector_on():
         assert bp.engine_dirs(p, model) == (p.steps[0].path, "/m/_opt_cache")
     fp16 = bp.candidate_plan(parse_run_mode("trt_fp16"), model, specs, optim_root="/o")
     assert tm.INSPECTOR not in fp16.final.recipe
+
+
+def paddle_engine_info_path(opt_cache_dir: str, key: str) -> str:
+    """Where Paddle 2.6.2 writes the inspector's file (read in its libpaddle.so): the optim
+    cache dir and the name concatenated, no separator between."""
+    return opt_cache_dir + "engine_info_" + key + ".json"
+
+
+def test_the_int8_guard_finds_the_file_where_paddle_writes_it(tmp_path):
+    """The recipe's optim cache dir ends in a separator, so Paddle's concatenation lands inside
+    the case's dir and the int8 guard fires on an engine built in float; a file beside the dir
+    (<dir>engine_info_*.json, an optim cache dir given without the separator) is found too."""
+    model = ModelFiles("m", str(tmp_path / "m" / "inference.pdmodel"),
+                       str(tmp_path / "m" / "inference.pdiparams"), (InputSpec("x", (1, 3, 8, 8)),))
+    p = bp.candidate_plan(parse_run_mode("trt_int8"), model, [InputSpec("x", (1, 3, 8, 8))],
+                          optim_root=tmp_path / "optim")
+    bp.prepare_cache_dir(p.steps[0])
+    [given] = [c.args[0] for c in p.final.recipe if c.method == "set_optim_cache_dir"]
+    written = write_engine_info(paddle_engine_info_path(given, "1234"), FP16_ENGINE)
+    assert os.path.dirname(written) == p.steps[0].path
+    start = time.time() - 1
+    result = CaseResult("m[trt_int8]", [], "", "", "", 0.0)
+    judge_engines(result, parse_run_mode("trt_int8"), bp.engine_dirs(p, model), start)
+    assert result.problems and "no int8 layer in the TensorRT engine" in result.problems[0]
+    os.remove(written)  # the dir as Paddle would take it without the separator
+    beside = write_engine_info(paddle_engine_info_path(given.rstrip(os.sep), "5678"), FP16_ENGINE)
+    assert os.path.dirname(beside) == os.path.dirname(p.steps[0].path)
+    assert tm.engine_info_files(p.steps[0].path) == [Path(beside)]
+    again = CaseResult("m[trt_int8]", [], "", "", "", 0.0)
+    judge_engines(again, parse_run_mode("trt_int8"), bp.engine_dirs(p, model), start)
+    assert again.problems and "no int8 layer in the TensorRT engine" in again.problems[0]

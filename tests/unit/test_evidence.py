@@ -287,3 +287,29 @@ def test_the_ladder_turns_pir_passes_off_in_its_first_rungs():
                      ("onednn_bf16+no_ir_optim+memory_optim", extra), ("onednn_bf16", ())]
     assert loc.rungs[0].change == ("onednn_bf16+no_ir_optim + "
                                    "enable_custom_passes(['onednn_placement_pass'], True)")
+
+
+def test_trt_below_fp32_notes_the_compute_ops_left_to_paddle():
+    """One tiny engine with every convolution in Paddle passed as trt_fp16 with nothing said:
+    the convolutions and matrix products that ran outside TensorRT are noted."""
+    from pytest_paddle_infer.verdict.evidence import converted_program, coverage_note
+
+    tiny = [("feed", "x", F32, "NCHW"), ("conv2d", "conv2d_0.tmp_0", F32, "NCHW"),
+            ("conv2d", "conv2d_1.tmp_0", F32, "NCHW"), ("relu", "r", F32, "NCHW"),
+            ("conv2d", "conv2d_2.tmp_0", F32, "NCHW"),
+            ("tensorrt_engine", "pool2d_0.tmp_0_subgraph_1", F32, "NCHW"),
+            ("fc", "linear_0.tmp_1", F32, "NCHW")]
+    ev = candidate("trt_fp16", tiny)
+    assert broken_rules("trt_fp16", ev) == []  # an engine ran: the rule holds
+    assert coverage_note(ev, "fp16") == (
+        "TensorRT coverage: 1 tensorrt_engine op(s); convolutions and matrix products left to "
+        "Paddle's fp32 kernels, not fp16: conv2d x2, fc")
+    assert coverage_note(candidate("trt_fp16", TRT_STREAM), "fp16") == (
+        "TensorRT coverage: 1 tensorrt_engine op(s); convolutions and matrix products left to "
+        "Paddle's fp32 kernels, not fp16: fc")
+    pir = candidate("trt_int8", [])
+    pir.converted = converted_program("t.json", {"conv2d": 4, "matmul": 1}, {"tensorrt_engine": 1, "matmul": 1})
+    assert coverage_note(pir, "int8", {"tensorrt_engine": 1, "matmul": 1, "data": 1}) == (
+        "TensorRT coverage: 1 tensorrt_engine op(s); convolutions and matrix products left to "
+        "Paddle's fp32 kernels, not int8: matmul")
+    assert coverage_note(pir, "int8", {"tensorrt_engine": 1, "data": 1}) == ""

@@ -182,3 +182,59 @@ def test_memory_optim_on_gpu_under_paddle_3_is_remarked():
         "whatever enable_memory_optim() asks",)
     assert bp.plan_remarks(spec, "2.6.2") == ()
     assert bp.plan_remarks(parse_run_mode("cpu_fp32+memory_optim"), "3.3.1") == ()
+
+
+def test_static_shape_tensorrt_on_a_model_declaring_free_dims_asks_for_dynamic_shape():
+    """Legacy TensorRT without +dynamic_shape builds from the declared shapes (the batch from
+    max_batch_size); Paddle rejects [-1, 3, -1, -1] with a message about TensorRT 5."""
+    from pytest_paddle_infer.engine import build_plan as bp
+    from pytest_paddle_infer.errors import OptionError
+    from pytest_paddle_infer.models.inputs import InputSpec
+    from pytest_paddle_infer.models.source import ModelFiles
+    from pytest_paddle_infer.modes.run_modes import parse_run_mode
+
+    free = ModelFiles("det", "/m/det/inference.pdmodel", "/m/det/inference.pdiparams",
+                      (InputSpec("image", (-1, 3, -1, -1)), InputSpec("scale", (-1, 2))))
+    specs = [InputSpec("image", (1, 3, 64, 64)), InputSpec("scale", (1, 2))]
+    with pytest.raises(OptionError) as e:
+        bp.candidate_plan(parse_run_mode("trt_fp16"), free, specs, optim_root="/o")
+    assert str(e.value) == (
+        "trt_fp16: det declares input dims other than the batch as -1 (image [-1, 3, -1, -1]); "
+        "static-shape TensorRT needs them fixed. Add +dynamic_shape=tuned (ranges from the "
+        "case's inputs) or +dynamic_shape=image:MIN:OPT:MAX per input (suite key dynamic_shape)")
+    for text in ("trt_fp16+dynamic_shape=tuned", "gpu_fp32",
+                 "trt_fp16+dynamic_shape=image:1x3x32x32:1x3x64x64:1x3x128x128"):
+        bp.candidate_plan(parse_run_mode(text), free, specs, optim_root="/o")
+    fixed = ModelFiles("cls", "/m/cls/inference.pdmodel", "/m/cls/inference.pdiparams",
+                       (InputSpec("x", (-1, 3, 224, 224)),))
+    bp.candidate_plan(parse_run_mode("trt_fp16"), fixed, [InputSpec("x", (2, 3, 224, 224))],
+                      optim_root="/o")
+
+
+def test_fp32_op_on_gpu_fp16_must_name_an_op_type_of_the_program(paddle_cache):
+    """exp_disable_mixed_precision_ops matches op types as the pass sees them: the legacy
+    name matmul_v2 on a .json program (where it is matmul) keeps nothing in fp32. Checked
+    against the real programs' own op types, both exports of one model."""
+    from pytest_paddle_infer.engine.int8_evidence import program_op_types
+    from pytest_paddle_infer.engine.runner import Runner
+
+    runner = Runner(paddle_cache)
+    pir = runner.model_files(parse_source("tiny_cnn"), legacy=False)
+    legacy = runner.model_files(parse_source("tiny_cnn"), legacy=True)
+    wrong = parse_run_mode("gpu_fp16+fp32_op=matmul_v2")
+    problem = bp.fp32_ops_problem(wrong, program_op_types(pir.prog_file), pir.format)
+    assert problem.startswith(
+        "gpu_fp16+fp32_op=matmul_v2: +fp32_op names matmul_v2, which the program holds no op of, "
+        "and no fusion makes: nothing would be kept in fp32. A .json (PIR) program names ops as "
+        "the file holds them (matmul, not matmul_v2; add, not elementwise_add). Its op types: ")
+    assert "matmul" in problem
+    assert bp.fp32_ops_problem(wrong, program_op_types(legacy.prog_file), legacy.format) is None
+    for text in ("gpu_fp16+fp32_op=matmul", "gpu_fp16+fp32_op=pd_op.matmul",
+                 "gpu_fp16+fp32_op=fused_gemm_epilogue", "gpu_fp16+fp32_op=fc"):
+        assert bp.fp32_ops_problem(parse_run_mode(text), program_op_types(pir.prog_file),
+                                   pir.format) is None, text
+    # a name fusion may take into another type: said in the plan's remarks
+    plan = bp.candidate_plan(parse_run_mode("gpu_fp16+fp32_op=matmul+fp32_op=softmax"), pir,
+                             [s.concrete((1, 3, 32, 32)) for s in pir.inputs], optim_root="/o")
+    [remark] = [r for r in plan.remarks if r.startswith("fp32_op:")]
+    assert remark.startswith("fp32_op: GPU fusion passes may take matmul into fused op types")

@@ -291,3 +291,31 @@ def test_the_pass_a_listing_build_stopped_in_is_tried_first():
     wider = run("onednn_fp32", both, crash=True, failure="crashed",
                 passes=PassList(PASSES, stopped_in=["pass_30"]))
     assert wider.culprit == "pass_4, pass_30" and wider.rungs[3].change == "delete_pass: pass_30"
+
+
+def test_the_trt_op_search_names_the_types_the_teller_sees_after_fusion():
+    """Legacy TensorRT: exp_disable_tensorrt_ops is matched by the subgraph pass after the
+    fusion passes, so the search lists the op types of the candidate with that pass deleted
+    (fused convolutions by their fused name) before the program's own."""
+    from pytest_paddle_infer.engine.localize.ladder import TRT_SUBGRAPH_PASS, search_op_types
+    from pytest_paddle_infer.engine.localize.op_blame import knob_for
+
+    asked = []
+
+    def ran(spec):  # what that trial's predictor would list (a GPU run; recorded names)
+        asked.append(spec)
+        return ["feed", "fused_conv2d_add_act", "pool2d", "matrix_multiply", "fetch"]
+
+    spec = parse_run_mode("trt_fp16+delete_pass=fc_fuse_pass")
+    baseline = ["feed", "conv2d", "batch_norm", "relu", "pool2d", "matmul_v2", "fetch"]
+    types = search_op_types(spec, "legacy", baseline, ran)
+    assert asked[0].delete_passes == ("fc_fuse_pass", TRT_SUBGRAPH_PASS)
+    assert asked[0].mode == "trt_fp16" and asked[0].disable_trt_ops == ()
+    knob, _ = knob_for(spec, "legacy")
+    assert knob.names(types, spec)[:3] == ["fused_conv2d_add_act", "pool2d", "matrix_multiply"]
+    assert "conv2d" in knob.names(types, spec)  # the program's own names follow
+    assert search_op_types(spec, "pir", baseline, ran) == baseline  # paddle.tensorrt: its own
+    assert search_op_types(spec, "legacy", baseline, None) == baseline
+    gpu = parse_run_mode("gpu_fp16")
+    search_op_types(gpu, "legacy", baseline, ran)
+    assert asked[-1] == gpu  # the placement's names: the candidate itself

@@ -5,6 +5,7 @@ checked against paddle.tensorrt's API as recorded from Paddle's source (paddle_t
 the CPU wheel has no paddle.tensorrt, so only the conversion itself cannot run here."""
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -42,13 +43,13 @@ def test_json_model_takes_the_pir_path_with_convert_then_a_plain_gpu_predictor()
     prepare, convert, build = p.steps
     assert isinstance(prepare, bp.PrepareCacheDir) and isinstance(convert, bp.ConvertPir)
     assert calls_text(convert) == [
-        "Input(name='x', min_input_shape=(2, 3, 32, 32), optim_input_shape=(2, 3, 32, 32), "
-        "max_input_shape=(2, 3, 32, 32), input_data_type='float32')",
+        "Input(name='x', warmup_data=(<the case's x>, <the case's x>, <the case's x>), "
+        "input_data_type=None)",
         "TensorRTConfig(inputs=[inputs[0]], min_subgraph_size=3)",
         "config.precision_mode = PrecisionMode.FP16",
         "config.workspace_size = 1073741824",
         "config.save_model_dir = '{cache}/trt/inference'",
-        "convert('/models/mine/inference.json', config)"]
+        "convert('/models/mine/inference', config)"]
     assert convert.links == ()  # inference.pdiparams sits beside inference.json
     assert build.program == (prepare.path + "/trt/inference.json", prepare.path + "/trt/inference.pdiparams")
     # no enable_tensorrt_engine: the converted program holds the tensorrt_engine ops
@@ -72,8 +73,8 @@ def test_legacy_model_takes_the_legacy_path():
         "config.precision_mode = PrecisionMode.FP32"]),
     # tuned: the case's inputs are the only shapes there are to collect
     ("trt_fp16+dynamic_shape=tuned", [
-        "Input(name='x', min_input_shape=(2, 3, 32, 32), optim_input_shape=(2, 3, 32, 32), "
-        "max_input_shape=(2, 3, 32, 32), input_data_type='float32')",
+        "Input(name='x', warmup_data=(<the case's x>, <the case's x>, <the case's x>), "
+        "input_data_type=None)",
         "config.precision_mode = PrecisionMode.FP16"]),
     ("trt_int8+int8_source=quantized+disable_trt_op=softmax+disable_trt_op=pd_op.pool2d"
      "+trt_optimization_level=5", [
@@ -130,7 +131,7 @@ def test_weights_under_another_name_are_linked_where_convert_reads_them(tmp_path
     source = cache / pt.SOURCE_DIR / "inference.json"
     assert convert.links == ((str(source), "/models/mine/inference.json"),
                              (str(source.with_suffix(".pdiparams")), "/models/mine/weights.bin"))
-    assert convert.calls[-1].args[0] == str(source)
+    assert convert.calls[-1].args[0] == str(source.with_suffix(""))
 
 
 def test_conversion_fails_here_naming_the_missing_module(tmp_path):
@@ -185,3 +186,132 @@ def test_zoo_entries_take_the_legacy_path_on_paddle_3(paddle_cache, tmp_path):
     own = runner.model_files(case.model, legacy=False)
     assert own.format == "pir"
     assert bp.candidate_plan(case.run_mode, own, specs, optim_root=tmp_path).path == pt.PIR_PATH
+
+
+def test_convert_gets_a_path_prefix_that_paddles_own_loader_reads(paddle_cache, tmp_path):
+    """paddle.tensorrt.convert hands its model_path to load_inference_model under PIR, which
+    appends '.json' itself: the plan passes the prefix, as PaddleX does. Checked with the
+    installed wheel's loader on a real .json export, as convert would call it (IrGuard), for a
+    model beside its weights and one whose weights were linked in under convert's names."""
+    import paddle
+
+    from pytest_paddle_infer.engine.runner import Runner
+    from pytest_paddle_infer.models.source import parse_source
+
+    model = Runner(paddle_cache).model_files(parse_source("tiny_cnn"), legacy=False)
+    assert model.format == "pir"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "model.json").symlink_to(model.prog_file)
+    (other / "weights.bin").symlink_to(model.params_file)
+    renamed = replace(model, prog_file=str(other / "model.json"),
+                      params_file=str(other / "weights.bin"))
+    for m in (model, renamed):
+        p = bp.candidate_plan(parse_run_mode("trt_fp32"), m, [s.concrete(
+            tuple(1 if d < 0 else d for d in s.shape)) for s in m.inputs], optim_root=tmp_path)
+        step = p.steps[1]
+        bp.prepare_cache_dir(p.steps[0])
+        for link, target in step.links:
+            Path(link).parent.mkdir(parents=True, exist_ok=True)
+            Path(link).symlink_to(target)
+        model_path = step.calls[-1].args[0]
+        # convert's own checks of a prefix: <prefix>.json and <prefix>.pdiparams exist
+        assert not Path(model_path).is_file()
+        assert Path(model_path + ".json").is_file() and Path(model_path + ".pdiparams").is_file()
+        paddle.enable_static()
+        try:
+            with paddle.pir_utils.IrGuard():
+                exe = paddle.static.Executor(paddle.CPUPlace())
+                program, feeds, fetches = paddle.static.io.load_inference_model(model_path,
+                                                                                 executor=exe)
+        finally:
+            paddle.disable_static()
+        assert feeds == [s.name for s in m.inputs] and fetches
+
+
+def _converted(path: Path, engines: int) -> Path:
+    """A converted program as paddle.tensorrt writes it (dialect 1 is pd_op): ``engines``
+    tensorrt_engine ops between the feed and the fetch, the model's other ops gone."""
+    ops = [{"#": "p"}, {"#": "1.data"}] + [{"#": "1.tensorrt_engine"}] * engines + [{"#": "1.fetch"}]
+    path.write_text(json.dumps({"program": {"regions": [{"#": "region_0", "blocks": [{"ops": ops}]}]}}))
+    return path
+
+
+@pytest.mark.parametrize("engines", [1, 0])
+def test_pir_tensorrt_evidence_is_the_converted_program_not_the_output_hook(paddle_cache, tmp_path,
+                                                                            engines):
+    """Paddle's PIR output hook reports DenseTensor outputs only; a tensorrt_engine op's output
+    is a VariableRefArray, so the hooks never show the engine on the PIR path. The case's
+    evidence is the converted program: its tensorrt_engine ops and the ops they replaced.
+    Driven through Runner.run with a real predictor (CPU here: its hooks show no engine, as
+    the GPU's would not) and a converted program file."""
+    from pytest_paddle_infer.cases.case import Case
+    from pytest_paddle_infer.engine.predictor import run_predictor
+    from pytest_paddle_infer.engine.runner import Prepared, Runner
+    from pytest_paddle_infer.models.source import parse_source
+    from pytest_paddle_infer.modes.run_modes import baseline_recipe
+    from pytest_paddle_infer.verdict.tolerances import CaseTolerances, Rule
+
+    runner = Runner(paddle_cache)
+    case = Case(parse_source("tiny_cnn"), parse_run_mode("trt_fp16"),
+                CaseTolerances(base=Rule(1e-2, 1e-2), override=Rule(None, None)))
+    model = runner.model_files(case.model, legacy=False)
+    inputs = runner.inputs(model, {}, 0)
+    predictor = runner.predictors.get(model, baseline_recipe("cpu", 1, 0, model.format))
+    outputs = run_predictor(predictor, inputs)
+    converted = _converted(tmp_path / "inference.json", engines)
+    result = runner.run(Prepared(case, model, inputs, outputs, "cpu", predictor, "recipe",
+                                 converted_program=str(converted)))
+    record = result.evidence["candidate"]
+    assert record["tensorrt_engine_ops"] == engines
+    assert record["converted"]["replaced"]["conv2d"] >= 1  # the ops the engines took over
+    if engines:
+        assert result.problems == []
+    else:
+        assert result.problems == [
+            f"trt_fp16: the converted program holds no tensorrt_engine op: paddle.tensorrt.convert "
+            f"left every op to Paddle, TensorRT took no part in this model ({converted})"]
+
+
+def test_conversion_warms_up_on_the_case_inputs_not_drawn_data():
+    """paddle.tensorrt draws uniform data for min/opt/max shapes unless given warmup_data:
+    shape-tensor inputs (im_shape, scale_factor) would get junk values. Without explicit
+    ranges every Input carries the case's own arrays, filled in when the conversion runs."""
+    import numpy as np
+
+    model = replace(MINE, inputs=(InputSpec("image", (-1, 3, -1, -1)), InputSpec("im_shape", (-1, 2))))
+    specs = [InputSpec("image", (1, 3, 64, 48)), InputSpec("im_shape", (1, 2))]
+    calls = bp.candidate_plan(parse_run_mode("trt_fp16"), model, specs, optim_root="/o").steps[1].calls
+    inputs = [c for c in calls if c.name == "Input"]
+    assert [dict(c.kwargs)["warmup_data"] for c in inputs] == [
+        pt.Samples((pt.CaseArray("image"),) * 3), pt.Samples((pt.CaseArray("im_shape"),) * 3)]
+    arrays = {"image": np.ones((1, 3, 64, 48), "float32"), "im_shape": np.array([[64.0, 48.0]], "float32")}
+    got = pt.argument(dict(inputs[1].kwargs)["warmup_data"], {}, None, arrays)
+    assert isinstance(got, tuple) and len(got) == 3 and all(a is arrays["im_shape"] for a in got)
+    with pytest.raises(PredictorError, match="the warm-up data <the case's image> was not given"):
+        pt.argument(pt.CaseArray("image"), {}, None, {})
+    for version in API:
+        assert check_trt_calls(calls, version) == [], version
+    ranged = bp.candidate_plan(parse_run_mode(
+        "trt_fp16+dynamic_shape=image:1x3x32x32:1x3x64x48:1x3x128x128"
+        "+dynamic_shape=im_shape:1x2:1x2:1x2"), model, specs, optim_root="/o").steps[1].calls
+    assert all("warmup_data" not in dict(c.kwargs) for c in ranged if c.name == "Input")
+
+
+def test_a_missing_tensorrt_package_skips_the_pir_path_naming_the_pip_install():
+    """paddle.tensorrt imports NVIDIA's tensorrt package; without it the case skips saying
+    which version to install, instead of an import error blamed on Paddle's build. Looked up
+    for real here (this machine has no tensorrt package)."""
+    import importlib.util
+
+    spec = parse_run_mode("trt_fp16")
+    assert importlib.util.find_spec("tensorrt") is None
+    assert pt.package_reason(spec, "pir", (8, 5, 3)) == (
+        "trt_fp16 on a .json program takes paddle.tensorrt, which needs NVIDIA's tensorrt Python "
+        "package, not installed here (this Paddle was built with TensorRT 8.5.3): pip install "
+        "tensorrt==8.5.3, or check the model's .pdmodel export on the legacy path")
+    with pytest.raises(CaseSkipped, match=r"pip install tensorrt==8\.6\.1"):
+        pt.check_takes(spec, "pir", "/m/inference.json", (8, 6, 1))
+    assert pt.package_reason(spec, "legacy", (8, 6, 1)) is None  # the legacy path needs none
+    assert pt.package_reason(spec, "pir", (8, 6, 1), found=True) is None
+    assert "pip install tensorrt, " in pt.package_reason(spec, "pir", (0, 0, 0))

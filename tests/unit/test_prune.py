@@ -137,7 +137,7 @@ def test_call_source_is_python_on_config():
     assert (repro.call_source(Call("enable_custom_passes", (PassNames(["a"]), True)))
             == "config.enable_custom_passes(['a'], True)")
     assert (repro.call_source(Call("set_optim_cache_dir", ("/ci/cache/optim/x",)))
-            == 'config.set_optim_cache_dir(os.path.join(HERE, "optim_cache"))')
+            == 'config.set_optim_cache_dir(os.path.join(HERE, "optim_cache", ""))')
     guarded = repro.call_source(Call("set_tensorrt_optimization_level", (3,), optional=True))
     assert guarded.startswith("if hasattr(config, 'set_tensorrt_optimization_level'):")
     compile(repro.script_text("c", "w", "inference.json", [Call("disable_mkldnn")],
@@ -308,7 +308,7 @@ def test_the_repro_takes_the_cases_own_recipes_and_prunes_one_build_plans_only(p
         assert any(c.method == "enable_tensorrt_engine" for c in candidate)
         assert why_not.startswith(f"the candidate takes {steps} steps (")
         text = repro.script_text(case.id, "w", "inference.pdmodel", baseline, candidate, 1e-2, 1e-2)
-        assert 'config.set_optim_cache_dir(os.path.join(HERE, "optim_cache"))' in text
+        assert 'config.set_optim_cache_dir(os.path.join(HERE, "optim_cache", ""))' in text
         compile(text, "repro.py", "exec")
 
 

@@ -115,7 +115,7 @@ def test_gpu_baseline_and_helper_recipes():
                                             Path(SHAPE_FILE), device_id=3)) == [
         "enable_use_gpu(256, 3, PrecisionType.Float32)",
         f"collect_shape_range_info('{SHAPE_FILE}')"]
-    assert str(rm.optim_cache_call(Path("/c/m"))) == "set_optim_cache_dir('/c/m')"
+    assert str(rm.optim_cache_call(Path("/c/m"))) == "set_optim_cache_dir('/c/m/')"
 
 
 # ---------------------------------------------------------------------------------------

@@ -335,6 +335,32 @@ def _blame_ops(loc: Localization, spec: RunModeSpec, knob: OpKnob,
 
 # -- the entry point -------------------------------------------------------------------------
 
+# The legacy pass that hands subgraphs to TensorRT; its op teller reads the disabled list
+TRT_SUBGRAPH_PASS = "tensorrt_subgraph_pass"
+
+
+def search_op_types(spec: RunModeSpec, program_format: str, baseline: List[str],
+                    ran: Optional[Callable[[RunModeSpec], List[str]]]) -> List[str]:
+    """The op types an op-level search goes over: those the placement or the TensorRT teller
+    sees, i.e. after the fusion passes, then the program's own (``baseline``, IR off).
+    ``ran(spec)``: the op types a predictor of ``spec`` runs (a trial; None: none here).
+    Legacy TensorRT: the candidate with the subgraph pass deleted runs every op in Paddle after
+    the same fusion passes, so its op types are the names the teller matches (excluding conv2d
+    alone would leave fused convolutions in the engine). The PIR TensorRT path marks ops on
+    its own passes' program: the program's names there."""
+    from .. import pir_tensorrt
+
+    if ran is None:
+        return baseline
+    if spec.run_mode.tensorrt:
+        if pir_tensorrt.takes_pir_path(spec.run_mode, program_format):
+            return baseline
+        fused = ran(replace(spec, delete_passes=tuple(spec.delete_passes) + (TRT_SUBGRAPH_PASS,)))
+    else:
+        fused = ran(spec)
+    return fused + [t for t in baseline if t not in fused]
+
+
 
 def localize_case(runner, prepared, init: Optional[dict] = None, failure: str = FAILS) -> Localization:
     """The ladder for a failing, crashing or raising (``failure``) prepared case, then the
@@ -356,13 +382,8 @@ def localize_case(runner, prepared, init: Optional[dict] = None, failure: str = 
         listed = lambda: applied_passes(spec, model, case.threads, off)  # noqa: E731
 
     def op_types() -> List[str]:
-        """The candidate's op types (fused names, as bf16 placement sees them), then the
-        program's own; TensorRT: the program's (the candidate shows engine ops)."""
-        baseline = runner.op_types(prepared)
-        if spec.run_mode.tensorrt or server is None:
-            return baseline
-        ran = server.op_types(spec)
-        return ran + [t for t in baseline if t not in ran]
+        return search_op_types(spec, model.format, runner.op_types(prepared),
+                               server.op_types if server is not None else None)
 
     try:
         loc = localize(spec, trial, listed, op_types, off, model.format, failure)

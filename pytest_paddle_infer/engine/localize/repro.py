@@ -21,7 +21,7 @@ def call_source(call) -> str:
     TensorRT's optim cache dir becomes a folder beside the script, so the repro travels."""
     args = [repr(a) for a in call.args] + [f"{k}={v!r}" for k, v in call.kwargs]
     if call.method == "set_optim_cache_dir":
-        args = ['os.path.join(HERE, "optim_cache")']
+        args = ['os.path.join(HERE, "optim_cache", "")']  # Paddle concatenates engine_info_*
     line = f"config.{call.method}({', '.join(args)})"
     if getattr(call, "optional", False):
         return f"if hasattr(config, {call.method!r}):\n        {line}"

@@ -1,0 +1,106 @@
+"""TF32 on GPU: the baseline computes in true fp32; what the fp32 candidates use is said.
+
+On compute capability 8.0 and later, cuBLAS and cuDNN can run fp32 matrix products on tensor
+cores in TF32 (fp32's range, fp16's 10-bit mantissa). Paddle turns that on by default and has
+process-wide switches for it in 2.6 and 3.x alike: ``paddle.base.core.set_cublas_switch`` /
+``set_cudnn_switch`` (and their ``get_*``; checked on the 2.6.2 GPU wheel and the 3.3.1 CPU
+wheel: 2.6.2 starts with both on, 3.3.1 with cuBLAS off and cuDNN on). cuDNN's convolution
+descriptors read the switch at each call (``AllowTF32Cudnn()``); cuBLAS calls read it where they
+choose a compute type. TensorRT's builder sets its own TF32 flag by default, and Paddle never
+clears it (read in its source, legacy and PIR paths): a TensorRT candidate uses TF32 whatever
+the switches say.
+
+So the GPU baseline runs with both switches off (``true_fp32``) and puts them back after; the
+candidates run with what the process has (what ships), and their evidence says which.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Iterator, Optional, Tuple
+
+# compute capability from which GPUs have TF32 tensor cores (Ampere)
+TF32_CAPABILITY = (8, 0)
+
+
+def _core():
+    from ..modes.capabilities import import_paddle
+
+    paddle = import_paddle()
+    return getattr(paddle, "base", None) or paddle.fluid
+
+
+def switches() -> Optional[Tuple[bool, bool]]:
+    """(cuBLAS, cuDNN) TF32 switches of this process; None where this Paddle has none."""
+    core = _core().core
+    get_blas, get_dnn = getattr(core, "get_cublas_switch", None), getattr(core, "get_cudnn_switch", None)
+    if get_blas is None or get_dnn is None:
+        return None
+    return bool(get_blas()), bool(get_dnn())
+
+
+def set_switches(blas: bool, dnn: bool) -> None:
+    core = _core().core
+    core.set_cublas_switch(blas)
+    core.set_cudnn_switch(dnn)
+
+
+_lock = threading.Lock()
+_holders = 0  # blocks inside true_fp32 now, in any thread (a baseline beside another)
+_saved: Optional[Tuple[bool, bool]] = None
+
+
+@contextlib.contextmanager
+def true_fp32() -> Iterator[str]:
+    """Both TF32 switches off for the block, restored when the last block open in any thread
+    ends (overlapping blocks would otherwise put back each other's "off"); yields what it
+    did, in words."""
+    global _holders, _saved
+    if switches() is None:
+        yield "TF32 could not be turned off: this Paddle has no cuBLAS/cuDNN TF32 switch"
+        return
+    with _lock:
+        if _holders == 0:
+            _saved = switches()
+            set_switches(False, False)
+        _holders += 1
+    try:
+        yield "TF32 off (cuBLAS and cuDNN switches cleared for this run): true fp32"
+    finally:
+        with _lock:
+            _holders -= 1
+            if _holders == 0 and _saved is not None:
+                set_switches(*_saved)
+
+
+def capability(device_id: int) -> Optional[Tuple[int, int]]:
+    """The GPU's compute capability; None where it cannot be read."""
+    try:
+        import paddle
+
+        major, minor = paddle.device.cuda.get_device_capability(device_id)
+        return int(major), int(minor)
+    except Exception:
+        return None
+
+
+def candidate_text(tensorrt: bool, state: Optional[Tuple[bool, bool]],
+                   cc: Optional[Tuple[int, int]]) -> str:
+    """What an fp32 GPU candidate's TF32 use is: the switches it ran with, TensorRT's flag,
+    and whether the GPU has TF32 at all."""
+    on = lambda v: "on" if v else "off"  # noqa: E731
+    parts = []
+    if state is None:
+        parts.append("cuBLAS/cuDNN TF32 switches not readable in this Paddle")
+    else:
+        parts.append(f"cuBLAS TF32 {on(state[0])}, cuDNN TF32 {on(state[1])}")
+    if tensorrt:
+        parts.append("TensorRT builder TF32 flag on (Paddle never clears it)")
+    if cc is None:
+        parts.append("compute capability unknown")
+    elif cc < TF32_CAPABILITY:
+        parts.append(f"compute capability {cc[0]}.{cc[1]} has no TF32: computes in fp32 (the "
+                     f"mode's default tolerance allows for TF32; a tighter one holds here)")
+    else:
+        parts.append(f"compute capability {cc[0]}.{cc[1]}: TF32 tensor cores used where on")
+    return "TF32: " + "; ".join(parts)
