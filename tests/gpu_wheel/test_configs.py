@@ -23,7 +23,7 @@ from config_signatures import check_recipe
 from pytest_paddle_infer.engine.predictor import make_config
 from pytest_paddle_infer.models.inputs import InputSpec
 from pytest_paddle_infer.models.source import ModelFiles
-from pytest_paddle_infer.modes import build_plan as bp
+from pytest_paddle_infer.engine import build_plan as bp
 from pytest_paddle_infer.modes.run_modes import (FP16, GPU, INT8, QUANTIZED, RUN_MODES, TOGGLES,
                                                  parse_run_mode, recipe)
 

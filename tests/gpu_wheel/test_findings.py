@@ -1,7 +1,7 @@
 """The PIR TensorRT path's files against Paddle 3.x's own loader and saver, and the findings
-of issue 24 that this tier can see, each a strict xfail until it is fixed (the xfail then
-fails, asking for its mark to go): the PIR TensorRT path's program argument (finding 1), TF32 in the GPU baseline (5), the capability record's key
-(6), the TensorRT optimization level below TensorRT 8.6 (8) and what the PIR path drops (8)."""
+of issue 24 that this tier can see, each fixed: the PIR TensorRT path's program argument
+(finding 1), TF32 off in the GPU baseline (5), the capability record's key (6), the TensorRT
+optimization level below TensorRT 8.6 (8) and what the PIR path drops (8)."""
 from __future__ import annotations
 
 import textwrap
@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_paddle_infer.engine.predictor import make_config
+from pytest_paddle_infer.engine import build_plan as bp
 from pytest_paddle_infer.models.inputs import InputSpec
 from pytest_paddle_infer.models.source import ModelFiles
-from pytest_paddle_infer.modes import build_plan as bp
-from pytest_paddle_infer.modes.run_modes import GPU, baseline_recipe, parse_run_mode
+from pytest_paddle_infer.modes.run_modes import parse_run_mode
 
 X = InputSpec("x", (2, 4))
 
@@ -89,8 +88,6 @@ def test_the_loader_reads_a_prefix(pir_run, pir_export):
     assert "loaded ['x']" in done.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="finding 1: the PIR TensorRT plan passes <dir>/inference.json "
-                                       "to convert, whose loader appends .json again")
 def test_the_pir_tensorrt_plan_names_a_program_the_loader_reads(pir_run, pir_export, tmp_path):
     argument = convert_argument(pir_export, tmp_path)
     done = pir_run(LOAD, argument)
@@ -100,21 +97,20 @@ def test_the_pir_tensorrt_plan_names_a_program_the_loader_reads(pir_run, pir_exp
 # -- finding 5: TF32 in the GPU baseline ----------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="finding 5: the GPU baseline leaves Paddle's TF32 on "
-                                       "(cuBLAS and cuDNN), so it is not true fp32")
 def test_the_gpu_baseline_is_true_fp32(gpu_paddle, tmp_path):
     from paddle.base import core
 
-    model = ModelFiles("m", str(tmp_path / "inference.pdmodel"), str(tmp_path / "inference.pdiparams"), (X,))
-    make_config(model, baseline_recipe(GPU))
-    assert (core.get_cublas_switch(), core.get_cudnn_switch()) == (False, False)
+    from pytest_paddle_infer.engine.tf32 import true_fp32
+
+    before = (core.get_cublas_switch(), core.get_cudnn_switch())
+    with true_fp32() as what:  # what the runner wraps a GPU baseline's runs in
+        assert (core.get_cublas_switch(), core.get_cudnn_switch()) == (False, False), what
+    assert (core.get_cublas_switch(), core.get_cudnn_switch()) == before
 
 
 # -- finding 6: the capability record's key -------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="finding 6: the capability record ignores LD_LIBRARY_PATH "
-                                       "and FLAGS_tensorrt_dir, which the TensorRT skip asks users to set")
 @pytest.mark.parametrize("variable", ["LD_LIBRARY_PATH", "FLAGS_tensorrt_dir"])
 def test_the_capability_record_follows_where_tensorrt_is_looked_for(gpu_paddle, monkeypatch, variable):
     from pytest_paddle_infer.modes.capabilities import detect, installation_key
@@ -130,20 +126,16 @@ def test_the_capability_record_follows_where_tensorrt_is_looked_for(gpu_paddle, 
 # -- finding 8: what TensorRT 8.5 and the PIR path do not do --------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="finding 8: +trt_optimization_level does nothing below "
-                                       "TensorRT 8.6 (this wheel: 8.5.3), and nothing says so")
 def test_an_optimization_level_under_tensorrt_8_5_is_remarked(gpu_paddle, tmp_path):
     from paddle import inference
 
     assert tuple(inference.get_trt_compile_version()) == (8, 5, 3)
     model = ModelFiles("m", str(tmp_path / "inference.pdmodel"), str(tmp_path / "inference.pdiparams"), (X,))
     plan = bp.candidate_plan(parse_run_mode("trt_fp16+trt_optimization_level=1"), model, [X],
-                             optim_root=tmp_path)
+                             optim_root=tmp_path, trt_version=tuple(inference.get_trt_compile_version()))
     assert any("trt_optimization_level" in r for r in plan.remarks), plan.remarks
 
 
-@pytest.mark.xfail(strict=True, reason="finding 8: the PIR TensorRT path drops dynamic_shape=tuned "
-                                       "and disable_trt_plugin_fp16 silently")
 @pytest.mark.parametrize("text", ["trt_fp16+dynamic_shape=tuned",
                                   "trt_fp16+dynamic_shape=x:1x4:2x4:4x4+disable_trt_plugin_fp16"])
 def test_the_pir_path_says_what_it_drops(tmp_path, text):
