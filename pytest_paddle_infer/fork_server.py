@@ -4,7 +4,8 @@ Each xdist worker needs its own executor child, and each child's ``import paddle
 4.5 s of CPU) competes with the workers starting and with the other children: on 2 cores
 the sweep's -n 2 gain was about a fifth lower without this, and on 16 cores 16 imports at once
 delayed every worker's first case. The xdist controller starts this server in
-pytest_configure, before it spawns the workers; the server imports paddle and the engine once,
+pytest_configure, before it spawns the workers, and tells each of its workers where it is
+(xdist's workerinput: never the environment, which other sessions would inherit); the server imports paddle and the engine once,
 then forks one executor child per worker that asks. A forked child is an executor like a
 spawned one (supervise.py): the worker's log, working directory, environment and listener.
 
@@ -22,6 +23,7 @@ workers read (``ForkedChild``, supervised as a ``subprocess.Popen``).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import secrets
 import shutil
@@ -33,15 +35,15 @@ import time
 from pathlib import Path
 from typing import Dict, Optional
 
-SERVER_ENV = "PADDLE_INFER_FORK_SERVER"  # pid:directory:key:environment digest, for the workers
-# (supervise.FORK_SERVER_ENV: the worker looks for it there without importing this module)
+KEY_ENV = "PADDLE_INFER_FORK_SERVER_KEY"  # the server's key, given to the server alone
 OFF_ENV = "PADDLE_INFER_NO_FORK_SERVER"  # set (to anything): never start or use one
 ENGINE = "pytest_paddle_infer.engine.service"  # what the children run (supervise.ENGINE_ENTRY)
 READY_SECONDS = 120.0  # how long a worker waits for the server to finish importing paddle
 # environment that changes what `import paddle` sets up: a worker differing here spawns
 PADDLE_ENV_PREFIXES = ("FLAGS_", "GLOG_", "OMP_", "MKL_", "KMP_", "CUDA_", "LD_", "PYTHON",
                        "DNNL_", "ONEDNN_", "PADDLE_")
-_SERVERS: list = []  # the controller's: (process, directory)
+_SERVERS: list = []  # the controller's: (process, directory, spec)
+UNKNOWN_EXIT = -9  # a child that ended with no status recorded (its server is gone): as SIGKILL
 
 
 # -- whether one may run ---------------------------------------------------------------------
@@ -68,8 +70,11 @@ def paddle_is_cpu_only() -> bool:
         key, sep, value = line.partition("=")
         if sep and key.strip().isidentifier():
             values[key.strip()] = value.strip().strip("'\"")
-    return values.get("cuda_version") == "False" and values.get("xpu_version", "False") == "False" \
-        and values.get("rocm_version", "False") in ("False", "") and "with_gpu" not in values
+    def off(*keys):  # absent, or built without it
+        return all(values.get(k, "False") in ("False", "None", "") for k in keys)
+
+    return (values.get("cuda_version") == "False" and off("xpu_version", "xpu_xre_version", "hip_version",
+                                                         "rocm_version") and "with_gpu" not in values)
 
 
 def available() -> bool:
@@ -78,39 +83,44 @@ def available() -> bool:
 
 
 def environment_digest(env) -> str:
-    """What of an environment `import paddle` reads, and the Python that imports it."""
+    """What of an environment `import paddle` reads, and the Python that imports it (its
+    path and prefix: two venvs of one base Python differ)."""
     kept = sorted((k, v) for k, v in env.items()
                   if k.startswith(PADDLE_ENV_PREFIXES) and not k.startswith("PADDLE_INFER_"))
-    return hashlib.sha256(repr((os.path.realpath(sys.executable), kept)).encode()).hexdigest()[:16]
+    python = (os.path.abspath(sys.executable), sys.prefix, sys.exec_prefix)
+    return hashlib.sha256(repr((python, kept)).encode()).hexdigest()[:16]
 
 
 # -- the controller --------------------------------------------------------------------------
 
 
-def start() -> bool:
-    """Start the server (once); the workers this process spawns find it in their environment."""
-    if _SERVERS or not available():
-        return bool(_SERVERS)
+def start() -> str:
+    """Start the server (once per process); its spec for the workers (xdist's workerinput),
+    "" where none runs."""
+    if _SERVERS:
+        return _SERVERS[0][2]
+    if not available():
+        return ""
     directory = tempfile.mkdtemp(prefix="paddle-infer-fork-")
     key = secrets.token_hex(16)
     try:
         proc = subprocess.Popen([sys.executable, "-m", __name__, directory], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 # the environment a spawned executor child gets (supervise.py)
-                                env={"GLOG_minloglevel": "1", **os.environ, f"{SERVER_ENV}_KEY": key})
+                                env={"GLOG_minloglevel": "1", **os.environ, KEY_ENV: key})
     except OSError:
         shutil.rmtree(directory, ignore_errors=True)
-        return False
-    _SERVERS.append((proc, directory))
-    os.environ[SERVER_ENV] = f"{proc.pid}:{directory}:{key}:{environment_digest(os.environ)}"
-    return True
+        return ""
+    spec = json.dumps({"pid": proc.pid, "directory": directory, "key": key,
+                       "environment": environment_digest(os.environ)})
+    _SERVERS.append((proc, directory, spec))
+    return spec
 
 
 def stop() -> None:
     """The controller's end: the server goes; children it forked are the workers' to close."""
-    os.environ.pop(SERVER_ENV, None)
     while _SERVERS:
-        proc, directory = _SERVERS.pop()
+        proc, directory, _ = _SERVERS.pop()
         if proc.poll() is None:
             proc.terminate()
         try:
@@ -132,14 +142,20 @@ class ForkedChild:
         self.pid = pid
         self.status_file = status_file
         self.returncode: Optional[int] = None
+        self._gone_since: Optional[float] = None
 
     def poll(self) -> Optional[int]:
         if self.returncode is None:
             try:
                 self.returncode = int(self.status_file.read_text())
             except (OSError, ValueError):
-                if not _alive(self.pid) and not self.status_file.parent.exists():
-                    self.returncode = -signal.SIGKILL  # the server is gone, and so is the child
+                if _alive(self.pid):
+                    return None
+                # reaped: its status is written at once, unless its server is gone
+                now = time.monotonic()
+                self._gone_since = self._gone_since or now
+                if now - self._gone_since > 1.0:
+                    self.returncode = UNKNOWN_EXIT
         return self.returncode
 
     def wait(self, timeout: Optional[float] = None) -> int:
@@ -171,14 +187,17 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def request(address: str, authkey: str, log_path: Path, authkey_env: str,
+def request(spec: str, address: str, authkey: str, log_path: Path, authkey_env: str,
             entry: str) -> Optional[ForkedChild]:
-    """Ask the session's server for an executor child that connects to ``address``; None
-    where there is no usable server (the caller spawns one)."""
-    found = os.environ.get(SERVER_ENV, "").split(":")
-    if len(found) != 4 or found[3] != environment_digest(os.environ):
+    """Ask the server of ``spec`` (this worker's controller's) for an executor child that
+    connects to ``address``; None where it cannot serve this worker (the caller spawns one)."""
+    try:
+        found = json.loads(spec)
+        pid, directory, key = int(found["pid"]), Path(found["directory"]), str(found["key"])
+    except (ValueError, TypeError, KeyError):
         return None
-    pid, directory, key = int(found[0]), Path(found[1]), found[2]
+    if found.get("environment") != environment_digest(os.environ):
+        return None
     deadline = time.monotonic() + READY_SECONDS
     while not (directory / "ready").exists():
         if (directory / "refused").exists() or not _alive(pid) or time.monotonic() > deadline:
@@ -231,8 +250,9 @@ def _child(request: Dict, listener, conn) -> None:
     code = 1
     try:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        for sig in (signal.SIGCHLD, signal.SIGALRM, signal.SIGTERM):
+        for sig in (signal.SIGCHLD, signal.SIGALRM, signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         listener.close()
         conn.close()
         log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -258,15 +278,28 @@ def _child(request: Dict, listener, conn) -> None:
 
 
 def serve(directory: Path) -> int:
+    """The server: import paddle and the engine, then fork a child per request until the
+    controller (its parent) is gone or stops it. Anything that keeps it from serving is
+    written to ``refused``, so that no worker waits for it."""
+    try:
+        return _serve(directory)
+    except BaseException as e:  # the workers spawn their own children
+        (directory / "refused").write_text(f"{type(e).__name__}: {e}")
+        raise
+
+
+def _serve(directory: Path) -> int:
     from multiprocessing.connection import Listener
 
-    key = bytes.fromhex(os.environ.pop(f"{SERVER_ENV}_KEY"))
+    key = bytes.fromhex(os.environ.pop(KEY_ENV))
     parent = os.getppid()
 
     def orphaned(*_):
         if os.getppid() != parent:  # the controller is gone: so is the session
+            shutil.rmtree(directory, ignore_errors=True)
             os._exit(0)
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the controller's to handle
     signal.signal(signal.SIGALRM, orphaned)
     signal.setitimer(signal.ITIMER_REAL, 1.0, 1.0)
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
@@ -285,17 +318,24 @@ def serve(directory: Path) -> int:
     while True:
         try:
             conn = listener.accept()
-        except (OSError, EOFError):
-            continue  # a worker that failed the handshake or went away
+        except Exception:  # a worker that failed the handshake or went away
+            continue
         with conn:
             try:
                 wanted = conn.recv()
-            except (OSError, EOFError):
+                # no status of this pid's may be read before it is recorded: an earlier child
+                # with the same pid left one
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+                try:
+                    pid = os.fork()
+                    if pid == 0:
+                        _child(wanted, listener, conn)
+                    (directory / f"{pid}.status").unlink(missing_ok=True)
+                finally:
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+                conn.send(pid)
+            except Exception:  # a worker gone, a fork refused: it spawns its own child
                 continue
-            pid = os.fork()
-            if pid == 0:
-                _child(wanted, listener, conn)
-            conn.send(pid)
 
 
 if __name__ == "__main__":

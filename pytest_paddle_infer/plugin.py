@@ -17,7 +17,7 @@ from .session.headers import late_case_header, report_header, write_worker_heade
 from .session.items import ERRORED_IN_CALL, add_command_line_cases, case_properties, declared_case, \
     effective_case
 from .session.paddle_warning import PaddleInferWarning
-from .session.state import (CASE_PATH, FORK_SERVER, NARROWED, REPORT_LOCK, RUNNER, SETTINGS, case_path_of,
+from .session.state import (CASE_PATH, FORK_SERVER, FORK_SERVER_INPUT, NARROWED, REPORT_LOCK, RUNNER, SETTINGS, case_path_of,
                             default_cache_dir, expects_cases, is_xdist_controller, settings_of,
                             stop_idle_executor)
 from .session.suite_files import PaddleSuiteFile, add_suite_args, is_suite_file, parametrize_marked
@@ -74,7 +74,7 @@ def pytest_configure(config):
         from .fork_server import start
 
         # the workers' executor children are forked from one import of paddle (CPU-only
-        # Paddle, Linux): it starts before xdist spawns the workers, which find it
+        # Paddle, Linux): it starts before xdist spawns the workers (pytest_configure_node)
         config.stash[FORK_SERVER] = start()
     config.pluginmanager.register(SessionSummary(config), "paddle-infer-summary")
     if is_xdist_controller(config):  # usage errors the workers find while collecting
@@ -86,6 +86,14 @@ def pytest_configure(config):
 
         register_xdist_grouping(config)
     add_suite_args(config, settings.suites)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist's controller, for each worker it starts: where its fork server is."""
+    spec = node.config.stash.get(FORK_SERVER, "")
+    if spec:
+        node.workerinput[FORK_SERVER_INPUT] = spec
 
 
 def pytest_report_header(config) -> Optional[List[str]]:
@@ -159,7 +167,7 @@ def pytest_unconfigure(config):
         from .ownership import release
 
         release(config.stash[REPORT_LOCK])
-    if config.stash.get(FORK_SERVER, False):
+    if config.stash.get(FORK_SERVER, ""):
         from .fork_server import stop
 
         stop()

@@ -31,7 +31,6 @@ from .errors import CaseSkipped, PaddleInferError, describe_exit, strip_ansi  # 
 
 AUTHKEY_ENV = "PADDLE_INFER_EXECUTOR_KEY"
 ENGINE_ENTRY = "pytest_paddle_infer.engine.service"  # the child's module: python -m ENGINE_ENTRY
-FORK_SERVER_ENV = "PADDLE_INFER_FORK_SERVER"  # fork_server.py: children forked, not spawned
 DEFAULT_TIMEOUT = 900.0
 LOG_TAIL_LINES = 12
 _FRAME = re.compile(r"^\s*\d+\s+\S")
@@ -65,10 +64,11 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
 class Executor:
     """The pytest process's side: starts the child on demand, sends requests, supervises."""
 
-    def __init__(self, init: dict, log_dir: Path, timeout: float = DEFAULT_TIMEOUT):
+    def __init__(self, init: dict, log_dir: Path, timeout: float = DEFAULT_TIMEOUT, fork_server: str = ""):
         self.init = init  # what the child's runner is built from (cache dir, device, goldens)
         self.log_dir = Path(log_dir)
         self.timeout = timeout
+        self.fork_server = fork_server  # an xdist worker's: its controller's fork server (spec)
         self.proc: Optional[subprocess.Popen] = None
         self.conn = None
         self.log_path: Optional[Path] = None
@@ -83,7 +83,7 @@ class Executor:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.started += 1
         self.log_path = self.log_dir / f"executor-{os.getpid()}-{self.started}.log"
-        self._listener, self.proc = _spawn(self.log_path)
+        self._listener, self.proc = _spawn(self.log_path, self.fork_server)
         self.conn = None
 
     def _connection(self):
@@ -206,7 +206,7 @@ _OP_PHASES = {"about": "importing paddle", "prepare": "preparing the case", "run
               "selfcheck": "running the self-check"}
 
 
-def _spawn(log_path: Path):
+def _spawn(log_path: Path, fork_server: str = ""):
     """A child that imports paddle, then connects back: (listener, process). Under an xdist
     controller that runs a fork server (CPU-only paddle), the child is forked from it."""
     key = secrets.token_bytes(16)
@@ -219,8 +219,8 @@ def _spawn(log_path: Path):
             return subprocess.Popen([sys.executable, "-m", ENGINE_ENTRY, address],
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
 
-    if FORK_SERVER_ENV in os.environ:  # an xdist worker whose controller runs one
-        return listener, _ForkOnFirstUse(address, key.hex(), log_path, spawn)
+    if fork_server:  # an xdist worker whose controller runs one
+        return listener, _ForkOnFirstUse(fork_server, address, key.hex(), log_path, spawn)
     return listener, spawn()
 
 
@@ -229,8 +229,8 @@ class _ForkOnFirstUse:
     started: the worker goes on collecting while the server imports paddle. Spawned instead
     where the server cannot fork one. Supervised as a ``subprocess.Popen``."""
 
-    def __init__(self, address: str, key: str, log_path: Path, spawn: Callable):
-        self._ask = (address, key, log_path)
+    def __init__(self, server: str, address: str, key: str, log_path: Path, spawn: Callable):
+        self._ask = (server, address, key, log_path)
         self._spawn = spawn
         self._proc = None
         self._cancelled = False
@@ -239,8 +239,8 @@ class _ForkOnFirstUse:
         if self._proc is None:
             from .fork_server import request
 
-            address, key, log_path = self._ask
-            self._proc = request(address, key, log_path, AUTHKEY_ENV, ENGINE_ENTRY) or self._spawn()
+            server, address, key, log_path = self._ask
+            self._proc = request(server, address, key, log_path, AUTHKEY_ENV, ENGINE_ENTRY) or self._spawn()
         return self._proc
 
     @property

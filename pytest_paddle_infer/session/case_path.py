@@ -29,7 +29,7 @@ class CaseFailed(AssertionError):
 class CasePath:
     """The pytest process's side of every case."""
 
-    def __init__(self, settings, log_dir: Path, shared_dir: Optional[Path] = None):
+    def __init__(self, settings, log_dir: Path, shared_dir: Optional[Path] = None, fork_server: str = ""):
         self._warming = False
         self.settings = settings
         self.seeds: dict = {}  # node id -> the prepared case's input seed
@@ -44,7 +44,7 @@ class CasePath:
         if settings.executor == "inline":
             self.executor = InlineExecutor(init)
         else:
-            self.executor = Executor(init, log_dir, settings.timeout)
+            self.executor = Executor(init, log_dir, settings.timeout, fork_server)
 
     def start(self) -> None:
         """Start the executor now: it imports paddle while pytest collects; meanwhile this

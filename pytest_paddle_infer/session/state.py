@@ -9,7 +9,8 @@ import pytest
 from . import options as opts
 
 REPORT_LOCK = pytest.StashKey[object]()  # this session is the one writer of --paddle-report
-FORK_SERVER = pytest.StashKey[bool]()  # the controller started fork_server.py
+FORK_SERVER = pytest.StashKey[str]()  # the controller's fork server (fork_server.py): its spec
+FORK_SERVER_INPUT = "paddle_infer_fork_server"  # the key of xdist's workerinput that carries it
 SHARED_DIR = "shared-baselines"  # under the cache dir: the baselines xdist workers share, per run
 
 SETTINGS = pytest.StashKey["opts.Settings"]()
@@ -60,7 +61,9 @@ def case_path_of(config):
         workerinput = getattr(config, "workerinput", None)
         if workerinput and workerinput.get("testrunuid"):  # the workers of one xdist session
             shared = settings.cache_dir / SHARED_DIR / workerinput["testrunuid"]
-        config.stash[CASE_PATH] = CasePath(settings, settings.cache_dir / "executor", shared)
+        # the controller's fork server (fork_server.py), given to its own workers only
+        fork_server = (workerinput or {}).get(FORK_SERVER_INPUT, "")
+        config.stash[CASE_PATH] = CasePath(settings, settings.cache_dir / "executor", shared, fork_server)
     return config.stash[CASE_PATH]
 
 
