@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 import math
+import sys
 
 import numpy as np
 
@@ -62,10 +63,12 @@ def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: fl
     if actual.size == 0:
         return row
     flat_a, flat_e = actual.reshape(-1), expected.reshape(-1)
-    stats = _Stats(_largest_abs(flat_e), flat_a.size)
-    for start in range(0, flat_a.size, CHUNK):
-        stats.add(flat_a[start:start + CHUNK].astype(np.float64),
-                  flat_e[start:start + CHUNK].astype(np.float64), start, atol, rtol)
+    stats = _finite_stats(flat_a, flat_e, atol, rtol)  # the common case, in fewer passes
+    if stats is None:  # a NaN or Inf on either side (or a tolerance outside the fast path's)
+        stats = _Stats(_largest_abs(flat_e), flat_a.size)
+        for start in range(0, flat_a.size, CHUNK):
+            stats.add(flat_a[start:start + CHUNK].astype(np.float64),
+                      flat_e[start:start + CHUNK].astype(np.float64), start, atol, rtol)
     stats.finish(row, actual.shape)
     if stats.base_nan or stats.base_inf:  # nothing to compare against there
         row.problems.append(f"the baseline has {stats.base_nan} NaN and {stats.base_inf} Inf: "
@@ -104,6 +107,153 @@ def _largest_abs(flat: np.ndarray) -> float:
     return largest
 
 
+LEAF = 1 << 16  # elements per step of the all-finite path: its float64 buffers stay in cache
+PAIRWISE_UNROLL = 8  # numpy's pairwise summation splits a sum at multiples of this
+PAIRWISE_BLOCK = 128  # and sums this many or fewer in one unsplit loop
+
+
+def _leaves(n: int) -> List[int]:
+    """The sizes of the pieces numpy's pairwise summation splits ``n`` elements into, down
+    to pieces of at most LEAF: summing each piece with numpy and adding the sums back up
+    along the same tree (``_tree_sum``) gives the very sum numpy gives for all ``n``."""
+    if n <= max(LEAF, PAIRWISE_BLOCK):
+        return [n]
+    half = n // 2
+    half -= half % PAIRWISE_UNROLL
+    return _leaves(half) + _leaves(n - half)
+
+
+def _tree_sum(sums: List[float], n: int) -> float:
+    """The pieces' sums (in order, as ``_leaves(n)`` splits) added along numpy's tree."""
+    it = iter(sums)
+
+    def go(m: int) -> float:
+        if m <= max(LEAF, PAIRWISE_BLOCK):
+            return next(it)
+        half = m // 2
+        half -= half % PAIRWISE_UNROLL
+        left = go(half)
+        return left + go(m - half)
+
+    return go(n)
+
+
+def _extreme(flat: np.ndarray, low: bool, found: float) -> float:
+    """The min (``low``) or max of an all-finite tensor as ``_Stats.add`` reports it: the
+    value found over the whole tensor, unless it is a zero that could be either +0.0 or
+    -0.0 (the one reported depends on how the reduction runs): then chunk by chunk as there."""
+    if found != 0.0 or (low and not np.signbit(flat).any()):  # no -0.0 beside a +0.0 min
+        return found
+    pick = min if low else max
+    result = math.inf if low else -math.inf
+    for start in range(0, flat.size, CHUNK):
+        part = flat[start:start + CHUNK].astype(np.float64)
+        result = pick(result, float(part.min() if low else part.max()))
+    return result
+
+
+def _finite_stats(flat_a: np.ndarray, flat_e: np.ndarray, atol: float,
+                  rtol: float) -> Optional["_Stats"]:
+    """``_Stats`` of two tensors without a NaN or Inf, or None (then ``_Stats.add`` does it).
+
+    The figures ``_Stats.add`` gives, in fewer passes over memory: nothing of what only
+    matters where a value is not finite, no masked copies, and each chunk's float64 work
+    done in pieces of LEAF elements in buffers reused from piece to piece, so they stay in
+    cache. Each chunk's sums (the baseline's mean, spread and mean |e|) are added up along
+    numpy's pairwise tree, so they are the sums numpy gives for the chunk, bit for bit. The
+    dot products (sum e^2, sum a e, sum a^2, sum (a - e)^2: cosine, SQNR, relative L2) are
+    pairwise sums of the products too, where ``_Stats.add`` takes BLAS's dot, whose rounding
+    changes with the BLAS thread count; both are float64 sums of the same products.
+
+    A tensor's min and max, taken first, tell whether it is all finite: either is NaN or Inf
+    when any element is."""
+    if flat_a.dtype.kind not in "fiu" or flat_e.dtype.kind not in "fiu" or not (
+            0.0 <= atol < math.inf and 0.0 <= rtol < math.inf):
+        return None
+    found = [float(flat_a.min()), float(flat_a.max()), float(flat_e.min()), float(flat_e.max())]
+    if not all(math.isfinite(v) for v in found):
+        return None
+    size = flat_a.size
+    stats = _Stats(max(abs(found[2]), abs(found[3])), size)  # _largest_abs: all finite here
+    stats.any_finite = True
+    stats.min_a, stats.max_a = _extreme(flat_a, True, found[0]), _extreme(flat_a, False, found[1])
+    stats.min_e, stats.max_e = _extreme(flat_e, True, found[2]), _extreme(flat_e, False, found[3])
+    near_zero, stride = stats.near_zero, stats.stride
+    step = min(size, CHUNK, max(LEAF, PAIRWISE_BLOCK))  # the largest piece of _leaves
+    a_buf, e_buf, diff_buf, abs_buf, tmp_buf, tmp2_buf = (np.empty(step) for _ in range(6))
+    mask_buf = np.empty(step, dtype=bool)
+    sample = np.empty(-(-size // stride), dtype=np.float32)
+    taken = 0
+    for start in range(0, size, CHUNK):
+        k = min(CHUNK, size - start)
+        pieces = _leaves(k)
+        offsets = [start + sum(pieces[:j]) for j in range(len(pieces))]
+        e_sums = []
+        for at, m in zip(offsets, pieces):
+            e = e_buf[:m]
+            np.copyto(e, flat_e[at:at + m], casting="unsafe")
+            e_sums.append(float(e.sum()))
+        mean = _tree_sum(e_sums, k) / k  # e.mean() of the chunk
+        sums: List[List[float]] = [[] for _ in range(6)]  # m2, |e|, err2, a e, a a, e e
+        for at, m in zip(offsets, pieces):
+            a, e, diff, abs_e = a_buf[:m], e_buf[:m], diff_buf[:m], abs_buf[:m]
+            tmp, tmp2, mask = tmp_buf[:m], tmp2_buf[:m], mask_buf[:m]
+            np.copyto(a, flat_a[at:at + m], casting="unsafe")
+            np.copyto(e, flat_e[at:at + m], casting="unsafe")
+            np.subtract(e, mean, out=tmp)
+            np.square(tmp, out=tmp)
+            sums[0].append(float(tmp.sum()))
+            np.abs(e, out=abs_e)
+            sums[1].append(float(abs_e.sum()))
+            np.subtract(a, e, out=diff)
+            np.abs(diff, out=diff)
+            largest = float(diff.max())
+            stats.max_abs = max(stats.max_abs, largest)
+            np.square(diff, out=tmp)
+            sums[2].append(float(tmp.sum()))
+            np.add(abs_e, RTOL_EPSILON, out=tmp)
+            np.divide(diff, tmp, out=tmp)  # the relative error
+            i = int(tmp.argmax())
+            stats.max_rel = max(stats.max_rel, float(tmp[i]))
+            if abs_e[i] >= near_zero:  # the largest is away from near-zero baselines
+                stats.max_rel_elsewhere = max(stats.max_rel_elsewhere, float(tmp[i]))
+            else:  # zero where the baseline is near zero: the largest elsewhere
+                np.greater_equal(abs_e, near_zero, out=mask)
+                np.multiply(tmp, mask, out=tmp)
+                stats.max_rel_elsewhere = max(stats.max_rel_elsewhere, float(tmp.max()))
+            np.multiply(abs_e, rtol, out=tmp)
+            np.subtract(diff, tmp, out=tmp2)
+            stats.atol_needed = max(stats.atol_needed, float(tmp2.max()))
+            if largest > atol:  # the rtol that lets these pass at this atol
+                np.greater(diff, atol, out=mask)
+                with np.errstate(divide="ignore"):
+                    stats.rtol_needed = max(stats.rtol_needed,
+                                            float(((diff[mask] - atol) / abs_e[mask]).max()))
+            np.add(tmp, atol, out=tmp)  # the tolerance, atol + rtol |e|, as numpy.isclose has it
+            np.subtract(diff, tmp, out=tmp2)  # how far outside its tolerance
+            i = int(tmp2.argmax())
+            if tmp2[i] > stats.worst:
+                stats.worst, stats.worst_flat = float(tmp2[i]), at + i
+            if not tmp2[i] < 0.0:  # some element may be outside: count (with atol, rtol >= 0
+                np.greater(diff, tmp, out=mask)  # a == e is close, as isclose's a == b term)
+                stats.mismatched += int(np.count_nonzero(mask))
+            first = (-at) % stride  # the same sample whatever the chunking
+            kept = diff[first::stride]
+            sample[taken:taken + kept.size] = kept
+            taken += kept.size
+            for j, (x, y) in enumerate(((a, e), (a, a), (e, e))):
+                np.multiply(x, y, out=tmp)
+                sums[3 + j].append(float(tmp.sum()))
+        m2, abs_sum, err2, dot, norm_a, norm_e = (_tree_sum(s, k) for s in sums)
+        stats._merge(k, mean, m2, abs_sum)
+        stats.err2 += err2
+        stats.dot += dot
+        stats.norm_a += norm_a
+        stats.norm_e += norm_e
+    stats.samples.append(sample)
+    return stats
+
+
 class _Stats:
     """Running figures over chunks of a flattened pair of tensors."""
 
@@ -132,13 +282,15 @@ class _Stats:
         if not n:
             return
         mean = float(e.mean())
-        m2 = float(np.square(e - mean).sum())
+        self._merge(n, mean, float(np.square(e - mean).sum()), float(np.abs(e).sum()))
+
+    def _merge(self, n: int, mean: float, m2: float, abs_sum: float) -> None:
         total = self.count_e + n
         delta = mean - self.mean_e
         self.mean_e += delta * n / total
         self.m2_e += m2 + delta * delta * self.count_e * n / total
         self.count_e = total
-        self.abs_e += float(np.abs(e).sum())
+        self.abs_e += abs_sum
 
     def add(self, a: np.ndarray, e: np.ndarray, offset: int, atol: float, rtol: float) -> None:
         finite_a, finite_e = np.isfinite(a), np.isfinite(e)
@@ -207,14 +359,63 @@ class _Stats:
                            -math.inf if signal == 0.0 else 10.0 * math.log10(signal / self.err2))
             row.rel_l2 = (0.0 if self.err2 == 0.0 else math.inf if signal == 0.0
                           else (self.err2 / signal) ** 0.5)
-            sample = np.concatenate(self.samples) if self.samples else np.zeros(0, np.float32)
+            sample = (self.samples[0] if len(self.samples) == 1 else
+                      np.concatenate(self.samples) if self.samples else np.zeros(0, np.float32))
             if sample.size:
-                row.p50_abs, row.p90_abs, row.p99_abs = (
-                    float(v) for v in np.percentile(sample.astype(np.float64), PERCENTILES))
+                row.p50_abs, row.p90_abs, row.p99_abs = percentiles(sample)
             row.worst_index = tuple(int(i) for i in np.unravel_index(self.worst_flat, shape))
             na, ne = self.norm_a ** 0.5, self.norm_e ** 0.5
             row.cosine = 1.0 if na == ne == 0.0 else (0.0 if na == 0.0 or ne == 0.0
                                                        else self.dot / (na * ne))
+
+
+def percentiles(sample: np.ndarray) -> Tuple[float, ...]:
+    """``numpy.percentile(sample.astype(numpy.float64), PERCENTILES)`` (numpy's default
+    'linear' method: the same positions, the same interpolation, the same float64 results)
+    for a float32 sample of |a - e| values, found without the float64 copy and the
+    partition of the whole sample (``order_statistics``)."""
+    n = sample.size
+    virtual = (n - 1) * np.true_divide(PERCENTILES, 100)
+    previous = np.floor(virtual)
+    following = previous + 1
+    above = virtual >= n - 1  # numpy takes the last value there
+    previous[above] = following[above] = -1
+    previous, following = previous.astype(np.intp), following.astype(np.intp)
+    ranks = np.unique(np.concatenate([previous, following]) % n)
+    found = dict(zip(ranks.tolist(), order_statistics(sample, ranks).tolist()))
+    low = np.array([found[i % n] for i in previous.tolist()])
+    high = np.array([found[i % n] for i in following.tolist()])
+    gamma = virtual - previous
+    step = high - low  # numpy's _lerp, from whichever end is nearer
+    result = low + step * gamma
+    np.subtract(high, step * (1 - gamma), out=result, where=gamma >= 0.5)
+    return tuple(float(v) for v in result)
+
+
+RADIX_MIN = 1 << 16  # samples smaller than this are partitioned whole
+
+
+def order_statistics(sample: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """The values of the given 0-based ranks (sorted) of a sample of non-negative float32
+    values (|a - e|), as float64. A non-negative float's bits order as its value: a count
+    of the upper 16 bits of each value places every rank in one bin, and only the values of
+    those bins are partitioned, a small part of the sample."""
+    if sample.dtype != np.float32 or sample.size < RADIX_MIN or sys.byteorder != "little" \
+            or sample.strides != (4,):
+        return np.partition(sample, ranks)[ranks].astype(np.float64)
+    upper = sample.view(np.uint16)[1::2]  # little-endian: each value's upper half
+    steps = range(0, sample.size, CHUNK)  # numpy indexes with intp copies: bounded, chunk by chunk
+    counts = sum(np.bincount(upper[i:i + CHUNK], minlength=1 << 16) for i in steps)
+    ends = np.cumsum(counts)
+    bins = np.searchsorted(ends, ranks, side="right")  # the bin holding each rank
+    chosen = np.unique(bins)
+    table = np.zeros(1 << 16, dtype=bool)
+    table[chosen] = True
+    # the chosen bins' values, as they come
+    picked = np.concatenate([sample[i:i + CHUNK][table[upper[i:i + CHUNK]]] for i in steps])
+    below = {int(b): int(counts[chosen[chosen < b]].sum()) for b in chosen}  # picked, earlier bins
+    local = np.array([int(r) - int(ends[b] - counts[b]) + below[int(b)] for r, b in zip(ranks, bins)])
+    return np.partition(picked, local)[local].astype(np.float64)
 
 
 def assert_tensors_close(actual, expected, atol: float = 1e-4, rtol: float = 1e-4,
