@@ -103,6 +103,7 @@ def test_comparing_a_large_tensor_allocates_little_beside_it():
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    # the |a - e| sample for percentiles (float32, one per element here) and cached buffers;
-    # a float64 temporary per operation on 1M-element chunks took several times more
-    assert peak < 2 * a.nbytes, peak / a.nbytes
+    # the |a - e| sample for percentiles (float32, one per element here), the values of the
+    # bins its percentiles fall in, and small buffers; a float64 temporary per operation on
+    # 1M-element chunks and float64 copies of the sample took 6x the tensor's size
+    assert peak < 3 * a.nbytes, peak / a.nbytes
