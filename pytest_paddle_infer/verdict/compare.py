@@ -299,6 +299,7 @@ def _piece_figures(flat_a: np.ndarray, flat_e: np.ndarray, at: int, m: int, mean
 
 
 _POOL: list = []  # the threads comparisons share pieces out to, made on first use
+_POOL_LOCK = threading.Lock()
 
 
 def _map(fn, items) -> list:
@@ -309,10 +310,11 @@ def _map(fn, items) -> list:
                   else os.cpu_count() or 1)
     if len(items) < 2 or workers < 2:
         return [fn(x) for x in items]
-    if not _POOL:
-        from concurrent.futures import ThreadPoolExecutor
+    with _POOL_LOCK:
+        if not _POOL:
+            from concurrent.futures import ThreadPoolExecutor
 
-        _POOL.append(ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paddle-infer-compare"))
+            _POOL.append(ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paddle-infer-compare"))
     return list(_POOL[0].map(fn, items))
 
 
