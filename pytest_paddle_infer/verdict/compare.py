@@ -300,6 +300,8 @@ def _piece_figures(flat_a: np.ndarray, flat_e: np.ndarray, at: int, m: int, mean
 
 _POOL: list = []  # the threads comparisons share pieces out to, made on first use
 _POOL_LOCK = threading.Lock()
+if hasattr(os, "register_at_fork"):  # a forked child has none of the pool's threads: its own
+    os.register_at_fork(after_in_child=_POOL.clear)
 
 
 def _map(fn, items) -> list:
