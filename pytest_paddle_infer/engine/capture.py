@@ -50,10 +50,20 @@ def release_large_buffers_promptly() -> None:
         pass
 
 
-def plain_numpy(tensor) -> np.ndarray:
+def plain_numpy(tensor, view: bool = False) -> np.ndarray:
+    """The tensor's values as numpy, in the plain layout. ``view``: without a copy where
+    DLPack gives one (a CPU tensor of a dtype numpy has), valid only while the hook runs: for
+    a sink that is done with it when it returns (the spill, the comparison)."""
     if "ONEDNN" in str(getattr(tensor, "layout", "")).upper():
         tensor = tensor.clone()  # the copy is in the plain layout; .cpu() would not convert
-    array = np.asarray(tensor.numpy())
+    array = None
+    if view:
+        try:
+            array = np.from_dlpack(tensor)
+        except Exception:  # bfloat16 (numpy has none), a GPU tensor, a Paddle without DLPack
+            array = None
+    if array is None:
+        array = np.asarray(tensor.numpy())
     if "bfloat16" in str(getattr(tensor, "dtype", "")) and array.dtype == np.uint16:
         # numpy has no bfloat16: Paddle hands out the bit patterns; widen them to float32
         array = (array.astype(np.uint32) << 16).view(np.float32)
@@ -145,7 +155,7 @@ class BaselineStore:
         self.seen.add(name, op_type, self.selection)
         if not self.selection.wants(name, op_type):
             return
-        array = plain_numpy(tensor)
+        array = plain_numpy(tensor, view=True)  # written out before the hook returns
         path = self.directory / f"{len(self.records):05d}.npy"
         np.save(path, array)
         record = Record(len(self.records), op_label(op_type), name, tuple(array.shape),
@@ -226,7 +236,7 @@ class CandidateComparer:
     def __call__(self, op_type: str, name: str, tensor) -> None:
         if not self.wants(name, op_type):
             return
-        self.add(op_type, name, plain_numpy(tensor))
+        self.add(op_type, name, plain_numpy(tensor, view=True))  # compared before the hook returns
 
     def add(self, op_type: str, name: str, array: np.ndarray) -> None:
         """Pair one candidate tensor (live, or read from a saved run) and keep its row."""

@@ -177,13 +177,10 @@ class Runner:
         get_baseline = lambda: self.baselines.get(
             case, model, inputs, digest, lambda kind: self.baseline_device(case, kind),
             lambda kind: self.predictor_baseline(replace(case, baseline=kind), model, inputs, digest))
-        if build_candidate and case.intermediates == "none":
+        if build_candidate and (case.intermediates == "none" or not case.run_mode.run_mode.tensorrt):
             return self._prepare_beside(case, model, inputs, digest, program_ops, get_baseline)
         baseline = get_baseline()
-        selection_error, selection_note = (selection_problems(baseline.store, model.name)
-                                           if baseline.store is not None else ("", ""))
-        if selection_error:  # the intermediates asked for would not be compared: never silently
-            raise InputError(selection_error)
+        selection_note = selection_notes(baseline, model)
         marks = marked_tensors(case, baseline.store, model.format)
         specs = self.input_specs(model, dict(case.shapes))
         plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, marks,
@@ -202,7 +199,7 @@ class Runner:
         finally:
             seeds_later.exception()  # waits: never leave it running on a predictor
         seeds = seeds_later.result()  # raises what the run raised
-        extra = ((FUSION_WARNING,) if marks else ()) + ((selection_note,) if selection_note else ())
+        extra = ((FUSION_WARNING,) if marks else ()) + selection_note
         return prepared_case(case, model, inputs, baseline, plan, built, seeds, extra)
 
     def build_candidate(self, plan, model: ModelFiles, inputs: Dict[str, np.ndarray]):
@@ -215,7 +212,8 @@ class Runner:
 
     def _prepare_beside(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                         digest: str, program_ops, get_baseline) -> Prepared:
-        """Without intermediates nothing in the candidate's plan depends on the baseline: the
+        """Nothing in the candidate's plan depends on the baseline without intermediates, or
+        with them outside TensorRT (which marks the baseline's tensors as engine outputs): the
         baseline's runs (on the case's inputs, then on other inputs for vacuity.py) go on
         beside the candidate's build, which releases the GIL for most of its time, so a
         second core shortens the case. Both are done before the candidate runs: two predictor
@@ -239,10 +237,15 @@ class Runner:
             wait([seeds_later])
             if failed is not None:  # the baseline comes first: its error is the case's
                 raise failed from None
+            try:  # then globs that select no tensor, as when the build came after the baseline
+                selection_notes(baseline_later.result(), model)
+            except InputError as selection:
+                raise selection from None
             raise
         baseline = baseline_later.result()  # its error is the case's, in setup as before
         seeds = seeds_later.result()
-        return prepared_case(case, model, inputs, baseline, plan, built, seeds)
+        return prepared_case(case, model, inputs, baseline, plan, built, seeds,
+                             selection_notes(baseline, model))
 
     def beside(self, fn, *args) -> Future:
         """Run ``fn`` in the thread beside the case's main work (one at a time, in order)."""
@@ -495,6 +498,17 @@ def prepared_case(case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray], 
                     describe_recipe(built.recipe), baseline.store, notes, built.int8, seeds,
                     baseline_evidence=baseline.evidence, candidate_inputs=feeds,
                     engines=(built.engine_dirs, built.built_at), converted_program=built.converted)
+
+
+def selection_notes(baseline, model: ModelFiles) -> Tuple[str, ...]:
+    """The note on intermediates globs that matched no tensor; an InputError when they select
+    none at all: the intermediates asked for would not be compared, never silently."""
+    if baseline.store is None:
+        return ()
+    error, note = selection_problems(baseline.store, model.name)
+    if error:
+        raise InputError(error)
+    return (note,) if note else ()
 
 
 def candidate_error(e: PredictorError) -> type:

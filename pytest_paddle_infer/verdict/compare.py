@@ -17,6 +17,9 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 import math
+import os
+import sys
+import threading
 
 import numpy as np
 
@@ -62,10 +65,12 @@ def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: fl
     if actual.size == 0:
         return row
     flat_a, flat_e = actual.reshape(-1), expected.reshape(-1)
-    stats = _Stats(_largest_abs(flat_e), flat_a.size)
-    for start in range(0, flat_a.size, CHUNK):
-        stats.add(flat_a[start:start + CHUNK].astype(np.float64),
-                  flat_e[start:start + CHUNK].astype(np.float64), start, atol, rtol)
+    stats = _finite_stats(flat_a, flat_e, atol, rtol)  # the common case, in fewer passes
+    if stats is None:  # a NaN or Inf on either side (or a tolerance outside the fast path's)
+        stats = _Stats(_largest_abs(flat_e), flat_a.size)
+        for start in range(0, flat_a.size, CHUNK):
+            stats.add(flat_a[start:start + CHUNK].astype(np.float64),
+                      flat_e[start:start + CHUNK].astype(np.float64), start, atol, rtol)
     stats.finish(row, actual.shape)
     if stats.base_nan or stats.base_inf:  # nothing to compare against there
         row.problems.append(f"the baseline has {stats.base_nan} NaN and {stats.base_inf} Inf: "
@@ -104,6 +109,217 @@ def _largest_abs(flat: np.ndarray) -> float:
     return largest
 
 
+LEAF = 1 << 16  # elements per step of the all-finite path: its float64 buffers stay in cache
+PAIRWISE_UNROLL = 8  # numpy's pairwise summation splits a sum at multiples of this
+PAIRWISE_BLOCK = 128  # and sums this many or fewer in one unsplit loop
+MAX_THREADS = 4  # threads a comparison shares its pieces among (numpy releases the GIL)
+
+
+def _leaves(n: int) -> List[int]:
+    """The sizes of the pieces numpy's pairwise summation splits ``n`` elements into, down
+    to pieces of at most LEAF: summing each piece with numpy and adding the sums back up
+    along the same tree (``_tree_sum``) gives the very sum numpy gives for all ``n``."""
+    if n <= max(LEAF, PAIRWISE_BLOCK):
+        return [n]
+    half = n // 2
+    half -= half % PAIRWISE_UNROLL
+    return _leaves(half) + _leaves(n - half)
+
+
+def _tree_sum(sums: List[float], n: int) -> float:
+    """The pieces' sums (in order, as ``_leaves(n)`` splits) added along numpy's tree."""
+    it = iter(sums)
+
+    def go(m: int) -> float:
+        if m <= max(LEAF, PAIRWISE_BLOCK):
+            return next(it)
+        half = m // 2
+        half -= half % PAIRWISE_UNROLL
+        left = go(half)
+        return left + go(m - half)
+
+    return go(n)
+
+
+def _extreme(flat: np.ndarray, low: bool, found: float) -> float:
+    """The min (``low``) or max of an all-finite tensor as ``_Stats.add`` reports it: the
+    value found over the whole tensor, unless it is a zero that could be either +0.0 or
+    -0.0 (the one reported depends on how the reduction runs): then chunk by chunk as there."""
+    if found != 0.0 or (low and not np.signbit(flat).any()):  # no -0.0 beside a +0.0 min
+        return found
+    pick = min if low else max
+    result = math.inf if low else -math.inf
+    for start in range(0, flat.size, CHUNK):
+        part = flat[start:start + CHUNK].astype(np.float64)
+        result = pick(result, float(part.min() if low else part.max()))
+    return result
+
+
+def _finite_stats(flat_a: np.ndarray, flat_e: np.ndarray, atol: float,
+                  rtol: float) -> Optional["_Stats"]:
+    """``_Stats`` of two tensors without a NaN or Inf, or None (then ``_Stats.add`` does it).
+
+    The figures ``_Stats.add`` gives, in fewer passes over memory: nothing of what only
+    matters where a value is not finite, no masked copies, and each chunk's float64 work
+    done in pieces of LEAF elements in buffers reused from piece to piece, so they stay in
+    cache; the pieces of a large tensor are shared out among the cores (``_map``). Each
+    chunk's sums (the baseline's mean, spread and mean |e|) are added up along numpy's
+    pairwise tree, so they are the sums numpy gives for the chunk, bit for bit. The dot
+    products (sum e^2, sum a e, sum a^2, sum (a - e)^2: cosine, SQNR, relative L2) are
+    pairwise sums of the products too, where ``_Stats.add`` takes BLAS's dot, whose rounding
+    changes with the BLAS thread count; both are float64 sums of the same products.
+
+    A tensor's min and max, taken first, tell whether it is all finite: either is NaN or Inf
+    when any element is."""
+    if flat_a.dtype.kind not in "fiu" or flat_e.dtype.kind not in "fiu" or not (
+            0.0 <= atol < math.inf and 0.0 <= rtol < math.inf):
+        return None
+    found = [float(flat_a.min()), float(flat_a.max()), float(flat_e.min()), float(flat_e.max())]
+    if not all(math.isfinite(v) for v in found):
+        return None
+    size = flat_a.size
+    stats = _Stats(max(abs(found[2]), abs(found[3])), size)  # _largest_abs: all finite here
+    stats.any_finite = True
+    stats.min_a, stats.max_a = _extreme(flat_a, True, found[0]), _extreme(flat_a, False, found[1])
+    stats.min_e, stats.max_e = _extreme(flat_e, True, found[2]), _extreme(flat_e, False, found[3])
+    chunks = []  # (its size, its pieces as (offset, size))
+    for start in range(0, size, CHUNK):
+        k = min(CHUNK, size - start)
+        sizes = _leaves(k)
+        chunks.append((k, [(start + sum(sizes[:j]), m) for j, m in enumerate(sizes)]))
+    pieces = [p for _, ps in chunks for p in ps]
+    e_sums = iter(_map(lambda p: _piece_sum(flat_e, *p), pieces))
+    chunk_means = [_tree_sum([next(e_sums) for _ in ps], k) / k for k, ps in chunks]  # e.mean()
+    means = [mean for (_, ps), mean in zip(chunks, chunk_means) for _ in ps]  # each piece's chunk's
+    sample = np.empty(-(-size // stats.stride), dtype=np.float32)
+    figures = iter(_map(lambda i: _piece_figures(flat_a, flat_e, *pieces[i], means[i], atol, rtol,
+                                                 stats.near_zero, stats.stride, sample),
+                        range(len(pieces))))
+    for (k, ps), mean in zip(chunks, chunk_means):
+        sums: List[List[float]] = [[] for _ in range(6)]  # m2, |e|, err2, a e, a a, e e
+        for (at, _), piece in zip(ps, figures):
+            for j in range(6):
+                sums[j].append(piece.sums[j])
+            stats.max_abs = max(stats.max_abs, piece.max_abs)
+            stats.max_rel = max(stats.max_rel, piece.max_rel)
+            stats.max_rel_elsewhere = max(stats.max_rel_elsewhere, piece.max_rel_elsewhere)
+            stats.atol_needed = max(stats.atol_needed, piece.atol_needed)
+            stats.rtol_needed = max(stats.rtol_needed, piece.rtol_needed)
+            stats.mismatched += piece.mismatched
+            if piece.worst > stats.worst:  # the first of equals, as chunk by chunk
+                stats.worst, stats.worst_flat = piece.worst, at + piece.worst_at
+        m2, abs_sum, err2, dot, norm_a, norm_e = (_tree_sum(s, k) for s in sums)
+        stats._merge(k, mean, m2, abs_sum)
+        stats.err2 += err2
+        stats.dot += dot
+        stats.norm_a += norm_a
+        stats.norm_e += norm_e
+    stats.samples.append(sample)
+    return stats
+
+
+class _Piece:
+    """One piece's figures (``_piece_figures``), merged in order by ``_finite_stats``."""
+
+    __slots__ = ("sums", "max_abs", "max_rel", "max_rel_elsewhere", "atol_needed", "rtol_needed",
+                 "mismatched", "worst", "worst_at")
+
+
+_BUFFERS = threading.local()  # each thread's float64 buffers for pieces
+
+
+def _buffers(size: int):
+    """This thread's buffers, at least ``size`` elements: six float64 and one bool."""
+    held = getattr(_BUFFERS, "held", None)
+    if held is None or held[0].size < size:
+        held = _BUFFERS.held = [np.empty(size) for _ in range(6)] + [np.empty(size, dtype=bool)]
+    return held
+
+
+def _piece_sum(flat: np.ndarray, at: int, m: int) -> float:
+    part = _buffers(m)[0][:m]
+    np.copyto(part, flat[at:at + m], casting="unsafe")
+    return float(part.sum())
+
+
+def _piece_figures(flat_a: np.ndarray, flat_e: np.ndarray, at: int, m: int, mean: float,
+                   atol: float, rtol: float, near_zero: float, stride: int,
+                   sample: np.ndarray) -> _Piece:
+    """The figures of elements ``at`` to ``at + m`` (each float64 operation as ``_Stats.add``
+    does it); the piece's part of the |a - e| sample is written into ``sample``."""
+    a, e, diff, abs_e, tmp, tmp2, mask = (b[:m] for b in _buffers(m))
+    out = _Piece()
+    np.copyto(a, flat_a[at:at + m], casting="unsafe")
+    np.copyto(e, flat_e[at:at + m], casting="unsafe")
+    sums = out.sums = []
+    np.subtract(e, mean, out=tmp)  # the baseline's spread, as _Stats._spread
+    np.square(tmp, out=tmp)
+    sums.append(float(tmp.sum()))
+    np.abs(e, out=abs_e)
+    sums.append(float(abs_e.sum()))
+    np.subtract(a, e, out=diff)
+    np.abs(diff, out=diff)
+    out.max_abs = float(diff.max())
+    np.square(diff, out=tmp)
+    sums.append(float(tmp.sum()))
+    np.add(abs_e, RTOL_EPSILON, out=tmp)
+    np.divide(diff, tmp, out=tmp)  # the relative error
+    i = int(tmp.argmax())
+    out.max_rel = float(tmp[i])
+    if abs_e[i] >= near_zero:  # the largest is away from near-zero baselines
+        out.max_rel_elsewhere = out.max_rel
+    else:  # zero where the baseline is near zero: the largest elsewhere
+        np.greater_equal(abs_e, near_zero, out=mask)
+        np.multiply(tmp, mask, out=tmp)
+        out.max_rel_elsewhere = float(tmp.max())
+    np.multiply(abs_e, rtol, out=tmp)
+    np.subtract(diff, tmp, out=tmp2)
+    out.atol_needed = float(tmp2.max())
+    out.rtol_needed = 0.0
+    if out.max_abs > atol:  # the rtol that lets these pass at this atol
+        np.greater(diff, atol, out=mask)
+        with np.errstate(divide="ignore"):
+            out.rtol_needed = float(((diff[mask] - atol) / abs_e[mask]).max())
+    np.add(tmp, atol, out=tmp)  # the tolerance, atol + rtol |e|, as numpy.isclose has it
+    np.subtract(diff, tmp, out=tmp2)  # how far outside its tolerance
+    i = int(tmp2.argmax())
+    out.worst, out.worst_at = float(tmp2[i]), i
+    out.mismatched = 0
+    if not out.worst < 0.0:  # some element may be outside: count (with atol, rtol >= 0, a == e
+        np.greater(diff, tmp, out=mask)  # is close, as isclose's a == b term has it)
+        out.mismatched = int(np.count_nonzero(mask))
+    first = (-at) % stride  # the same sample whatever the chunking
+    kept = diff[first::stride]
+    taken = -(-at // stride)  # sampled elements before this piece
+    sample[taken:taken + kept.size] = kept
+    for x, y in ((a, e), (a, a), (e, e)):
+        np.multiply(x, y, out=tmp)
+        sums.append(float(tmp.sum()))
+    return out
+
+
+_POOL: list = []  # the threads comparisons share pieces out to, made on first use
+_POOL_LOCK = threading.Lock()
+if hasattr(os, "register_at_fork"):  # a forked child has none of the pool's threads: its own
+    os.register_at_fork(after_in_child=_POOL.clear)
+
+
+def _map(fn, items) -> list:
+    """``[fn(x) for x in items]``, on as many threads as this process may use cores (at most
+    MAX_THREADS): numpy releases the GIL in each operation on a piece."""
+    items = list(items)
+    workers = min(MAX_THREADS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                  else os.cpu_count() or 1)
+    if len(items) < 2 or workers < 2:
+        return [fn(x) for x in items]
+    with _POOL_LOCK:
+        if not _POOL:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _POOL.append(ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paddle-infer-compare"))
+    return list(_POOL[0].map(fn, items))
+
+
 class _Stats:
     """Running figures over chunks of a flattened pair of tensors."""
 
@@ -132,13 +348,15 @@ class _Stats:
         if not n:
             return
         mean = float(e.mean())
-        m2 = float(np.square(e - mean).sum())
+        self._merge(n, mean, float(np.square(e - mean).sum()), float(np.abs(e).sum()))
+
+    def _merge(self, n: int, mean: float, m2: float, abs_sum: float) -> None:
         total = self.count_e + n
         delta = mean - self.mean_e
         self.mean_e += delta * n / total
         self.m2_e += m2 + delta * delta * self.count_e * n / total
         self.count_e = total
-        self.abs_e += float(np.abs(e).sum())
+        self.abs_e += abs_sum
 
     def add(self, a: np.ndarray, e: np.ndarray, offset: int, atol: float, rtol: float) -> None:
         finite_a, finite_e = np.isfinite(a), np.isfinite(e)
@@ -207,14 +425,73 @@ class _Stats:
                            -math.inf if signal == 0.0 else 10.0 * math.log10(signal / self.err2))
             row.rel_l2 = (0.0 if self.err2 == 0.0 else math.inf if signal == 0.0
                           else (self.err2 / signal) ** 0.5)
-            sample = np.concatenate(self.samples) if self.samples else np.zeros(0, np.float32)
+            sample = (self.samples[0] if len(self.samples) == 1 else
+                      np.concatenate(self.samples) if self.samples else np.zeros(0, np.float32))
             if sample.size:
-                row.p50_abs, row.p90_abs, row.p99_abs = (
-                    float(v) for v in np.percentile(sample.astype(np.float64), PERCENTILES))
+                row.p50_abs, row.p90_abs, row.p99_abs = percentiles(sample)
             row.worst_index = tuple(int(i) for i in np.unravel_index(self.worst_flat, shape))
             na, ne = self.norm_a ** 0.5, self.norm_e ** 0.5
             row.cosine = 1.0 if na == ne == 0.0 else (0.0 if na == 0.0 or ne == 0.0
                                                        else self.dot / (na * ne))
+
+
+def percentiles(sample: np.ndarray) -> Tuple[float, ...]:
+    """``numpy.percentile(sample.astype(numpy.float64), PERCENTILES)`` (numpy's default
+    'linear' method: the same positions, the same interpolation, the same float64 results)
+    for a float32 sample of |a - e| values, found without the float64 copy and the
+    partition of the whole sample (``order_statistics``)."""
+    n = sample.size
+    virtual = (n - 1) * np.true_divide(PERCENTILES, 100)
+    previous = np.floor(virtual)
+    following = previous + 1
+    above = virtual >= n - 1  # numpy takes the last value there
+    previous[above] = following[above] = -1
+    previous, following = previous.astype(np.intp), following.astype(np.intp)
+    ranks = np.unique(np.concatenate([previous, following]) % n)
+    found = dict(zip(ranks.tolist(), order_statistics(sample, ranks).tolist()))
+    low = np.array([found[i % n] for i in previous.tolist()])
+    high = np.array([found[i % n] for i in following.tolist()])
+    gamma = virtual - previous
+    step = high - low  # numpy's _lerp, from whichever end is nearer
+    result = low + step * gamma
+    np.subtract(high, step * (1 - gamma), out=result, where=gamma >= 0.5)
+    return tuple(float(v) for v in result)
+
+
+RADIX_MIN = 1 << 16  # samples smaller than this are partitioned whole
+RADIX_STEP = 1 << 18  # elements counted at a time
+
+
+def order_statistics(sample: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """The values of the given 0-based ranks (sorted) of a sample of non-negative float32
+    values (|a - e|), as float64. A non-negative float's bits order as its value: a count
+    of the upper 16 bits of each value places every rank in one bin, and only the values of
+    those bins are partitioned, a small part of the sample. Ranks below the count of exact
+    zeros (most of a ReLU's output can be equal) are 0."""
+    if sample.dtype != np.float32 or sample.size < RADIX_MIN or sys.byteorder != "little" \
+            or sample.strides != (4,):
+        return np.partition(sample, ranks)[ranks].astype(np.float64)
+    upper = sample.view(np.uint16)[1::2]  # little-endian: each value's upper half
+    steps = range(0, sample.size, RADIX_STEP)  # numpy indexes with intp copies: a step at a time
+    counts = sum(_map(lambda i: np.bincount(upper[i:i + RADIX_STEP], minlength=1 << 16), steps))
+    ends = np.cumsum(counts)
+    bins = np.searchsorted(ends, ranks, side="right")  # the bin holding each rank
+    zeros = 0
+    if bins[0] == 0:
+        zeros = sum(_map(lambda i: int(np.count_nonzero(sample[i:i + RADIX_STEP] == 0)), steps))
+    values = np.zeros(len(ranks))
+    rest = ranks >= zeros
+    chosen = np.unique(bins[rest])
+    if chosen.size:
+        table = np.zeros(1 << 16, dtype=bool)
+        table[chosen] = True
+        picked = np.concatenate(_map(  # the chosen bins' values, as they come
+            lambda i: sample[i:i + RADIX_STEP][table[upper[i:i + RADIX_STEP]]], steps))
+        below = {int(b): int(counts[chosen[chosen < b]].sum()) for b in chosen}  # picked before b
+        local = np.array([int(r) - int(ends[b] - counts[b]) + below[int(b)]
+                          for r, b in zip(ranks[rest], bins[rest])])
+        values[rest] = np.partition(picked, local)[local]
+    return values
 
 
 def assert_tensors_close(actual, expected, atol: float = 1e-4, rtol: float = 1e-4,

@@ -59,6 +59,25 @@ def test_raw_onednn_memory_would_read_as_mismatch(paddle_cache):
     assert not np.allclose(raw[name], base[name], atol=1e-4, rtol=1e-4)
 
 
+def test_sinks_read_hooked_tensors_without_a_copy(paddle_cache):
+    """The spill and the comparison read a CPU tensor where it lies (DLPack), the values a
+    copy has; a oneDNN tensor through its plain-layout clone."""
+    files = resolve(parse_source("tiny_cnn"), paddle_cache, legacy=True)
+    x = np.random.default_rng(0).uniform(-1, 1, (1, 3, 32, 32)).astype("float32")
+    seen = []
+
+    def hook(op_type, name, tensor):
+        view, copy = plain_numpy(tensor, view=True), plain_numpy(tensor)
+        if name.startswith(("conv2d_", "relu_")) and hasattr(tensor, "__dlpack__"):  # Paddle 2.6: none
+            assert not view.flags.owndata, name  # the tensor's memory, or its plain clone's
+        seen.append(name)
+        assert np.array_equal(view, copy) and not np.shares_memory(view, copy), name
+
+    hooked_run(files, x, False, hook)
+    hooked_run(files, x, True, hook)
+    assert any(n.startswith("relu_") for n in seen)
+
+
 def _value_index(store: BaselineStore):
     return [(r, store.load(r)) for r in store.records]
 
