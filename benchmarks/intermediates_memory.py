@@ -8,12 +8,14 @@ batch 8, oneDNN fp32 against the IR-off native baseline, and prints the ratios.
     python benchmarks/intermediates_memory.py [--model resnet50] [--batch 8] [--mode onednn_fp32]
 
 Measured (2-core AMD EPYC, avx2, Paddle 3.3.1 CPU, shared with other work at load average
-11-15, so seconds are long; the code before and after alternating, 2 rounds, medians):
+11-15, so seconds are long and noisy; the code before and after alternating, this script and
+its child code run 5 times before and 6 after, medians):
 
     before (every pass of the comparison on float64 chunks, BLAS dot, a full partition for
     percentiles, a copy of each hooked tensor, the baseline before the candidate's build):
-      none 42.98-46.54 s, all 111.79-139.51 s, wall ratio 2.82x, peak RSS ratio 1.020
-    after: none 40.56-43.70 s, all 53.54-61.66 s, wall ratio 1.37x, peak RSS ratio 1.005-1.007
+      wall ratio 3.28x (2.40x-3.58x; none 19.4-46.5 s, all 63.6-139.5 s), peak RSS ratio 1.02
+    after: wall ratio 1.42x (1.11x-1.60x; none 20.8-43.7 s, all 23.1-61.7 s),
+      peak RSS ratio 0.999-1.007
 """
 import argparse
 import json
