@@ -300,22 +300,33 @@ def _piece_figures(flat_a: np.ndarray, flat_e: np.ndarray, at: int, m: int, mean
 
 _POOL: list = []  # the threads comparisons share pieces out to, made on first use
 _POOL_LOCK = threading.Lock()
-if hasattr(os, "register_at_fork"):  # a forked child has none of the pool's threads: its own
-    os.register_at_fork(after_in_child=_POOL.clear)
+
+
+def compare_threads() -> int:
+    """Threads for one comparison: the cores this process may use, shared with the other
+    xdist workers' executors on this machine (PYTEST_XDIST_WORKER_COUNT, which each worker's
+    executor inherits), at most MAX_THREADS."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        sharing = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    except ValueError:
+        sharing = 1
+    return max(1, min(MAX_THREADS, cores // sharing))
 
 
 def _map(fn, items) -> list:
-    """``[fn(x) for x in items]``, on as many threads as this process may use cores (at most
-    MAX_THREADS): numpy releases the GIL in each operation on a piece."""
+    """``[fn(x) for x in items]`` on ``compare_threads()`` threads: numpy releases the GIL in
+    each operation on a piece."""
     items = list(items)
-    workers = min(MAX_THREADS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                  else os.cpu_count() or 1)
+    workers = compare_threads()
     if len(items) < 2 or workers < 2:
         return [fn(x) for x in items]
     with _POOL_LOCK:
         if not _POOL:
             from concurrent.futures import ThreadPoolExecutor
 
+            if hasattr(os, "register_at_fork"):  # a forked child has none of the pool's threads
+                os.register_at_fork(after_in_child=_POOL.clear)
             _POOL.append(ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paddle-infer-compare"))
     return list(_POOL[0].map(fn, items))
 

@@ -107,3 +107,15 @@ def test_comparing_a_large_tensor_allocates_little_beside_it():
     # bins its percentiles fall in, and small buffers; a float64 temporary per operation on
     # 1M-element chunks and float64 copies of the sample took 6x the tensor's size
     assert peak < 3 * a.nbytes, peak / a.nbytes
+
+
+def test_a_comparison_shares_the_cores_with_the_other_xdist_workers(monkeypatch):
+    import os
+
+    from pytest_paddle_infer.verdict import compare
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
+    assert compare.compare_threads() == max(1, min(compare.MAX_THREADS, cores))
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", str(cores))  # a worker per core: one thread each
+    assert compare.compare_threads() == 1
