@@ -131,10 +131,13 @@ def pytest_report_teststatus(report, config):
 
 
 def pytest_unconfigure(config):
+    from .children import kill_all
+
     if CASE_PATH in config.stash:
         config.stash[CASE_PATH].close()
     if RUNNER in config.stash:
         config.stash[RUNNER].close()
+    kill_all()  # a child this process started (the signature probe) outlives no session
 
 
 # -- fixtures: Paddle objects in the test's own process (session/fixtures.py) --------------

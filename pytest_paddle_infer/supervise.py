@@ -82,6 +82,9 @@ class Executor:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.started += 1
         self.log_path = self.log_dir / f"executor-{os.getpid()}-{self.started}.log"
+        from .children import oom_kills
+
+        self._oom_before = oom_kills()  # a SIGKILL we did not send: did the cgroup count an OOM kill?
         self._listener, self.proc = _spawn(self.log_path)
         self.conn = None
 
@@ -168,6 +171,10 @@ class Executor:
                     raise ExecutorBug(message[1])
         except (EOFError, ConnectionError, BrokenPipeError):
             raise self._died(phase) from None
+        except _TimedOut:  # it had not connected by the deadline: importing paddle took longer
+            raise self._died(phase, f"timed out after {self.timeout:g} s (--paddle-timeout) and was "
+                                    f"killed (importing paddle takes seconds: give --paddle-timeout "
+                                    f"more, e.g. --paddle-timeout=600)") from None
         except _ChildGone:
             raise self._died(phase) from None
 
@@ -182,7 +189,10 @@ class Executor:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
             self._kill()
-        how = how or describe_exit(self.proc.returncode)
+        if not how:
+            from .children import how_it_ended
+
+            how = how_it_ended(self.proc.returncode, getattr(self, "_oom_before", None))
         log = self.log_path
         self._discard()
         died = ExecutorDied(f"the executor process {how} while {phase.name}")
@@ -199,6 +209,10 @@ class _ChildGone(Exception):
     pass
 
 
+class _TimedOut(_ChildGone):
+    """The child did not connect by the deadline, and was killed."""
+
+
 _OP_PHASES = {"about": "importing paddle", "prepare": "preparing the case", "run": "running the candidate",
               "release": "releasing the case", "tensors": "handing out tensors",
               "trial": "running a localization trial", "localize_crash": "localizing the crash or error"}
@@ -208,7 +222,9 @@ def _spawn(log_path: Path):
     """A child that imports paddle, then connects back: (listener, process)."""
     key = secrets.token_bytes(16)
     listener = Listener(authkey=key)
-    env = {"GLOG_minloglevel": "1", **os.environ, AUTHKEY_ENV: key.hex()}
+    from .children import child_env
+
+    env = child_env({"GLOG_minloglevel": "1", **os.environ, AUTHKEY_ENV: key.hex()})
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", ENGINE_ENTRY, _address_text(listener.address)],
@@ -244,7 +260,7 @@ def _accept(listener: Listener, proc: subprocess.Popen, timeout: float):
         if time.monotonic() > deadline:
             proc.kill()
             listener.close()
-            raise _ChildGone()
+            raise _TimedOut()
     if "conn" not in box:
         raise _ChildGone()
     return box["conn"]
@@ -276,7 +292,10 @@ def reap_exited() -> None:
 def serve(make_service: Callable[[dict, Callable], Any]) -> int:
     """The child's loop: connect back to the parent, build the service from its first
     message, answer requests until "close" or the parent is gone. ``make_service(init,
-    send)`` is the engine's (engine/service.py)."""
+    send)`` is the engine's (engine/service.py). The child dies with the pytest process,
+    and its own children (exports, baselines, pruning) with it."""
+    from .children import kill_all
+
     key = bytes.fromhex(os.environ.pop(AUTHKEY_ENV))
     address = sys.argv[1]
     if ":" in address and not address.startswith(("/", "\\")):
@@ -298,6 +317,7 @@ def serve(make_service: Callable[[dict, Callable], Any]) -> int:
                     service.close()
                 conn.send(("ok", None))
                 sys.stdout.flush()
+                kill_all()  # os._exit skips atexit
                 # done and cleaned up: skip the predictors' destructors, which only cost the
                 # pytest process time at its exit (it waits for this process)
                 os._exit(0)

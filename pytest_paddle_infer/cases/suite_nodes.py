@@ -377,3 +377,4 @@ class Context:
     threads: Optional[int] = None
     forced: Tuple[Tuple[str, Any], ...] = ()  # seed/baseline/threads given on the command line: they win
     suite: bool = True  # a suite file (False: a paddle_case marker, which no file holds)
+    timeout: Optional[float] = None  # --paddle-timeout: the deadline of children run while reading

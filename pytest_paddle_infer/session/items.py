@@ -162,7 +162,7 @@ def build_cases(settings) -> list:
     from ..verdict.tolerances import Rule
 
     cases = []
-    sources = [with_declared_inputs(source, settings.cache_dir) for source in settings.models]
+    sources = [with_declared_inputs(source, settings.cache_dir, settings.timeout) for source in settings.models]
     shapes = shapes_by_model(sources, settings.shapes, settings.batch)
     for source in sources:
         for spec in settings.run_modes:
@@ -174,7 +174,7 @@ def build_cases(settings) -> list:
     return cases
 
 
-def with_declared_inputs(source, cache_dir):
+def with_declared_inputs(source, cache_dir, timeout=None):
     """Disk models: read their inputs now so ids show shapes; a model that cannot be read
     keeps ``inputs=None`` and its cases report the problem when they run."""
     from dataclasses import replace
@@ -186,7 +186,7 @@ def with_declared_inputs(source, cache_dir):
         return source
     try:
         prog, _ = find_model_files(source.ref)
-        return replace(source, inputs=declared_inputs(prog, cache_dir))
+        return replace(source, inputs=declared_inputs(prog, cache_dir, timeout))
     except PaddleInferError:
         return source
 

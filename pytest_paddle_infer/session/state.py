@@ -69,8 +69,16 @@ def installation(config):
     from ..modes.capabilities import known_installation
 
     def ask():
+        from ..supervise import ExecutorDied
+
         path = case_path_of(config)
-        found = path.about()
+        try:
+            found = path.about()
+        except ExecutorDied as died:  # no case can run: the session ends saying why, not INTERNALERROR
+            from .xdist_usage import usage_error
+
+            tail = f"\nlast lines of its log ({died.log_path}):\n{died.log_tail}" if died.log_tail else ""
+            raise usage_error(config, f"paddle-infer: no case can run: {died}{tail}") from None
         if is_xdist_controller(config):  # it runs no case
             path.close()
         return found
