@@ -17,7 +17,7 @@ from .session.headers import late_case_header, report_header, write_worker_heade
 from .session.items import ERRORED_IN_CALL, add_command_line_cases, case_properties, declared_case, \
     effective_case
 from .session.paddle_warning import PaddleInferWarning
-from .session.state import (CASE_PATH, NARROWED, RUNNER, SETTINGS, case_path_of,
+from .session.state import (CASE_PATH, NARROWED, RUNNER, SETTINGS, case_path_of, check_cache_dir,
                             default_cache_dir, is_xdist_controller, settings_of, stop_idle_executor)
 from .session.suite_files import PaddleSuiteFile, add_suite_args, is_suite_file, parametrize_marked
 from .session.summary import SessionSummary
@@ -49,6 +49,8 @@ def pytest_configure(config):
     except OptionError as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS] = settings
+    if settings.active:  # a usage error naming the directory, here rather than mid-session
+        check_cache_dir(settings)
     if settings.active and not is_xdist_controller(config):
         case_path_of(config).start()  # the executor imports paddle while pytest collects
     config.pluginmanager.register(SessionSummary(config), "paddle-infer-summary")

@@ -27,7 +27,8 @@ from multiprocessing.connection import Client, Listener
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .errors import CaseSkipped, PaddleInferError, describe_exit, strip_ansi  # describe_exit: re-exported
+from .errors import (CaseSkipped, PaddleInferError, describe_exit, disk_fault, is_disk_fault,  # describe_exit: re-exported
+                     strip_ansi)
 
 AUTHKEY_ENV = "PADDLE_INFER_EXECUTOR_KEY"
 ENGINE_ENTRY = "pytest_paddle_infer.engine.service"  # the child's module: python -m ENGINE_ENTRY
@@ -324,6 +325,11 @@ def serve(make_service: Callable[[dict, Callable], Any]) -> int:
             conn.send(("ok", getattr(service, op)(*args)))
         except (PaddleInferError, CaseSkipped) as e:
             conn.send(("raise", _portable(e)))
+        except OSError as e:
+            if not is_disk_fault(e):  # a full disk or an unwritable directory: the case's error
+                conn.send(("bug", traceback.format_exc()))
+            else:
+                conn.send(("raise", PaddleInferError(disk_fault(e, f"{_OP_PHASES.get(op, op)}"))))
         except Exception:
             conn.send(("bug", traceback.format_exc()))
         sys.stdout.flush()

@@ -127,7 +127,13 @@ class CasePath:
         if self.settings.report_dir is not None:
             from ..report.case_files import write_case
 
-            write_case(self.settings.report_dir, nodeid, result)
+            try:
+                write_case(self.settings.report_dir, nodeid, result)
+            except OSError as e:  # a full or unwritable report dir: this case's error, in a line
+                from ..errors import disk_fault
+
+                raise PaddleInferError(disk_fault(e, f"writing the case's report files under "
+                                                     f"--paddle-report {self.settings.report_dir}")) from None
         if not result.passed:
             failed = CaseFailed(failure_message(result))
             failed.result = result

@@ -19,6 +19,7 @@ class SessionSummary:
         self.rows: Dict[str, Dict[str, str]] = {}
         self.order: Dict[str, int] = {}  # node id -> its place in the collection
         self.index_path = None  # where the report's index.html went
+        self.report_error = ""  # why the report could not be written (a full disk)
         self.suggest_written: List[str] = []  # --paddle-suggest-tolerances=write: what changed
 
     def pytest_collection_finish(self, session):
@@ -66,8 +67,15 @@ class SessionSummary:
         if settings.report_dir is not None and not hasattr(self.config, "workerinput") and self.rows:
             from ..report.case_files import write_index
 
-            self.index_path = write_index(settings.report_dir, self.ordered_rows(),
-                                          report_environment(self.config))
+            try:
+                self.index_path = write_index(settings.report_dir, self.ordered_rows(),
+                                              report_environment(self.config))
+            except OSError as e:  # the summary is still printed; the report's fault in a line
+                from ..errors import disk_fault
+
+                self.report_error = "paddle-infer: " + disk_fault(
+                    e, f"writing the report (--paddle-report {settings.report_dir})")
+                session.exitstatus = session.exitstatus or pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter):
         if hasattr(self.config, "workerinput"):
@@ -101,6 +109,8 @@ class SessionSummary:
         if suggested:  # --paddle-suggest-tolerances
             terminalreporter.write_sep("=", "paddle-infer suggested tolerances")
             terminalreporter.write_line("\n".join(suggested))
+        if self.report_error:
+            terminalreporter.write_line(self.report_error, red=True, bold=True)
         if self.index_path is not None:
             terminalreporter.write_line(f"paddle-infer: report: {self.index_path} (summary.json and each "
                                         f"case's xlsx/json/csv/png beside it)")
