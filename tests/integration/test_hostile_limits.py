@@ -285,7 +285,7 @@ def test_dangling_symlink_as_model_names_its_target(pytester, paddle_cache, tag)
 
 @pytest.mark.parametrize("flag, bad", [("--paddle-timeout", "soon"), ("--paddle-timeout", "-5"),
                                        ("--paddle-suggest-margin", "wide"), ("--paddle-suggest-margin", "0.5"),
-                                       ("--paddle-batch", "many"), ("--paddle-suggest-seeds", "0")])
+                                       ("--paddle-suggest-seeds", "0")])
 def test_example_values_in_messages_are_valid(pytester, tag, flag, bad):
     """The e.g. value a message shows is one the option takes."""
     import re
