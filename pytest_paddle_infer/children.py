@@ -58,8 +58,13 @@ def hold_to_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: the session's kill_all still reaches it
         pass
-    if str(os.getppid()) != parent:  # it ended before the request could take effect
-        os._exit(1)
+    if str(os.getppid()) != parent:  # re-parented: it may have ended before the request took effect
+        try:
+            os.kill(int(parent), 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except (OSError, ValueError):  # alive under another user, or a launcher in between
+            pass
 
 
 def start(args, **popen) -> subprocess.Popen:

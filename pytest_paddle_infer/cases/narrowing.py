@@ -64,9 +64,10 @@ def nothing_to_run(settings, cases: Sequence[Case]) -> str:
     else:
         found = "matched no case: the suites collected declare none"
     where = f" ({', '.join(files)})" if files else ""
+    ignore = " ".join(f"--ignore={f}" for f in files) if files else "--ignore=SUITE_FILE"
     return (f"paddle-infer: {text} {found}, so nothing it asks for would run. With a suite or a "
             f"paddle_case test collected, --paddle-model and --run-mode only choose among their "
             f"cases{where}. Name one of the declared models and run modes, add the model to the "
             f"suite, or leave the suites out of the session to check the model on its own: run "
             f"from a directory without suite files, pass the paths to collect (pytest "
-            f"tests/test_x.py ...), or --ignore=SUITE_FILE")
+            f"tests/test_x.py ...), or {ignore}")

@@ -344,7 +344,7 @@ def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Cal
         program=_program(opts["paddle_program"], get("paddle_program"), models),
         strict=bool(get("paddle_strict")),
         shapes=parse_shapes(opts["paddle_shape"], get("paddle_shape") or ()),
-        batch=_number(opts["paddle_batch"], get("paddle_batch"), int, 1, example="2"),
+        batch=_number(opts["paddle_batch"], get("paddle_batch"), int, 1),
         suggest=_suggest(opts["paddle_suggest_tolerances"], get("paddle_suggest_tolerances")),
         suggest_seeds=int(_number(opts["paddle_suggest_seeds"], get("paddle_suggest_seeds"), int, 1, example="8")
                           or DEFAULT_SUGGEST_SEEDS),
