@@ -53,9 +53,9 @@ class CasePath:
         if not self._warming:
             import threading
 
-            self._warming = True
-            threading.Thread(target=_import_result_readers, name="paddle-infer-imports",
-                             daemon=True).start()
+            self._warming = threading.Thread(target=_import_result_readers, name="paddle-infer-imports",
+                                             daemon=True)
+            self._warming.start()
 
     def about(self):
         """(Capabilities, environment) of the installed Paddle, from the executor."""
@@ -162,6 +162,8 @@ class CasePath:
 
     def close(self) -> None:
         self.executor.close()
+        if self._warming:  # no thread of the session's still importing once it has ended
+            self._warming.join(30)
 
 
 def _import_result_readers() -> None:
