@@ -70,3 +70,24 @@ def describe_exit(returncode) -> str:
     if shell_signal:
         return f"exited with status {returncode} ({shell_signal})"
     return f"exited with status {returncode}"
+
+
+# errno values that mean "this disk or directory cannot take the write": the user's to fix
+DISK_ERRNOS = {28: "no space left on the device", 122: "the disk quota is exceeded",
+               27: "the file size limit (ulimit -f) is reached", 30: "the file system is read-only",
+               13: "permission denied", 1: "the operation is not permitted"}
+
+
+def is_disk_fault(error: BaseException) -> bool:
+    return isinstance(error, OSError) and error.errno in DISK_ERRNOS
+
+
+def disk_fault(error: OSError, doing: str, fix: str = "") -> str:
+    """``writing the report failed: no space left on the device (/r/index.html); free
+    space there or choose a directory on another disk``: one line, no traceback."""
+    where = f" ({error.filename})" if getattr(error, "filename", None) else ""
+    why = DISK_ERRNOS.get(error.errno, error.strerror or str(error))
+    if not fix:
+        fix = ("free space there or choose a directory on another disk" if error.errno in (28, 122, 27)
+               else "choose a directory this user can write")
+    return f"{doing} failed: {why}{where}; {fix}"

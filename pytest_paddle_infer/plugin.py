@@ -17,9 +17,9 @@ from .session.headers import late_case_header, report_header, write_worker_heade
 from .session.items import ERRORED_IN_CALL, add_command_line_cases, case_properties, declared_case, \
     effective_case
 from .session.paddle_warning import PaddleInferWarning
-from .session.state import (CASE_PATH, FORK_SERVER, FORK_SERVER_INPUT, NARROWED, REPORT_LOCK, RUNNER, SETTINGS, case_path_of,
-                            default_cache_dir, expects_cases, is_xdist_controller, settings_of,
-                            stop_idle_executor)
+from .session.state import (CASE_PATH, FORK_SERVER, FORK_SERVER_INPUT, NARROWED, REPORT_LOCK, RUNNER,
+                            SETTINGS, case_path_of, check_cache_dir, default_cache_dir, expects_cases,
+                            is_xdist_controller, settings_of, stop_idle_executor)
 from .session.suite_files import PaddleSuiteFile, add_suite_args, is_suite_file, parametrize_marked
 from .session.summary import SessionSummary
 
@@ -68,6 +68,8 @@ def pytest_configure(config):
                 lambda ini: opts.named(next(o for o in opts.OPTIONS if o.ini == ini), config.getoption).flag)
         except PaddleInferError as e:
             raise pytest.UsageError(str(e)) from None
+    if settings.active:  # a usage error naming the directory, here rather than mid-session
+        check_cache_dir(settings)
     if settings.active and not is_xdist_controller(config):
         case_path_of(config).start()  # the executor imports paddle while pytest collects
     if is_xdist_controller(config) and expects_cases(config, settings):
@@ -163,6 +165,8 @@ def pytest_report_teststatus(report, config):
 
 
 def pytest_unconfigure(config):
+    from .children import kill_all
+
     if config.stash.get(REPORT_LOCK, None) is not None:
         from .ownership import release
 
@@ -175,6 +179,7 @@ def pytest_unconfigure(config):
         config.stash[CASE_PATH].close()
     if RUNNER in config.stash:
         config.stash[RUNNER].close()
+    kill_all()  # a child this process started (the signature probe) outlives no session
 
 
 # -- fixtures: Paddle objects in the test's own process (session/fixtures.py) --------------

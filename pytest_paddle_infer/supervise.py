@@ -27,7 +27,8 @@ from multiprocessing.connection import Client, Listener
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .errors import CaseSkipped, PaddleInferError, describe_exit, strip_ansi  # describe_exit: re-exported
+from .errors import (CaseSkipped, PaddleInferError, describe_exit, disk_fault, is_disk_fault,  # describe_exit: re-exported
+                     strip_ansi)
 
 AUTHKEY_ENV = "PADDLE_INFER_EXECUTOR_KEY"
 ENGINE_ENTRY = "pytest_paddle_infer.engine.service"  # the child's module: python -m ENGINE_ENTRY
@@ -83,6 +84,9 @@ class Executor:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.started += 1
         self.log_path = self.log_dir / f"executor-{os.getpid()}-{self.started}.log"
+        from .children import oom_kills
+
+        self._oom_before = oom_kills()  # a SIGKILL we did not send: did the cgroup count an OOM kill?
         self._listener, self.proc = _spawn(self.log_path, self.fork_server)
         self.conn = None
 
@@ -169,6 +173,10 @@ class Executor:
                     raise ExecutorBug(message[1])
         except (EOFError, ConnectionError, BrokenPipeError):
             raise self._died(phase) from None
+        except _TimedOut:  # it had not connected by the deadline: importing paddle took longer
+            raise self._died(phase, f"timed out after {self.timeout:g} s (--paddle-timeout) and was "
+                                    f"killed (importing paddle takes seconds: give --paddle-timeout "
+                                    f"more, e.g. --paddle-timeout=600)") from None
         except _ChildGone:
             raise self._died(phase) from None
 
@@ -183,7 +191,10 @@ class Executor:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
             self._kill()
-        how = how or describe_exit(self.proc.returncode)
+        if not how:
+            from .children import how_it_ended
+
+            how = how_it_ended(self.proc.returncode, getattr(self, "_oom_before", None))
         log = self.log_path
         self._discard()
         died = ExecutorDied(f"the executor process {how} while {phase.name}")
@@ -200,6 +211,10 @@ class _ChildGone(Exception):
     pass
 
 
+class _TimedOut(_ChildGone):
+    """The child did not connect by the deadline, and was killed."""
+
+
 _OP_PHASES = {"about": "importing paddle", "prepare": "preparing the case", "run": "running the candidate",
               "release": "releasing the case", "tensors": "handing out tensors",
               "trial": "running a localization trial", "localize_crash": "localizing the crash or error",
@@ -214,7 +229,9 @@ def _spawn(log_path: Path, fork_server: str = ""):
     address = _address_text(listener.address)
 
     def spawn():
-        env = {"GLOG_minloglevel": "1", **os.environ, AUTHKEY_ENV: key.hex()}
+        from .children import child_env
+
+        env = child_env({"GLOG_minloglevel": "1", **os.environ, AUTHKEY_ENV: key.hex()})
         with open(log_path, "wb") as log:
             return subprocess.Popen([sys.executable, "-m", ENGINE_ENTRY, address],
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -294,7 +311,7 @@ def _accept(listener: Listener, proc: subprocess.Popen, timeout: float):
         if time.monotonic() > deadline:
             proc.kill()
             listener.close()
-            raise _ChildGone()
+            raise _TimedOut()
     if "conn" not in box:
         raise _ChildGone()
     return box["conn"]
@@ -326,7 +343,10 @@ def reap_exited() -> None:
 def serve(make_service: Callable[[dict, Callable], Any]) -> int:
     """The child's loop: connect back to the parent, build the service from its first
     message, answer requests until "close" or the parent is gone. ``make_service(init,
-    send)`` is the engine's (engine/service.py)."""
+    send)`` is the engine's (engine/service.py). The child dies with the pytest process,
+    and its own children (exports, baselines, pruning) with it."""
+    from .children import kill_all
+
     key = bytes.fromhex(os.environ.pop(AUTHKEY_ENV))
     address = sys.argv[1]
     if ":" in address and not address.startswith(("/", "\\")):
@@ -348,12 +368,18 @@ def serve(make_service: Callable[[dict, Callable], Any]) -> int:
                     service.close()
                 conn.send(("ok", None))
                 sys.stdout.flush()
+                kill_all()  # os._exit skips atexit
                 # done and cleaned up: skip the predictors' destructors, which only cost the
                 # pytest process time at its exit (it waits for this process)
                 os._exit(0)
             conn.send(("ok", getattr(service, op)(*args)))
         except (PaddleInferError, CaseSkipped) as e:
             conn.send(("raise", _portable(e)))
+        except OSError as e:
+            if not is_disk_fault(e):  # a full disk or an unwritable directory: the case's error
+                conn.send(("bug", traceback.format_exc()))
+            else:
+                conn.send(("raise", PaddleInferError(disk_fault(e, f"{_OP_PHASES.get(op, op)}"))))
         except Exception:
             conn.send(("bug", traceback.format_exc()))
         sys.stdout.flush()

@@ -48,11 +48,26 @@ def filter_text(settings) -> str:
 
 
 def report_lines(settings, kept: int, cases: Sequence[Case]) -> list:
+    return [f"paddle-infer: {filter_text(settings)} narrowed the declared cases to {kept} of {len(cases)}"]
+
+
+def nothing_to_run(settings, cases: Sequence[Case]) -> str:
+    """The usage error of a --paddle-model/--run-mode that selects none of the declared cases:
+    a check was asked for, and a session that runs none of it must not pass."""
     text = filter_text(settings)
-    if kept:
-        return [f"paddle-infer: {text} narrowed the declared cases to {kept} of {len(cases)}"]
-    models = sorted({c.model.name for c in cases})
-    modes = sorted({c.run_mode.label for c in cases})
-    return [f"paddle-infer: {text} matched none of the {len(cases)} cases that suites and "
-            f"paddle_case markers declare, so none of them run; they declare models "
-            f"{', '.join(models) or '-'} and run modes {', '.join(modes) or '-'}"]
+    files = sorted({c.origin.rsplit(":", 1)[0] for c in cases if c.origin})
+    if cases:
+        models = sorted({c.model.name for c in cases})
+        modes = sorted({c.run_mode.label for c in cases})
+        found = (f"matched none of the {len(cases)} cases that suites and paddle_case markers "
+                 f"declare (models {', '.join(models)}; run modes {', '.join(modes)})")
+    else:
+        found = "matched no case: the suites collected declare none"
+    where = f" ({', '.join(files)})" if files else ""
+    ignore = " ".join(f"--ignore={f}" for f in files) if files else "--ignore=SUITE_FILE"
+    return (f"paddle-infer: {text} {found}, so nothing it asks for would run. With a suite or a "
+            f"paddle_case test collected, --paddle-model and --run-mode only choose among their "
+            f"cases{where}. Name one of the declared models and run modes, add the model to the "
+            f"suite, or leave the suites out of the session to check the model on its own: run "
+            f"from a directory without suite files, pass the paths to collect (pytest "
+            f"tests/test_x.py ...), or {ignore}")

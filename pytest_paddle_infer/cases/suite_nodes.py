@@ -99,6 +99,83 @@ def _line_loader():
     return LineLoader
 
 
+# A suite nests a few levels (models > entry > run_modes > mode > tolerances > outputs): far
+# below these. They bound what a suite can cost before it is read: YAML aliases share one
+# node per anchor, so a few lines can stand for 10^8 values (the "billion laughs").
+MAX_DEPTH = 64  # nesting of lists and mappings, aliases expanded
+MAX_NODES = 100_000  # values in the document, aliases expanded
+
+
+def _check_depth(text: str) -> None:
+    """Nesting deeper than MAX_DEPTH, from the parser's events (the parser is a loop, while
+    composing nodes recurses, so 20,000 ``[`` would end in RecursionError)."""
+    import yaml
+
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _YamlProblem(
+                    event.start_mark.line + 1, f"lists and mappings nested more than {MAX_DEPTH} deep",
+                    f"at most {MAX_DEPTH} levels of nesting (the limit of a suite file)",
+                    f"level {depth} here", "a suite nests a few levels: flatten the data; an input's "
+                    "values belong in a .npy file (inputs: {x: {file: x.npy}}, docs/suites.md)")
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
+
+
+def _check_expansion(root) -> None:
+    """The document's size and depth with every alias expanded (MAX_NODES, MAX_DEPTH),
+    counted over the shared nodes without expanding them; an anchor that contains its own
+    alias is refused. The line is that of the first value found over a limit."""
+    import yaml
+
+    def children(node):
+        if isinstance(node, yaml.SequenceNode):
+            return node.value
+        if isinstance(node, yaml.MappingNode):
+            return [n for pair in node.value for n in pair]
+        return []
+
+    size: Dict[int, int] = {}
+    height: Dict[int, int] = {}
+    on_path = set()
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            kids = children(node)
+            size[key] = 1 + sum(size[id(k)] for k in kids)
+            height[key] = 1 + max((height[id(k)] for k in kids), default=0)
+            line = node.start_mark.line + 1
+            if size[key] > MAX_NODES:
+                raise _YamlProblem(
+                    line, f"YAML aliases expand this value to more than {MAX_NODES:,} values",
+                    f"at most {MAX_NODES:,} values in a suite, aliases (*name) expanded",
+                    f"{size[key]:,} values", "use each anchor (&name) for a few values, not to "
+                    "multiply them; an input's values belong in a .npy file (docs/suites.md)")
+            if height[key] > MAX_DEPTH:
+                raise _YamlProblem(
+                    line, f"YAML aliases nest this value more than {MAX_DEPTH} deep",
+                    f"at most {MAX_DEPTH} levels of nesting, aliases (*name) expanded",
+                    f"{height[key]} levels", "flatten the data; an alias inside an alias inside "
+                    "an alias multiplies the nesting")
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise _YamlProblem(
+                node.start_mark.line + 1, "a YAML anchor that contains an alias of itself",
+                "values that end", "a value that refers to itself (&name ... *name inside it)",
+                "remove the alias inside its own anchor")
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((k, False) for k in children(node) if id(k) not in size)
+
+
 def read_yaml(path: Path, display: str):
     """The document in ``path`` as LineDict/LineList/scalars, or a SuiteError naming the line."""
     import yaml
@@ -109,7 +186,12 @@ def read_yaml(path: Path, display: str):
         raise SuiteError(f"{display}: cannot read the suite file: {e}") from None
     loader = _line_loader()(text)
     try:
-        return loader.get_single_data()
+        _check_depth(text)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node)
+        return loader.construct_document(node)
     except _YamlProblem as p:
         raise error(Where(display, p.line), "", p.problem, p.expected, p.found, p.fix) from None
     except yaml.MarkedYAMLError as e:
@@ -295,3 +377,4 @@ class Context:
     threads: Optional[int] = None
     forced: Tuple[Tuple[str, Any], ...] = ()  # seed/baseline/threads given on the command line: they win
     suite: bool = True  # a suite file (False: a paddle_case marker, which no file holds)
+    timeout: Optional[float] = None  # --paddle-timeout: the deadline of children run while reading

@@ -17,7 +17,7 @@ from ..errors import PaddleInferError
 from ..models.inputs import InputSpec
 from ..models.source import ModelSource, find_model_files
 from ..models.binding import BindingError, Signature, bind
-from ..models.cache import builder_signature, declared_inputs
+from ..models.cache import ChildTimedOut, builder_signature, declared_inputs
 from .suite_inputs import InputEntry, build_input, merge_entries
 from .suite_nodes import AnyName, Context, Node, did_you_mean, error, join_names
 from ..models.zoo import ZOO
@@ -147,7 +147,13 @@ def resolve_source(name: str, fields: Mapping[str, Node], model_node: Node, inpu
     if kind == "builder":
         kwargs = parse_kwargs(fields["kwargs"]) if "kwargs" in fields else ()
         source = builder_source(name, node, ref, kwargs, (), ctx)
-        signature = builder_signature(source, ctx.cache_dir)
+        try:
+            signature = builder_signature(source, ctx.cache_dir, ctx.timeout)
+        except ChildTimedOut as e:  # a builder that hangs: its child is killed, the suite says so
+            raise node.fail(f"{e}", "a builder that returns its layer within the deadline",
+                            found=f"{ref} still building after {ctx.timeout:g} s",
+                            fix="make the builder return (does it wait for a download, a lock or "
+                                "input?), or raise --paddle-timeout") from None
         names = builder_input_names(signature, inputs, default_inputs)
         used_defaults.update(n for n in names if n in default_inputs)
         merged = {n: merge_entries(default_inputs.get(n), inputs.get(n)) for n in names}
@@ -217,7 +223,7 @@ def path_source(name: str, node: Node, ref: str, ctx: Context) -> Tuple[ModelSou
                         fix=close or "fix the path or the zoo name")
     try:
         prog, _ = find_model_files(str(path))
-        declared = declared_inputs(prog, ctx.cache_dir)
+        declared = declared_inputs(prog, ctx.cache_dir, ctx.timeout)
     except PaddleInferError as e:
         raise node.fail("model files cannot be used", "a model directory or .pdmodel/.json file with "
                         "its .pdiparams", found=str(e)) from None

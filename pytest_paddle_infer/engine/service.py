@@ -153,9 +153,11 @@ class Service:
 
 
 def main() -> int:
+    from ..children import hold_to_parent
     from ..modes.capabilities import import_paddle
     from ..supervise import serve
 
+    hold_to_parent()  # a pytest killed by SIGKILL takes its executor with it
     import_paddle()  # every request needs it: import while the pytest process goes on
     return serve(Service)
 

@@ -11,14 +11,13 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Dict, Mapping, Optional, Tuple
 
 from ..modes.capabilities import installed_paddle
-from ..errors import ModelError, describe_exit, strip_ansi
+from ..errors import ModelError, strip_ansi
 from ..files import atomic_write, file_lock
 from .inputs import InputSpec
 from .source import MANIFEST, PROGRAM_EXTENSIONS, ModelFiles, ModelSource, find_model_files
@@ -186,13 +185,20 @@ def cached_build(entry_dir: Path, build) -> dict:
     return manifest
 
 
+class ChildTimedOut(ModelError):
+    """A child process ran past its deadline and was killed."""
+
+
 def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
               module: str = "pytest_paddle_infer.models.exporter",
-              timeout: Optional[float] = None) -> dict:
+              timeout: Optional[float] = None, timeout_option: str = "") -> dict:
     """Run the exporter (or another child ``module``) in a child process; its last stdout
     line is JSON. ``search_path`` goes first on the child's PYTHONPATH, so a builder beside a
     suite file can be imported. A child still running after ``timeout`` seconds is killed
-    (a ModelError)."""
+    with its process group (ChildTimedOut, naming ``timeout_option``, the option that set
+    the deadline); it dies with this process too (children.py)."""
+    from ..children import ChildTimeout, oom_kills, run
+
     env = dict(os.environ)
     if search_path:
         env["PYTHONPATH"] = os.pathsep.join([*search_path, *filter(None, [env.get("PYTHONPATH")])])
@@ -202,13 +208,15 @@ def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
     if legacy:  # otherwise the installed Paddle's default: forcing PIR on 2.6 crashes jit.save
         env["FLAGS_enable_pir_api"] = "0"
     env.setdefault("GLOG_minloglevel", "2")
+    oom_before = oom_kills()
     try:
-        proc = subprocess.run([sys.executable, "-m", module, *args],
-                              capture_output=True, text=True, env=env, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise ModelError(f"{what} failed: the child process ran past {timeout:g} s and was killed") from None
+        proc = run([sys.executable, "-m", module, *args], env=env, timeout=timeout)
+    except ChildTimeout:
+        option = f" ({timeout_option})" if timeout_option else ""
+        raise ChildTimedOut(f"{what} failed: the child process timed out after {timeout:g} s{option} "
+                            f"and was killed") from None
     if proc.returncode != 0:
-        raise ModelError(child_failure(what, proc.returncode, proc.stderr))
+        raise ModelError(child_failure(what, proc.returncode, proc.stderr, oom_before))
     try:
         return json.loads(proc.stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):  # the child exited 0 without its answer (os._exit(0))
@@ -216,10 +224,13 @@ def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
                          + (f"\n{_trim_child_error(proc.stderr)}" if proc.stderr.strip() else "")) from None
 
 
-def child_failure(what: str, returncode: int, stderr: str) -> str:
-    """``WHAT failed: the child process was killed by SIGSEGV`` (or ``exited with status 3``),
-    then the end of what it printed: never "failed:" with nothing after it."""
-    how = f"the child process {describe_exit(returncode)}"
+def child_failure(what: str, returncode: int, stderr: str, oom_before: Optional[int] = None) -> str:
+    """``WHAT failed: the child process was killed by SIGSEGV`` (or ``exited with status 3``;
+    a SIGKILL says what most often sends it), then the end of what it printed: never
+    "failed:" with nothing after it."""
+    from ..children import how_it_ended
+
+    how = f"the child process {how_it_ended(returncode, oom_before)}"
     tail = _trim_child_error(stderr)
     return f"{what} failed: {how}" + (f"\n{tail}" if tail else "")
 
@@ -324,15 +335,16 @@ def resolve(source: ModelSource, cache_dir: Path, legacy: bool = False) -> Model
     return ModelFiles(source.name, str(prog), str(directory / "inference.pdiparams"), inputs)
 
 
-def declared_inputs(prog: Path, cache_dir: Path) -> Tuple[InputSpec, ...]:
-    """Input names, shapes and dtypes a model file declares (read once, cached by content)."""
+def declared_inputs(prog: Path, cache_dir: Path, timeout: Optional[float] = None) -> Tuple[InputSpec, ...]:
+    """Input names, shapes and dtypes a model file declares (read once, cached by content);
+    ``timeout``: --paddle-timeout, the reading child's deadline."""
     stat = prog.stat()
     key = hashlib.sha256(f"{prog.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
     path = Path(cache_dir) / "inspect" / f"{key}.json"
     data = read_record(path, key)
     if data is None or not _valid_inputs(data.get("inputs")):
         data = run_child(["inspect", str(prog)], prog.suffix == ".pdmodel",
-                         f"reading the inputs of {prog}")
+                         f"reading the inputs of {prog}", timeout=timeout, timeout_option="--paddle-timeout")
         write_record(path, key, data)
     return tuple(InputSpec(i["name"], tuple(i["shape"]), i["dtype"]) for i in data["inputs"])
 
@@ -376,9 +388,10 @@ def read_record(path: Path, key: str) -> Optional[dict]:
 _signatures: Dict[str, object] = {}  # per process: each builder is asked once
 
 
-def builder_signature(source: ModelSource, cache_dir: Path):
+def builder_signature(source: ModelSource, cache_dir: Path, timeout: Optional[float] = None):
     """The ``binding.Signature`` of the layer a builder source returns, or None when the
-    builder cannot be built here (its cases then error when it is exported, with the reason).
+    builder cannot be built here (its cases then error when it is exported, with the reason);
+    ChildTimedOut when building it runs past ``timeout`` (--paddle-timeout; the child is killed).
     Asked of a child process that builds the layer, and kept in the cache dir with the
     sources it read, so an edit to any of them asks again."""
     from .binding import Signature
@@ -387,6 +400,8 @@ def builder_signature(source: ModelSource, cache_dir: Path):
                        list(source.search_path)], sort_keys=True, default=str)
     key = hashlib.sha256(text.encode()).hexdigest()[:16]
     if key in _signatures:
+        if isinstance(_signatures[key], ChildTimedOut):
+            raise _signatures[key]
         return _signatures[key]
     path = Path(cache_dir) / "signatures" / f"{key}.json"
     data = read_record(path, key)
@@ -400,7 +415,10 @@ def builder_signature(source: ModelSource, cache_dir: Path):
         try:
             data = run_child(["signature", source.ref, json.dumps(dict(source.kwargs))], False,
                              f"building {source.name!r} to read its forward's parameters",
-                             source.search_path)
+                             source.search_path, timeout=timeout, timeout_option="--paddle-timeout")
+        except ChildTimedOut as e:
+            _signatures[key] = e
+            raise
         except (ModelError, ValueError, IndexError):
             _signatures[key] = None
             return None

@@ -225,7 +225,11 @@ def signature(builder: str, kwargs: dict) -> dict:
 
 def run_command(argv, commands) -> int:
     """The child-process protocol: ``argv[0]`` names a command of ``commands``, which gets
-    the rest; its result goes to stdout as JSON on the last line."""
+    the rest; its result goes to stdout as JSON on the last line. The child dies with the
+    process that started it (children.py)."""
+    from ..children import hold_to_parent
+
+    hold_to_parent()
     command = commands.get(argv[0]) if argv else None
     if command is None:
         raise SystemExit(f"unknown command {argv[:1]!r}; commands: {', '.join(commands)}")

@@ -42,7 +42,7 @@ class ModelFiles:
 
 
 def looks_like_path(ref: str) -> bool:
-    return os.sep in ref or "/" in ref or ref.endswith(PROGRAM_EXTENSIONS) or os.path.exists(ref)
+    return os.sep in ref or "/" in ref or ref.endswith(PROGRAM_EXTENSIONS) or os.path.lexists(ref)
 
 
 def parse_source(ref: str) -> ModelSource:
@@ -63,12 +63,31 @@ def display_name(prog: Path) -> str:
     return prog.parent.name if prog.stem in ("inference", "model", "__model__") else prog.stem
 
 
+def missing_path(given: Path, path: Path) -> str:
+    """Why ``path`` cannot be opened: a symlink loop or a dangling symlink is not "missing"."""
+    try:
+        path.resolve(strict=True)
+    except RuntimeError:  # Python < 3.13: "Symlink loop from ..."
+        return f"model path {given} is a symlink loop (its links lead back to themselves); point it at a model directory or file"
+    except OSError as e:
+        import errno
+
+        if e.errno == errno.ELOOP:
+            return f"model path {given} is a symlink loop (its links lead back to themselves); point it at a model directory or file"
+        if os.path.islink(path):
+            return (f"model path {given} is a symlink to {os.readlink(path)}, which does not exist; "
+                    f"point it at a model directory or file")
+        if e.errno in (errno.EACCES, errno.EPERM):
+            return f"model path {given} cannot be reached: permission denied on a directory above it"
+    return f"model path {given} does not exist"
+
+
 def find_model_files(ref: str) -> Tuple[Path, Path]:
     """The (program, params) pair a path names, or a ModelError naming the path."""
     given = Path(ref).expanduser()
     path = given.absolute()  # Paddle joins a relative program path onto its prefix
     if not path.exists():
-        raise ModelError(f"model path {given} does not exist")
+        raise ModelError(missing_path(given, path))
     if path.is_dir():
         programs = sorted(p for p in path.iterdir() if p.suffix in PROGRAM_EXTENSIONS
                           and p.is_file() and p.name != MANIFEST)

@@ -53,9 +53,9 @@ class CasePath:
         if not self._warming:
             import threading
 
-            self._warming = True
-            threading.Thread(target=_import_result_readers, name="paddle-infer-imports",
-                             daemon=True).start()
+            self._warming = threading.Thread(target=_import_result_readers, name="paddle-infer-imports",
+                                             daemon=True)
+            self._warming.start()
 
     def about(self):
         """(Capabilities, environment) of the installed Paddle, from the executor."""
@@ -127,7 +127,13 @@ class CasePath:
         if self.settings.report_dir is not None:
             from ..report.case_files import write_case
 
-            write_case(self.settings.report_dir, nodeid, result)
+            try:
+                write_case(self.settings.report_dir, nodeid, result)
+            except OSError as e:  # a full or unwritable report dir: this case's error, in a line
+                from ..errors import disk_fault
+
+                raise PaddleInferError(disk_fault(e, f"writing the case's report files under "
+                                                     f"--paddle-report {self.settings.report_dir}")) from None
         if not result.passed:
             failed = CaseFailed(failure_message(result))
             failed.result = result
@@ -156,6 +162,8 @@ class CasePath:
 
     def close(self) -> None:
         self.executor.close()
+        if self._warming:  # no thread of the session's still importing once it has ended
+            self._warming.join(30)
 
 
 def _import_result_readers() -> None:

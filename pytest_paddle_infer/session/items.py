@@ -162,7 +162,7 @@ def build_cases(settings) -> list:
     from ..verdict.tolerances import Rule
 
     cases = []
-    sources = [with_declared_inputs(source, settings.cache_dir) for source in settings.models]
+    sources = [with_declared_inputs(source, settings.cache_dir, settings.timeout) for source in settings.models]
     shapes = shapes_by_model(sources, settings.shapes, settings.batch)
     for source in sources:
         for spec in settings.run_modes:
@@ -174,7 +174,7 @@ def build_cases(settings) -> list:
     return cases
 
 
-def with_declared_inputs(source, cache_dir):
+def with_declared_inputs(source, cache_dir, timeout=None):
     """Disk models: read their inputs now so ids show shapes; a model that cannot be read
     keeps ``inputs=None`` and its cases report the problem when they run."""
     from dataclasses import replace
@@ -186,7 +186,7 @@ def with_declared_inputs(source, cache_dir):
         return source
     try:
         prog, _ = find_model_files(source.ref)
-        return replace(source, inputs=declared_inputs(prog, cache_dir))
+        return replace(source, inputs=declared_inputs(prog, cache_dir, timeout))
     except PaddleInferError:
         return source
 
@@ -224,17 +224,22 @@ def warn_idle_options(config) -> None:
             f"NAME, or collect a suite file (*.paddle.yaml) or a paddle_case test"), None, "command line", 0)
 
 
-def narrow_declared_cases(config, items) -> bool:
+def narrow_declared_cases(config, items, collection_errors: int = 0) -> bool:
     """With suites or paddle_case tests collected, --paddle-model and --run-mode keep the
-    cases they name (True: no standalone cases are added)."""
+    cases they name (True: no standalone cases are added). Keeping none is a usage error
+    (a check was asked for), unless a suite failed to collect: that error fails the session."""
     cases = [c for c in map(declared_case, items) if c is not None]
     if not cases and not config.stash.get(SUITES_SEEN, False):
         return False
     from ..cases import narrowing
 
     settings = settings_of(config)
-    if not narrowing.filtering(settings) or not cases:
+    if not narrowing.filtering(settings):
         return True
+    if not cases and collection_errors:  # the suite's own error says why it has no case
+        return True
+    if not cases:  # a suite was collected, but it declares no case to narrow
+        raise usage_error(config, narrowing.nothing_to_run(settings, cases))
     keep, drop = [], []
     for item in items:
         case = declared_case(item)
@@ -242,13 +247,9 @@ def narrow_declared_cases(config, items) -> bool:
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
-    lines = narrowing.report_lines(settings, len(cases) - len(drop), cases)
-    config.stash[NARROWED] = lines
-    if len(drop) == len(cases):
-        import warnings
-
-        # located at a declaring file: the warning is about the session's cases, not plugin code
-        warnings.warn_explicit(PaddleInferWarning(lines[0]), None, str(drop[0].path), 1)
+    if len(drop) == len(cases) and not collection_errors:  # a check was asked for and none runs: never a green session
+        raise usage_error(config, narrowing.nothing_to_run(settings, cases))
+    config.stash[NARROWED] = narrowing.report_lines(settings, len(cases) - len(drop), cases)
     return True
 
 
@@ -285,7 +286,7 @@ def effective_case(item, case):
 def add_command_line_cases(session, config, items) -> None:
     """pytest_collection_modifyitems: narrow declared cases, or add --paddle-model's."""
     settings = settings_of(config)
-    if narrow_declared_cases(config, items):  # --paddle-model/--run-mode pick among declared cases
+    if narrow_declared_cases(config, items, session.testsfailed):  # --paddle-model/--run-mode pick among declared cases
         if settings.shapes or settings.batch is not None:
             raise usage_error(config, "--paddle-shape and --paddle-batch give the shapes of the "
                               "cases --paddle-model adds; suites and paddle_case markers declare "

@@ -241,16 +241,19 @@ def _value(getoption: Callable, getini: Callable, opt: Option):
     return ini if ini not in (None, [], "") and ini is not False else None  # False: an unset flag
 
 
-def _number(opt: Option, text, kind: Callable, minimum: float) -> Optional[float]:
+def _number(opt: Option, text, kind: Callable, minimum: float, example: str = "") -> Optional[float]:
+    """``example``: a valid value to show (the default, 4 or 1e-4, must be valid for ``opt``)."""
     if text is None:
         return None
+    example = example or ("4" if kind is int else "1e-4")
     try:
         value = kind(str(text).strip())
     except ValueError:
         raise OptionError(f"{opt.flag}: {text!r} is not a {'whole ' if kind is int else ''}number "
-                          f"(e.g. {opt.example('4' if kind is int else '1e-4')})") from None
+                          f"(e.g. {opt.example(example)})") from None
     if isinstance(value, float) and not math.isfinite(value) or value < minimum:
-        raise OptionError(f"{opt.flag}: {text!r} must be a finite number >= {minimum:g}")
+        raise OptionError(f"{opt.flag}: {text!r} must be a finite number >= {minimum:g} "
+                          f"(e.g. {opt.example(example)})")
     return value
 
 
@@ -289,8 +292,11 @@ def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Cal
         except PaddleInferError as e:
             unresolved.append((ref, f"{opts['paddle_model'].flag}: {e}"))  # may name a suite's model
             continue
-        if source.name in {m.name for m in models}:
-            continue
+        same = next((m for m in models if m.name == source.name), None)
+        if same is not None and (same.kind, same.ref) == (source.kind, source.ref):
+            continue  # the same model named twice
+        if same is not None:
+            raise OptionError(duplicate_name(opts["paddle_model"], same, source))
         models.append(source)
     mode_values = get("run_mode")
     try:
@@ -309,7 +315,7 @@ def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Cal
     for opt in OPTIONS:
         if opt.directory:
             check_directory(opts[opt.ini], get(opt.ini))
-    seed = _number(opts["paddle_seed"], get("paddle_seed"), int, 0)
+    seed = _number(opts["paddle_seed"], get("paddle_seed"), int, 0, example="0")
     suites = []
     for value in get("paddle_suite") or []:
         path = Path(value).expanduser().resolve()
@@ -345,10 +351,25 @@ def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Cal
         shapes=parse_shapes(opts["paddle_shape"], get("paddle_shape") or ()),
         batch=_number(opts["paddle_batch"], get("paddle_batch"), int, 1),
         suggest=_suggest(opts["paddle_suggest_tolerances"], get("paddle_suggest_tolerances")),
-        suggest_seeds=int(_number(opts["paddle_suggest_seeds"], get("paddle_suggest_seeds"), int, 1)
+        suggest_seeds=int(_number(opts["paddle_suggest_seeds"], get("paddle_suggest_seeds"), int, 1, example="8")
                           or DEFAULT_SUGGEST_SEEDS),
         suggest_margin=_margin(opts["paddle_suggest_margin"], get("paddle_suggest_margin")),
     )
+
+
+def duplicate_name(opt: Option, first, second) -> str:
+    """Two --paddle-model values whose cases would carry one name: neither may be dropped."""
+    def shown(source):
+        return f"the zoo entry {source.ref}" if source.kind == "zoo" else source.ref
+
+    disk = second if second.kind == "path" else first
+    prog = Path(disk.ref)
+    named_by = prog.parent if prog.stem in ("inference", "model", "__model__") else prog
+    other = named_by.with_name(f"{named_by.stem}_2{named_by.suffix}")
+    return (f"{opt.flag}: {shown(first)} and {shown(second)} are both named {second.name!r} (a model "
+            f"on disk is named after its directory or program file), and one session cannot tell "
+            f"their cases apart; check them in two sessions, or give one another name through a "
+            f"symlink: ln -s {named_by} {other}, then {opt.example(str(other))}")
 
 
 def _suggest(opt: Option, text) -> str:
@@ -362,7 +383,7 @@ def _suggest(opt: Option, text) -> str:
 
 
 def _margin(opt: Option, text) -> float:
-    value = _number(opt, text, float, 1.0)
+    value = _number(opt, text, float, 1.0, example="2")
     return DEFAULT_SUGGEST_MARGIN if value is None else float(value)
 
 
@@ -431,7 +452,7 @@ def parse_shapes(opt: Option, values) -> Tuple[Tuple[str, Tuple[int, ...]], ...]
 
 
 def _timeout(opt: Option, text) -> float:
-    value = _number(opt, text, float, 0.0)
+    value = _number(opt, text, float, 0.0, example="600")
     if value is None:
         return DEFAULT_TIMEOUT
     if value <= 0:

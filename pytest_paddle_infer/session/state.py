@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from ..errors import PaddleInferError
 from . import options as opts
 
 REPORT_LOCK = pytest.StashKey[object]()  # this session is the one writer of --paddle-report
@@ -56,6 +57,7 @@ def case_path_of(config):
         from ..models.cache import heal_cache_dirs
 
         settings = settings_of(config)
+        check_cache_dir(settings)
         heal_cache_dirs(settings.cache_dir)  # a damaged cache is rebuilt, not a traceback
         shared = None
         workerinput = getattr(config, "workerinput", None)
@@ -67,6 +69,40 @@ def case_path_of(config):
     return config.stash[CASE_PATH]
 
 
+class UnusableDirectory(PaddleInferError, pytest.UsageError):
+    """A directory the session must write cannot be written: a usage error at configure
+    time, a collection error (its text alone) when a suite file's collection finds it."""
+
+
+def check_cache_dir(settings) -> None:
+    """The cache dir is made (when missing) and takes a file, or UnusableDirectory naming it:
+    read-only, not writable by this user, /proc, a full disk."""
+    import os
+    import tempfile
+
+    from ..errors import DISK_ERRNOS
+
+    path = settings.cache_dir
+    named = (f"--paddle-cache-dir {path}" if "paddle_cache_dir" in settings.given
+             else f"the cache dir {path} (the default, under pytest's cache dir)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=".paddle-infer-probe-", dir=path)
+        try:
+            os.write(handle, b"x")
+        finally:
+            os.close(handle)
+            os.unlink(probe)
+    except OSError as e:
+        why = DISK_ERRNOS.get(e.errno, e.strerror or str(e))
+        if e.errno == 2 and path.is_dir():  # made or there, yet a file cannot be made in it
+            why = "it takes no files (a kernel file system, such as /proc or /sys)"
+        raise UnusableDirectory(
+            f"paddle-infer: {named} cannot be written: {why}; the cache holds exported models "
+            f"and the executor's logs: give a directory this user can write, e.g. "
+            f"--paddle-cache-dir=~/.cache/paddle-infer") from None
+
+
 def installation(config):
     """(Capabilities, environment) of the installed Paddle. The executor imports paddle and
     reports them; they are remembered per installation, so the pytest process (and the xdist
@@ -74,8 +110,16 @@ def installation(config):
     from ..modes.capabilities import known_installation
 
     def ask():
+        from ..supervise import ExecutorDied
+
         path = case_path_of(config)
-        found = path.about()
+        try:
+            found = path.about()
+        except ExecutorDied as died:  # no case can run: the session ends saying why, not INTERNALERROR
+            from .xdist_usage import usage_error
+
+            tail = f"\nlast lines of its log ({died.log_path}):\n{died.log_tail}" if died.log_tail else ""
+            raise usage_error(config, f"paddle-infer: no case can run: {died}{tail}") from None
         if is_xdist_controller(config):  # it runs no case
             path.close()
         return found

@@ -33,7 +33,8 @@ def suite_context(config, path: Path):
                    if f"paddle_{key}" in settings.given)  # the command line wins over the suite
     return Context(file=display_path(config, path), base_dir=Path(path).resolve().parent,
                    rootdir=Path(config.rootpath), cache_dir=settings.cache_dir, seed=settings.seed,
-                   baseline=settings.baseline, threads=settings.threads, forced=forced)
+                   baseline=settings.baseline, threads=settings.threads, forced=forced,
+                   timeout=settings.timeout)
 
 
 class PaddleSuiteFile(pytest.File):

@@ -19,6 +19,7 @@ class SessionSummary:
         self.rows: Dict[str, Dict[str, str]] = {}
         self.order: Dict[str, int] = {}  # node id -> its place in the collection
         self.index_path = None  # where the report's index.html went
+        self.report_error = ""  # why the report could not be written (a full disk)
         self.suggest_written: List[str] = []  # --paddle-suggest-tolerances=write: what changed
         self.report_error = ""  # why the report's index was not written
 
@@ -72,6 +73,12 @@ class SessionSummary:
                                               report_environment(self.config))
             except PaddleInferError as e:  # a file in the way that is not the plugin's
                 self.report_error = f"paddle-infer: the report's index was not written: {e}"
+            except OSError as e:  # the summary is still printed; the report's fault in a line
+                from ..errors import disk_fault
+
+                self.report_error = "paddle-infer: " + disk_fault(
+                    e, f"writing the report (--paddle-report {settings.report_dir})")
+                session.exitstatus = session.exitstatus or pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter):
         if hasattr(self.config, "workerinput"):

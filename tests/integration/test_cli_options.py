@@ -14,7 +14,7 @@ from helpers import summary_rows
     (["--paddle-model=tiny_cnn", "--paddle-atol=abc"],
      "ERROR: --paddle-atol: 'abc' is not a number (e.g. --paddle-atol=1e-4)"),
     (["--paddle-model=tiny_cnn", "--paddle-rtol=-1"],
-     "ERROR: --paddle-rtol: '-1' must be a finite number >= 0"),
+     "ERROR: --paddle-rtol: '-1' must be a finite number >= 0 (e.g. --paddle-rtol=1e-4)"),
     (["--paddle-model=tiny_cnn", "--paddle-threads=0"],
      "ERROR: --paddle-threads: '0': a predictor needs at least one thread"),
     (["--paddle-model=tiny_cnn", "--paddle-baseline=nope"],

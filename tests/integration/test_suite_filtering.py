@@ -1,6 +1,6 @@
 """End to end: --paddle-model, --run-mode, -k, -m and --deselect narrow a suite's cases; with a
-suite collected, --paddle-model and --run-mode add no standalone cases, and say so when they
-leave nothing to run."""
+suite collected, --paddle-model and --run-mode add no standalone cases, and a session they
+leave nothing to run is a usage error."""
 import pytest
 
 from helpers import run_suite, write_suite
@@ -47,15 +47,16 @@ def test_selection_keeps_exactly_the_named_cases(pytester, run_pytest, xdist_mod
     assert set(run.outcomes().values()) == {"passed"}
 
 
-def test_filters_that_match_nothing_say_so(pytester, run_pytest, xdist_mode):
+def test_filters_that_match_nothing_are_a_usage_error(pytester, run_pytest, xdist_mode):
+    """A check was asked for and none of it would run: never a green (or empty) session."""
     write_suite(pytester, SUITE)
     run = run_suite(run_pytest, pytester, "--paddle-model=resnet50", "--run-mode=onednn_bf16", *xdist_mode)
+    assert run.result.ret == 4, run.text
     assert run.cases == {}  # and no standalone resnet50 case was added
-    message = ("paddle-infer: --paddle-model resnet50 and --run-mode onednn_bf16 matched none of the 5 "
-               "cases that suites and paddle_case markers declare, so none of them run; they declare "
-               "models cnn, tiny_detector and run modes *")
-    # the line under the header without xdist; a warning from each worker with it
-    run.result.stdout.fnmatch_lines([("*PaddleInferWarning: " if xdist_mode else "") + message])
+    message = ("ERROR: paddle-infer: --paddle-model resnet50 and --run-mode onednn_bf16 matched none of "
+               "the 5 cases that suites and paddle_case markers declare (models cnn, tiny_detector; run "
+               "modes *), so nothing it asks for would run.*")
+    run.result.stderr.fnmatch_lines([message])
 
 
 def test_narrowing_is_reported_under_the_header(pytester, run_pytest):
