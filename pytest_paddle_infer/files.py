@@ -250,3 +250,12 @@ def _check(path: PathLike, want: WantedArray, array: "np.ndarray", shape_fix: st
 
 def _names(names: Sequence[str]) -> str:
     return ", ".join(repr(n) for n in names)
+
+
+def file_sha256(path) -> str:
+    """A file's SHA-256, read in 1 MB pieces."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

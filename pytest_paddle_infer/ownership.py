@@ -22,7 +22,6 @@ Nothing here imports numpy or paddle: the plugin calls it at start-up.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 from .errors import PaddleInferError
-from .files import atomic_write
+from .files import atomic_write, file_sha256
 
 MARKER = ".paddle-infer"
 MANIFEST = ".paddle-infer-files"
@@ -199,14 +198,6 @@ def recognise_goldens(directory: Path, entries: List[str]) -> bool:
 # -- the manifest: the files the plugin wrote, by content --------------------------------------
 
 
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _plain_name(name) -> bool:
     """A relative path inside the directory: no "..", not absolute, not one of the plugin's
     bookkeeping files."""
@@ -252,7 +243,7 @@ def record(directory: Path, names: Iterable[str]) -> None:
     for name in names:
         path = directory / name
         if _plain_name(name) and path.is_file() and not path.is_symlink():
-            lines.append(json.dumps({"name": name, "sha256": sha256(path)}) + "\n")
+            lines.append(json.dumps({"name": name, "sha256": file_sha256(path)}) + "\n")
     if not lines:
         return
     with _manifest_lock(directory):
@@ -267,7 +258,7 @@ def ours(directory: Path, name: str, known: Optional[Dict[str, str]] = None) -> 
         return False
     digest = (recorded(directory) if known is None else known).get(name)
     try:
-        return digest is not None and sha256(path) == digest
+        return digest is not None and file_sha256(path) == digest
     except OSError:
         return False
 

@@ -18,7 +18,7 @@ from typing import Dict, Mapping, Optional, Tuple
 
 from ..modes.capabilities import installed_paddle
 from ..errors import ModelError, strip_ansi
-from ..files import atomic_write, file_lock
+from ..files import atomic_write, file_lock, file_sha256
 from .inputs import InputSpec
 from .source import MANIFEST, PROGRAM_EXTENSIONS, ModelFiles, ModelSource, find_model_files
 from .zoo import ZOO, ZOO_VERSION
@@ -29,16 +29,8 @@ BUILDER_PATH_ENV = "PADDLE_INFER_BUILDER_PATH"  # read by exporter.load_builder 
 # -- the cache ---------------------------------------------------------------------------
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _write_manifest(directory: Path, extra: Mapping[str, object]) -> None:
-    files = {p.name: {"size": p.stat().st_size, "sha256": _sha256(p)}
+    files = {p.name: {"size": p.stat().st_size, "sha256": file_sha256(p)}
              for p in sorted(directory.iterdir()) if p.name != MANIFEST}
     (directory / MANIFEST).write_text(json.dumps({"files": files, **extra}, indent=1))
 
@@ -78,14 +70,14 @@ def _valid_manifest(directory: Path) -> Optional[dict]:
         if stamps != _verified_stamps(directory):  # hashed unless untouched since last time
             for name, meta in manifest["files"].items():
                 p = directory / name
-                if p.stat().st_size != meta["size"] or _sha256(p) != meta["sha256"]:
+                if p.stat().st_size != meta["size"] or file_sha256(p) != meta["sha256"]:
                     return None
             try:
                 atomic_write(directory / VERIFIED, json.dumps(stamps))
             except OSError:
                 pass  # a read-only cache: hashed again next time
         for path, digest in manifest.get("sources", {}).items():  # a builder's code was edited
-            if _sha256(Path(path)) != digest:
+            if file_sha256(Path(path)) != digest:
                 return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -406,7 +398,7 @@ def builder_signature(source: ModelSource, cache_dir: Path, timeout: Optional[fl
     path = Path(cache_dir) / "signatures" / f"{key}.json"
     data = read_record(path, key)
     try:
-        if data is not None and any(_sha256(Path(p)) != digest
+        if data is not None and any(file_sha256(Path(p)) != digest
                                     for p, digest in data.get("sources", {}).items()):
             data = None
     except (OSError, ValueError, TypeError, AttributeError):

@@ -24,7 +24,8 @@ from typing import Callable, Dict, List, Tuple
 import pytest
 
 from helpers import DIFFERING_MODE, write_suite
-from pytest_paddle_infer.ownership import MANIFEST, MARKER, sha256
+from pytest_paddle_infer.files import file_sha256 as sha256
+from pytest_paddle_infer.ownership import MANIFEST, MARKER
 
 USAGE = 4
 PLUGIN_DIR = str(Path(__file__).resolve().parents[2] / "pytest_paddle_infer")

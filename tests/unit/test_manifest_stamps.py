@@ -24,7 +24,7 @@ def test_untouched_files_are_not_hashed_again(tmp_path, monkeypatch):
     d = entry(tmp_path)
     assert fresh(d) is not None and (d / cache.VERIFIED).is_file()
     hashed = []
-    monkeypatch.setattr(cache, "_sha256", lambda p: hashed.append(p) or "x")
+    monkeypatch.setattr(cache, "file_sha256", lambda p: hashed.append(p) or "x")
     assert fresh(d) is not None and hashed == []
 
 

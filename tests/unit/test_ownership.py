@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_paddle_infer import ownership
+from pytest_paddle_infer.files import file_sha256
 from pytest_paddle_infer.ownership import (MANIFEST, MARKER, OwnershipError, check_writable, claim,
                                            fresh_folder, marker_kind, record, record_tree,
                                            recognise_cache, recognise_report, remove_recorded)
@@ -133,7 +134,7 @@ def test_only_recorded_unchanged_regular_files_inside_are_removed(tmp_path):
     # a manifest edited by hand: names outside, a link, a user's file with a wrong hash
     with open(report / MANIFEST, "a") as f:
         for name in ("../victim.txt", str(tmp_path / "victim.txt"), "link.json", "notes.txt"):
-            f.write(json.dumps({"name": name, "sha256": ownership.sha256(tmp_path / "victim.txt")}) + "\n")
+            f.write(json.dumps({"name": name, "sha256": file_sha256(tmp_path / "victim.txt")}) + "\n")
         f.write("not json\n")
     # a summary.json naming the user's files decides nothing
     (report / "summary.json").write_text(json.dumps({"cases": [{"files": ["notes.txt", "photo.png"]}]}))
