@@ -72,5 +72,18 @@ def run_pytest(pytester, paddle_cache):
     return run
 
 
+@pytest.fixture
+def run_pytest_inline(pytester, paddle_cache):
+    """Run a pytest session in this process (``pytester.runpytest_inprocess``) with the shared
+    export cache: for sessions that end before any case runs (usage errors, ``--help``), where
+    a process of its own would cost its start-up and nothing else. An executor the session
+    starts is still a child process, closed at the session's end."""
+
+    def run(*args: str):
+        return pytester.runpytest_inprocess("-p", "no:cacheprovider", f"--paddle-cache-dir={paddle_cache}", *args)
+
+    return run
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "resnet50: runs the full-size ResNet50 (slower)")
