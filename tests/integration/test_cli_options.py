@@ -24,8 +24,8 @@ from helpers import summary_rows
     (["--paddle-model=missing_dir/model.pdmodel"],
      "ERROR: --paddle-model: model path missing_dir/model.pdmodel does not exist"),
 ])
-def test_usage_errors(run_pytest_inline, args, message):
-    result = run_pytest_inline(*args)
+def test_usage_errors(run_pytest, args, message):
+    result = run_pytest(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
     assert "Traceback" not in result.stderr.str() + result.stdout.str()

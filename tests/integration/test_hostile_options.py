@@ -185,8 +185,6 @@ def dynamic_model(paddle_cache) -> Path:
 
 
 def run_row(row: Row, pytester, run_pytest, request, extra=()):
-    """Usage errors and --help end before any case runs: those sessions run in this process,
-    unless ``extra`` asks for xdist workers."""
     a_file = pytester.path / "a_file.txt"
     a_file.write_text("not a directory\n")
     values = {"file": a_file.name}
@@ -196,8 +194,6 @@ def run_row(row: Row, pytester, run_pytest, request, extra=()):
         pytester.makeini("[pytest]\n" + row.ini.format(**values) + "\n")
     if row.suite:
         (pytester.path / "paddle_hostile.yaml").write_text(row.suite.lstrip())
-    if not extra and (row.exit == USAGE or "--help" in row.args):
-        run_pytest = request.getfixturevalue("run_pytest_inline")
     result = run_pytest(*(a.format(**values) for a in row.args), *extra)
     text = result.stdout.str() + "\n" + result.stderr.str()
     assert result.ret == row.exit, text
