@@ -78,10 +78,9 @@ def result_readers_in_process():
 
 @pytest.fixture
 def run_pytest(request, result_readers_in_process, pytester, paddle_cache):
-    """Run a pytest session with the shared export cache: in this process
-    (``run_pytest_inline``), or, in a module marked ``sessions_in_subprocess``, in a
-    subprocess."""
-    if not request.node.get_closest_marker("sessions_in_subprocess"):
+    """Run a pytest session with the shared export cache: in a subprocess, or, in a module
+    marked ``sessions_in_process``, in this process (``run_pytest_inline``)."""
+    if request.node.get_closest_marker("sessions_in_process"):
         return request.getfixturevalue("run_pytest_inline")
 
     def run(*args: str):
@@ -116,6 +115,5 @@ def run_pytest_inline(result_readers_in_process, pytester, paddle_cache):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "resnet50: runs the full-size ResNet50 (slower)")
-    config.addinivalue_line("markers", "sessions_in_subprocess: run_pytest runs each session in a "
-                            "subprocess (for sessions that import paddle into the pytest process: the "
-                            "plugin's Paddle fixtures; and for the executor's supervision)")
+    config.addinivalue_line("markers", "sessions_in_process: run_pytest runs its sessions in the test "
+                            "process (run_pytest_inline)")

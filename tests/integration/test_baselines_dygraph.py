@@ -7,8 +7,6 @@ import pytest
 
 from helpers import exported_tiny_cnn, run_suite, summary_rows, write_suite
 
-pytestmark = pytest.mark.sessions_in_subprocess  # the session imports paddle into the pytest process
-
 NETS = '''
 import os
 

@@ -2,12 +2,8 @@
 onednn_bf16 on a CPU without bf16, tested on every CPU through conftest's
 ``cpu_without_bf16``; ``--paddle-strict`` leaves such skips skips; the header names the CPU,
 the CPU modes that run here and the int8 kernel family."""
-import pytest
-
 from helpers import cpu_lacks_bf16, int8_kernels_here, run_suite
 from pytest_paddle_infer.host import VNNI_FAMILIES, cpu_description
-
-pytestmark = pytest.mark.sessions_in_subprocess  # the session imports paddle into the pytest process
 
 PREFIX = "onednn_bf16 needs a CPU with avx512 (bf16); this one ("
 

@@ -15,8 +15,6 @@ import pytest
 from helpers import DIFFERING_MODE, summary_rows
 from pytest_paddle_infer.execute.executor import FAULT_ENV
 
-pytestmark = pytest.mark.sessions_in_subprocess  # the pytest process that supervises the executor is a process of its own, as users run it
-
 
 def test_a_crash_costs_one_case_and_every_report_lists_it(run_pytest, pytester, monkeypatch, xdist_mode):
     monkeypatch.setenv(FAULT_ENV, "building the candidate:SIGABRT:onednn_fp32")

@@ -1,8 +1,5 @@
 """A user's tests that take the fixtures do not show Paddle's own start-up warning (a
 missing ccache) nor the train-mode BatchNorm warning the zoo's statistics pass raises."""
-import pytest
-
-pytestmark = pytest.mark.sessions_in_subprocess  # the session imports paddle into the pytest process
 
 
 def test_fixtures_add_no_paddle_warnings(run_pytest, pytester, xdist_mode):

@@ -1,7 +1,4 @@
 """The fixtures people use in their own tests: predictor factories and inputs."""
-import pytest
-
-pytestmark = pytest.mark.sessions_in_subprocess  # the session imports paddle into the pytest process
 
 
 def test_fixtures_in_a_users_test(run_pytest, pytester, xdist_mode):

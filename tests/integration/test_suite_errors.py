@@ -4,6 +4,8 @@ import pytest
 
 from helpers import exported_tiny_cnn, run_suite, write_suite
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 MLP = "import paddle.nn as nn\n\n\ndef build_mlp(width=8):\n    return nn.Linear(8, width)\n"
 
 # (suite text, the message lines in order: fnmatch patterns)

@@ -6,6 +6,8 @@ import pytest
 
 from helpers import DIFFERING_MODE, run_suite, write_suite
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 # DIFFERING_MODE differs from the baseline on every CPU, in logits of magnitude 0.1 to 2 by
 # at least their last bit (7.5e-9 to 1.2e-7): every layer's atol, 1.1e-9 to 1.7e-9 at rtol
 # 0, fails it
