@@ -95,10 +95,10 @@ def run_pytest_inline(result_readers_in_process, pytester, paddle_cache):
     """Run a pytest session in this process (``pytester.runpytest_inprocess``) with the shared
     export cache: a process of its own would cost its start-up (Python, pytest, the plugins)
     and test nothing more. Paddle still runs in the session's executor child, closed at the
-    session's end; xdist workers (``-n 2``) are processes as ever. A session that would import
-    paddle into this process (``--paddle-executor=inline``, the plugin's Paddle fixtures)
-    runs in a subprocess: pytester drops what a test imported, and paddle's C extension
-    cannot be imported twice."""
+    session's end; xdist workers (``-n 2``) are processes as ever. Paddle must stay out of
+    this process (pytester drops what a test imported, and paddle's C extension cannot be
+    imported twice): ``--paddle-executor=inline`` sessions run in a subprocess, and a session
+    that imported paddle here anyway (the plugin's Paddle fixtures do) fails the test."""
 
     def run(*args: str):
         base = ("-p", "no:cacheprovider", f"--paddle-cache-dir={paddle_cache}")
