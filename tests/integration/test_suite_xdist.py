@@ -7,7 +7,11 @@ import shutil
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 from helpers import DIFFERING_AT_ZERO, DIFFERING_MODE, run_suite, summary_figures, write_suite
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 
 SUITE = f"""
     defaults:
