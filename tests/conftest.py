@@ -4,6 +4,7 @@ session (and every xdist worker), and a runner for end-to-end pytest sessions th
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import List
 
@@ -69,9 +70,26 @@ def xdist_mode(request) -> List[str]:
     return [] if request.param == "n0" else ["-n", "2"]
 
 
+@pytest.fixture(scope="session")
+def result_readers_in_process():
+    """numpy and the modules that read a case's result, imported into the test process
+    before ``pytester`` snapshots ``sys.modules``: a session run in process imports them, and
+    pytester would drop them at the test's end (numpy's C extension cannot load twice in one
+    process: "cannot load module more than once per process")."""
+    import numpy
+
+    from pytest_paddle_infer.report import text  # noqa: F401
+    from pytest_paddle_infer.verdict import result  # noqa: F401
+
+    return numpy
+
+
 @pytest.fixture
-def run_pytest(pytester, paddle_cache):
-    """Run a pytest session in a subprocess with the shared export cache."""
+def run_pytest(request, result_readers_in_process, pytester, paddle_cache):
+    """Run a pytest session with the shared export cache: in a subprocess, or, in a module
+    marked ``sessions_in_process``, in this process (``run_pytest_inline``)."""
+    if request.node.get_closest_marker("sessions_in_process"):
+        return request.getfixturevalue("run_pytest_inline")
 
     def run(*args: str):
         return pytester.runpytest_subprocess(
@@ -80,5 +98,30 @@ def run_pytest(pytester, paddle_cache):
     return run
 
 
+@pytest.fixture
+def run_pytest_inline(result_readers_in_process, pytester, paddle_cache):
+    """Run a pytest session in this process (``pytester.runpytest_inprocess``) with the shared
+    export cache: a process of its own would cost its start-up (Python, pytest, the plugins)
+    and test nothing more. Paddle still runs in the session's executor child, closed at the
+    session's end; xdist workers (``-n 2``) are processes as ever. Paddle must stay out of
+    this process (pytester drops what a test imported, and paddle's C extension cannot be
+    imported twice): ``--paddle-executor=inline`` sessions run in a subprocess, and a session
+    that imported paddle here anyway (the plugin's Paddle fixtures do) fails the test."""
+
+    def run(*args: str):
+        base = ("-p", "no:cacheprovider", f"--paddle-cache-dir={paddle_cache}")
+        if "--paddle-executor=inline" in args:
+            return pytester.runpytest_subprocess(*base, *args)
+        had_paddle = "paddle" in sys.modules
+        result = pytester.runpytest_inprocess(*base, *args)
+        assert had_paddle or "paddle" not in sys.modules, \
+            "this session imported paddle into the test process: run it in a subprocess"
+        return result
+
+    return run
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "resnet50: runs the full-size ResNet50 (slower)")
+    config.addinivalue_line("markers", "sessions_in_process: run_pytest runs its sessions in the test "
+                            "process (run_pytest_inline)")

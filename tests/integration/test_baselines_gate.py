@@ -2,7 +2,11 @@
 its pytest.ini, builder module (paddle_gate.py) and suite files alone."""
 import shutil
 
+import pytest
+
 from helpers import EXAMPLES, cpu_lacks_bf16, run_suite
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 
 CONFIGS = ("TinyResNet", "TinyLCNet", "TinyDistillation")
 SHAPES = ("1x3x32x32", "4x3x32x32")

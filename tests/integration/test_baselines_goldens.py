@@ -8,6 +8,8 @@ import pytest
 from pytest_paddle_infer.goldens import META, file_name, golden_path, read_meta
 from helpers import run_suite, write_suite
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 MODELS = ("--paddle-model=tiny_cnn", "--paddle-model=tiny_detector", "--run-mode=cpu_fp32,onednn_fp32")
 CASES = ("tiny_cnn[1x3x32x32-cpu_fp32]", "tiny_cnn[1x3x32x32-onednn_fp32]",
          "tiny_detector[1x3x64x64-cpu_fp32]", "tiny_detector[1x3x64x64-onednn_fp32]")

@@ -1,6 +1,10 @@
 """--paddle-baseline=static: the exported program under paddle.static.Executor (the
 framework's own kernels, no inference passes), in both program formats."""
+import pytest
+
 from helpers import summary_rows
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 
 
 def test_static_executor_baseline_agrees_with_the_predictor(run_pytest, xdist_mode):

@@ -3,6 +3,8 @@ import pytest
 
 from helpers import DIFFERING_MODE, ZERO_TOLERANCE, summary_rows
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 
 def test_cpu_modes_pass_with_figures(run_pytest, xdist_mode):
     result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=cpu_fp32,onednn_fp32", *xdist_mode)

@@ -3,6 +3,8 @@ import pytest
 
 from helpers import summary_rows
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 
 @pytest.mark.parametrize("args, message", [
     (["--paddle-model=tiny_cnn", "--run-mode=bogus"],

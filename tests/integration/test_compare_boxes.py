@@ -7,9 +7,12 @@ and the summary row does not borrow the other output's 0/N)."""
 import json
 
 import numpy as np
+import pytest
 
 from pytest_paddle_infer.goldens import META, golden_path
 from helpers import run_suite, summary_rows, write_suite
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 
 NETS = '''
 import paddle

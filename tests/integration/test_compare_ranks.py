@@ -2,7 +2,11 @@
 baseline on every CPU (helpers.DIFFERING_MODE), at zero tolerance, fails element by element,
 while its top-3 classes and arg-max agree with the baseline; the task figures reach JUnit and
 the terminal."""
+import pytest
+
 from helpers import DIFFERING_MODE, run_suite
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 
 TEST = '''
 import pytest

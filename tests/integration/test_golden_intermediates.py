@@ -11,6 +11,8 @@ import pytest
 from helpers import DIFFERING_MODE, ZERO_TOLERANCE
 from pytest_paddle_infer.goldens import file_name, read_meta
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 RECORDED = "tiny_cnn[1x3x32x32-cpu_fp32]"
 CHECKED = f"tiny_cnn[1x3x32x32-{DIFFERING_MODE}]"
 

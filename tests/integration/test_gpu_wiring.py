@@ -4,6 +4,8 @@ import pytest
 
 from helpers import summary_rows
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 
 def test_gpu_toggles_skip_with_the_reason(run_pytest, xdist_mode):
     modes = ["trt_int8+int8_source=quantized", "trt_fp16+dynamic_shape=tuned+use_static",

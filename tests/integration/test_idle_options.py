@@ -2,6 +2,8 @@
 or paddle_case test), say that they do nothing instead of passing silently."""
 import pytest
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 IDLE = "no paddle-infer case was collected, so they do nothing: name models with --paddle-model NAME"
 
 

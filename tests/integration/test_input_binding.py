@@ -7,7 +7,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from helpers import run_suite, write_suite
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 
 # Both inputs are [N, 2] float32 and used asymmetrically: swapping them changes every box.
 DET = '''

@@ -11,6 +11,8 @@ from pytest_paddle_infer.files import safe_file_stem
 from pytest_paddle_infer.models.cache import resolve
 from pytest_paddle_infer.models.source import parse_source
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 SEED_COLUMNS = ["Operator Type", "Tensor Name", "Shape", "Mismatched Elements", "Max Atol",
                 "Max Rtol", "Min Val(base)", "Max Val(base)"]
 

@@ -1,6 +1,10 @@
 """Intermediate tensors from a suite: the YAML key, and a tensor-glob tolerance that plants a
 divergence the failure names."""
+import pytest
+
 from helpers import DIFFERING_MODE
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 
 # DIFFERING_MODE's fused convs differ from the baseline's conv + batch_norm on every CPU: the
 # second one's output (relu_1) fails at zero, the outputs pass at the mode's default

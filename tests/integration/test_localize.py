@@ -7,6 +7,8 @@ import pytest
 
 from pytest_paddle_infer.engine.localize.ladder import single_culprit_bound
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 
 def _suggested(text: str) -> str:
     return re.search(r"suggested run mode: (\S+)", text).group(1)

@@ -5,6 +5,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 
 def test_localize_prunes_to_the_first_bad_op_and_leaves_a_repro(run_pytest, pytester, paddle_cache,
                                                                   xdist_mode):

@@ -7,6 +7,8 @@ import pytest
 
 from helpers import exported_tiny_cnn, summary_rows
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 
 @pytest.mark.parametrize("ref", ["models/x", "./models/x", "models/x/inference.json"])
 def test_relative_model_paths_on_a_fresh_cache(run_pytest, pytester, paddle_cache, ref, xdist_mode):

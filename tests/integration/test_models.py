@@ -2,8 +2,12 @@
 model that errors only its cases, a builder whose outputs are NaN."""
 from pathlib import Path
 
+import pytest
+
 from pytest_paddle_infer.models.cache import resolve
 from pytest_paddle_infer.models.source import parse_source
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 
 
 def test_disk_models_run_end_to_end(run_pytest, paddle_cache, xdist_mode):

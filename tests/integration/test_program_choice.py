@@ -9,6 +9,8 @@ from helpers import run_suite, write_suite
 
 from pytest_paddle_infer.modes.capabilities import installed_paddle
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 PADDLE_3 = int((installed_paddle()[1] or "0").split(".")[0]) >= 3
 # what zoo entries and builders export by default: PIR on Paddle 3.x, legacy before
 DEFAULT_PROGRAM = "pir inference.json" if PADDLE_3 else "legacy inference.pdmodel"

@@ -3,8 +3,12 @@
 int8 tensors seen, and a candidate that ran no int8 kernel fails even when its outputs match."""
 import json
 
+import pytest
+
 from helpers import int8_kernels_here, summary_rows
 from pytest_paddle_infer.host import VNNI_FAMILIES, cpu_description
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 
 # max abs of onednn_int8 against the fake-quantized baseline, seed 0 (README, int8 on the
 # CPU): with VNNI and without (AVX2: pairs of products summed in int16, saturating)

@@ -17,6 +17,8 @@ from helpers import DIFFERING_MODE, summary_table
 from pytest_paddle_infer.engine.service import FAULT_ENV
 from pytest_paddle_infer.files import safe_file_stem
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 DIFFERING = f"{DIFFERING_MODE}+threads=2"
 MODES = (DIFFERING, "cpu_fp32", "onednn_fp32", "trt_fp16", "cpu_fp32+memory_optim")
 MODELS = ("tiny_cnn", "tiny_detector")

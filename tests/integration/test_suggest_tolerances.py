@@ -6,9 +6,13 @@ write rewrites the tolerances in place, comments and anchors kept, and the rewri
 passes (also under -n 2, where only the controller writes)."""
 import re
 
+import pytest
+
 from pytest_paddle_infer.cases.suite import load_suite
 from pytest_paddle_infer.cases.suite_nodes import Context
 from helpers import DIFFERING_MODE, EXAMPLES, run_suite
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 
 CASE_MODE = f"{DIFFERING_MODE}+threads=2"  # what stands in for onednn_bf16
 

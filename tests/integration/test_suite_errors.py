@@ -4,6 +4,8 @@ import pytest
 
 from helpers import exported_tiny_cnn, run_suite, write_suite
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 MLP = "import paddle.nn as nn\n\n\ndef build_mlp(width=8):\n    return nn.Linear(8, width)\n"
 
 # (suite text, the message lines in order: fnmatch patterns)
@@ -171,16 +173,36 @@ COLLECTION_ERRORS = {
 }
 
 
+SESSIONS = {}  # xdist mode -> the one session (per test process) over every scenario's suite
+
+
+def every_mistake(pytester, run_pytest, xdist_mode):
+    """One pytest session collects every scenario's suite, each in a directory of its own
+    beside nets.py (``<scenario>/paddle_suite.yaml``): a collection error each, asserted one
+    scenario per test. Run once per test process and xdist mode, in the first test's directory."""
+    key = tuple(xdist_mode)
+    if key not in SESSIONS:
+        for scenario, (text, _) in COLLECTION_ERRORS.items():
+            (pytester.path / scenario).mkdir()
+            (pytester.path / scenario / "nets.py").write_text(MLP)
+            write_suite(pytester, text, f"{scenario}/paddle_suite.yaml")
+        SESSIONS[key] = run_suite(run_pytest, pytester, *xdist_mode)
+    return SESSIONS[key]
+
+
 @pytest.mark.parametrize("scenario", sorted(COLLECTION_ERRORS))
 def test_mistake_is_a_collection_error_with_file_line_and_fix(pytester, run_pytest, xdist_mode, scenario):
-    text, message = COLLECTION_ERRORS[scenario]
-    (pytester.path / "nets.py").write_text(MLP)
-    write_suite(pytester, text)
-    run = run_suite(run_pytest, pytester, *xdist_mode)
+    _, message = COLLECTION_ERRORS[scenario]
+    suite = f"{scenario}/paddle_suite.yaml"
+    message = [suite + line[len("paddle_suite.yaml"):] if line.startswith("paddle_suite.yaml") else line
+               for line in message]
+    run = every_mistake(pytester, run_pytest, xdist_mode)
     # collection errors interrupt the session (xdist reports them as failures)
     assert run.result.ret in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.TESTS_FAILED)
-    assert list(run.outcomes().values()) == ["error"]  # the file, no case
-    run.result.stdout.fnmatch_lines(["*ERROR collecting paddle_suite.yaml*"])
+    # an error for each suite file, no case
+    assert list(run.outcomes().values()) == ["error"] * len(COLLECTION_ERRORS), run.outcomes()
+    assert [o for k, o in run.outcomes().items() if k.rsplit("::", 1)[-1].startswith(f"{scenario}.")] == ["error"]
+    run.result.stdout.fnmatch_lines([f"*ERROR collecting {suite}*"])
     run.result.stdout.fnmatch_lines(message, consecutive=True)
     assert "Traceback" not in run.text
     assert "pytest_paddle_infer" not in run.text  # nothing of the plugin's own code

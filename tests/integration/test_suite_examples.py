@@ -6,6 +6,8 @@ import pytest
 from pytest_paddle_infer.modes.capabilities import installed_paddle
 from helpers import EXAMPLES, cpu_lacks_bf16, run_suite, summary_figures
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 CPU_ONLY_PADDLE = installed_paddle()[0] == "paddlepaddle"  # the GPU wheel is paddlepaddle-gpu
 
 

@@ -5,6 +5,8 @@ import pytest
 
 from helpers import run_suite, write_suite
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 SUITE = """
     defaults:
       run_modes: [cpu_fp32, onednn_fp32, {mode: onednn_fp32, ir_optim: false}]

@@ -5,6 +5,8 @@ import pytest
 from helpers import run_suite, write_suite
 from pytest_paddle_infer.modes.capabilities import installed_paddle
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 CPU_ONLY_PADDLE = installed_paddle()[0] == "paddlepaddle"  # the GPU wheel is paddlepaddle-gpu
 X_LABEL = "dynamic_shape=x:1x3x32x32:2x3x32x32:4x3x32x32"
 

@@ -1,6 +1,10 @@
 """End to end: @pytest.mark.paddle_case declares a suite's cases from Python, the paddle_case
 fixture runs them, and paddle_tolerance sits between the command line and the case's own."""
+import pytest
+
 from helpers import DIFFERING_MODE, run_suite
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 
 DETECTOR_TEST = """
 import pytest

@@ -1,6 +1,10 @@
 """End to end: tightening one output's tolerance fails exactly the cases that have that output,
 and in each of them only that output."""
+import pytest
+
 from helpers import run_suite, write_suite
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 
 # Against the dygraph baseline, the scores of the exported program differ from the layer's
 # by 1e-5 on every CPU (paddle.jit.to_static traces the branch that is not eager); its boxes

@@ -6,6 +6,8 @@ import pytest
 
 from helpers import DIFFERING_MODE, run_suite, write_suite
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 # DIFFERING_MODE differs from the baseline on every CPU, in logits of magnitude 0.1 to 2 by
 # at least their last bit (7.5e-9 to 1.2e-7): every layer's atol, 1.1e-9 to 1.7e-9 at rtol
 # 0, fails it
@@ -43,12 +45,33 @@ models:
 """
 
 
+# the layers below the marker share one session, a directory each (<layer>/paddle_suite.yaml):
+# the marker's conftest hook marks every item of its session, and the command line's atol
+# is the session's, so those two run alone
+SHARED = LAYERS[:LAYERS.index("marker")]
+SESSIONS = {}  # xdist mode -> the shared session (once per test process)
+
+
+def shared_session(pytester, run_pytest, xdist_mode):
+    key = tuple(xdist_mode)
+    if key not in SESSIONS:
+        for layer in SHARED:
+            write_suite(pytester, suite_up_to(layer), f"{layer}/paddle_suite.yaml")
+        SESSIONS[key] = run_suite(run_pytest, pytester, *xdist_mode)
+    return SESSIONS[key]
+
+
 @pytest.mark.parametrize("layer", LAYERS)
 def test_layer_wins_over_every_lower_one(pytester, run_pytest, xdist_mode, layer):
+    if layer in SHARED:
+        run = shared_session(pytester, run_pytest, xdist_mode)
+        case = f"{layer}.{CASE}"
+        assert run.outcomes() == {f"{name}.{CASE}": "failed" for name in SHARED}
+        assert f"elements outside atol={WINNING_ATOL[layer]} rtol=0" in run.cases[case].message
+        return
     write_suite(pytester, suite_up_to(layer))
     args = list(xdist_mode)
-    if LAYERS.index(layer) >= LAYERS.index("marker"):
-        pytester.makeconftest(MARKER_CONFTEST)
+    pytester.makeconftest(MARKER_CONFTEST)
     if layer == "command_line":
         args.append("--paddle-atol=1.7e-9")
     run = run_suite(run_pytest, pytester, *args)

@@ -1,8 +1,11 @@
 """End to end: each part of the suite schema, run through pytest with and without -n 2."""
 import numpy as np
+import pytest
 
 from pytest_paddle_infer.modes.run_modes import RunModeSpec
 from helpers import exported_tiny_cnn, run_suite, write_suite
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 
 FEATURES = """
     defaults:

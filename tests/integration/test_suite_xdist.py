@@ -3,9 +3,15 @@ without it, and the plugin's scheduler (xdist_scheduling.py) keeps each model's 
 worker while other tests spread as with --dist load; -p no:paddle_infer_xdist turns it off."""
 import json
 import re
+import shutil
 from collections import defaultdict
+from pathlib import Path
+
+import pytest
 
 from helpers import DIFFERING_AT_ZERO, DIFFERING_MODE, run_suite, summary_figures, write_suite
+
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 
 SUITE = f"""
     defaults:
@@ -75,18 +81,22 @@ def workers_by_test(text: str):
             for m in re.finditer(r"\[(gw\d+)\] \[\s*\d+%\] (?:PASSED|FAILED|ERROR|SKIPPED) (\S+)", text)}
 
 
-def run_two_models(pytester, run_pytest, *args):
+def run_two_models(pytester, run_pytest, paddle_cache, *args):
     """The two-model suite and eight plain 0.3 s tests under -n 2 -v, with a cache of its own:
-    no other test's timings reach the scheduler, which then keeps every model whole."""
+    no other test's timings reach the scheduler, which then keeps every model whole. The
+    models exported in the shared cache are copied in (not exported again), where there."""
     write_suite(pytester, TWO_MODELS)
     pytester.makepyfile(test_plain=PLAIN_TESTS)
     cache = pytester.path / "cache"
+    for entry in (Path(paddle_cache) / "models").glob("tiny_*-*-default"):
+        if entry.is_dir() and entry.name.split("-")[0] in ("tiny_cnn", "tiny_detector"):
+            shutil.copytree(entry, cache / "models" / entry.name)
     run = run_suite(run_pytest, pytester, "-n", "2", "-v", f"--paddle-cache-dir={cache}", *args)
     return run, workers_by_test(run.text), cache
 
 
-def test_each_model_runs_on_one_worker_and_other_tests_spread(pytester, run_pytest):
-    run, workers, cache = run_two_models(pytester, run_pytest)
+def test_each_model_runs_on_one_worker_and_other_tests_spread(pytester, run_pytest, paddle_cache):
+    run, workers, cache = run_two_models(pytester, run_pytest, paddle_cache)
     assert run.result.ret == 0, run.text
     assert "scheduling tests via ModelGroupScheduling" in run.text
     by_model = defaultdict(set)
@@ -105,8 +115,8 @@ def test_each_model_runs_on_one_worker_and_other_tests_spread(pytester, run_pyte
     assert all(s > 0 for modes in history.values() for s in modes.values()), history
 
 
-def test_opt_out_gives_xdist_load(pytester, run_pytest):
-    run, workers, cache = run_two_models(pytester, run_pytest, "-p", "no:paddle_infer_xdist")
+def test_opt_out_gives_xdist_load(pytester, run_pytest, paddle_cache):
+    run, workers, cache = run_two_models(pytester, run_pytest, paddle_cache, "-p", "no:paddle_infer_xdist")
     assert run.result.ret == 0, run.text
     assert "scheduling tests via LoadScheduling" in run.text
     assert len(workers) == 16

@@ -11,6 +11,8 @@ import pytest
 
 from pytest_paddle_infer.modes.run_modes import RUN_MODES
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 NETS = '''
 import paddle
 import paddle.nn as nn
