@@ -59,6 +59,8 @@ def pytest_configure(config):
     except OptionError as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS] = settings
+    if settings.active or "paddle_cache_dir" in settings.given:
+        check_cache_dir(settings)  # read-only, /proc, a full disk: a usage error naming it, first
     if not hasattr(config, "workerinput"):  # the directories it writes into are its own (ownership.py)
         from .ownership import claim_directories
 
@@ -68,8 +70,6 @@ def pytest_configure(config):
                 lambda ini: opts.named(next(o for o in opts.OPTIONS if o.ini == ini), config.getoption).flag)
         except PaddleInferError as e:
             raise pytest.UsageError(str(e)) from None
-    if settings.active:  # a usage error naming the directory, here rather than mid-session
-        check_cache_dir(settings)
     if settings.active and not is_xdist_controller(config):
         case_path_of(config).start()  # the executor imports paddle while pytest collects
     if is_xdist_controller(config) and expects_cases(config, settings):

@@ -24,6 +24,7 @@ from typing import Dict, List, Tuple
 import pytest
 
 from helpers import exported_tiny_cnn
+from pytest_paddle_infer.ownership import write_marker
 
 TAG_ENV = "PADDLE_INFER_TEST_TAG"
 USAGE = 4
@@ -107,9 +108,11 @@ class Sentinels:
     def __init__(self) -> None:
         self.files: Dict[Path, bytes] = {}
 
-    def beside(self, *directories: Path) -> None:
+    def beside(self, *directories: Path, inside: bool = True) -> None:
+        """``inside=False`` for a directory the plugin writes into and must find empty (or
+        its own): a file of the user's there is refused before anything runs."""
         for directory in directories:
-            for place in (directory.parent, directory):
+            for place in (directory.parent, directory) if inside else (directory.parent,):
                 if not place.is_dir():
                     continue
                 path = place / f"user-notes-{directory.name or 'root'}.txt"
@@ -359,7 +362,9 @@ def test_full_disk_under_goldens_errors_the_case_in_a_few_lines(pytester, paddle
     root = tiny_fs.mount()
     goldens = root / "goldens"
     goldens.mkdir()
-    sentinels.beside(goldens, paddle_cache)
+    write_marker(goldens, "goldens")  # made by an earlier session: the disk fills up since
+    sentinels.beside(goldens, inside=False)
+    sentinels.beside(paddle_cache)
     tiny_fs.fill()
     pytester.makefile(".yaml", paddle_suite=SUITE)
     result = subprocess_session(pytester, paddle_cache, f"--paddle-save-goldens={goldens}")
@@ -376,7 +381,9 @@ def test_full_disk_under_the_report_prints_the_summary_and_one_line(pytester, pa
     root = tiny_fs.mount()
     report = root / "report"
     report.mkdir()
-    sentinels.beside(report, paddle_cache)
+    write_marker(report, "report")  # made by an earlier session: the disk fills up since
+    sentinels.beside(report, inside=False)
+    sentinels.beside(paddle_cache)
     tiny_fs.fill()
     pytester.makefile(".yaml", paddle_suite=SUITE)
     result = subprocess_session(pytester, paddle_cache, f"--paddle-report={report}")
