@@ -156,24 +156,49 @@ def skip_reason(spec, program_format: str, prog_file: str = "") -> Optional[str]
 
 
 def package_reason(spec, program_format: str, trt_compile: Sequence[int] = (),
-                   found: Optional[bool] = None) -> Optional[str]:
+                   found: Optional[bool] = None, plugins: Optional[bool] = None) -> Optional[str]:
     """Why a PIR TensorRT case cannot run here for want of NVIDIA's ``tensorrt`` Python
     package, which ``paddle.tensorrt`` imports (its converter builds the network through it),
-    or None. ``found``: whether the package is importable (None: look it up)."""
+    or of TensorRT's plugin library (``libnvinfer_plugin``, which the converter loads for the
+    ops TensorRT lacks), or None. ``found``, ``plugins``: whether each is there (None: look)."""
     if not takes_pir_path(spec.run_mode, program_format):
         return None
     if found is None:
         import importlib.util
 
         found = importlib.util.find_spec("tensorrt") is not None
-    if found:
-        return None
     version = ".".join(map(str, trt_compile)) if trt_compile and any(trt_compile) else ""
     pin = f"=={version}" if version else ""
     built = f" (this Paddle was built with TensorRT {version})" if version else ""
-    return (f"{spec.mode} on a .json program takes paddle.tensorrt, which needs NVIDIA's "
-            f"tensorrt Python package, not installed here{built}: pip install tensorrt{pin}, "
-            f"or check the model's .pdmodel export on the legacy path")
+    if not found:
+        return (f"{spec.mode} on a .json program takes paddle.tensorrt, which needs NVIDIA's "
+                f"tensorrt Python package, not installed here{built}: pip install tensorrt{pin}, "
+                f"or check the model's .pdmodel export on the legacy path")
+    if plugins is None:
+        plugins = plugin_library_found()
+    if plugins:
+        return None
+    return (f"{spec.mode} on a .json program takes paddle.tensorrt, which loads TensorRT's "
+            f"plugin library (libnvinfer_plugin), found neither beside the tensorrt package nor "
+            f"on the library path{built}: pip install tensorrt{pin} (its libraries come with it), "
+            f"or add TensorRT's lib directory to LD_LIBRARY_PATH")
+
+
+def plugin_library_found() -> bool:
+    """libnvinfer_plugin where the tensorrt wheels keep it (the ``tensorrt_libs`` packages
+    beside ``tensorrt``), or where the dynamic loader looks (ldconfig, LD_LIBRARY_PATH)."""
+    import ctypes.util
+    import importlib.util
+
+    for name in ("tensorrt_libs", "tensorrt_cu12_libs", "tensorrt_cu11_libs", "tensorrt"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        for place in (spec.submodule_search_locations or []) if spec else []:
+            if any(Path(place).glob("libnvinfer_plugin.so*")):
+                return True
+    return ctypes.util.find_library("nvinfer_plugin") is not None
 
 
 def check_takes(spec, program_format: str, prog_file: str = "",

@@ -313,5 +313,29 @@ def test_a_missing_tensorrt_package_skips_the_pir_path_naming_the_pip_install():
     with pytest.raises(CaseSkipped, match=r"pip install tensorrt==8\.6\.1"):
         pt.check_takes(spec, "pir", "/m/inference.json", (8, 6, 1))
     assert pt.package_reason(spec, "legacy", (8, 6, 1)) is None  # the legacy path needs none
-    assert pt.package_reason(spec, "pir", (8, 6, 1), found=True) is None
+    assert pt.package_reason(spec, "pir", (8, 6, 1), found=True, plugins=True) is None
     assert "pip install tensorrt, " in pt.package_reason(spec, "pir", (0, 0, 0))
+
+
+def test_a_tensorrt_package_without_its_plugin_library_skips_naming_it():
+    """paddle.tensorrt's converter loads libnvinfer_plugin: a tensorrt package without it
+    would fail inside the conversion, blamed on the wrong thing."""
+    spec = parse_run_mode("trt_fp16")
+    said = pt.package_reason(spec, "pir", (8, 6, 1), found=True, plugins=False)
+    assert "libnvinfer_plugin" in said and "pip install tensorrt==8.6.1" in said
+    assert "LD_LIBRARY_PATH" in said
+    assert pt.package_reason(spec, "pir", (8, 6, 1), found=True, plugins=True) is None
+    assert pt.package_reason(spec, "legacy", (8, 6, 1), found=True, plugins=False) is None
+
+
+def test_the_plugin_library_is_found_where_the_tensorrt_wheels_keep_it(tmp_path, monkeypatch):
+    import ctypes.util
+
+    assert ctypes.util.find_library("nvinfer_plugin") is None  # no TensorRT on this machine
+    assert not pt.plugin_library_found()
+    libs = tmp_path / "tensorrt_libs"
+    libs.mkdir()
+    (libs / "__init__.py").write_text("")
+    (libs / "libnvinfer_plugin.so.8").write_bytes(b"")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert pt.plugin_library_found()
