@@ -58,13 +58,42 @@ def hold_to_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: the session's kill_all still reaches it
         pass
-    if str(os.getppid()) != parent:  # re-parented: it may have ended before the request took effect
+    if str(os.getppid()) != parent:  # re-parented, or forked by another (the fork server)
         try:
             os.kill(int(parent), 0)
-        except ProcessLookupError:
+        except ProcessLookupError:  # it ended before the request took effect
             os._exit(1)
-        except (OSError, ValueError):  # alive under another user, or a launcher in between
-            pass
+        except (OSError, ValueError):  # alive under another user
+            return
+        import threading
+
+        threading.Thread(target=_exit_with, args=(int(parent),), daemon=True).start()
+
+
+def _exit_with(pid: int) -> None:
+    """Wait for ``pid`` (not this process's parent, so the kernel cannot) to end, then end
+    this process and its children."""
+    try:
+        import select
+
+        select.select([os.pidfd_open(pid)], [], [])
+    except (AttributeError, OSError):  # no pidfd (not Linux 5.3+): look twice a second
+        import time
+
+        while _alive(pid):
+            time.sleep(0.5)
+    kill_all()
+    os._exit(1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def start(args, **popen) -> subprocess.Popen:

@@ -30,12 +30,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Dict, Optional
 
 KEY_ENV = "PADDLE_INFER_FORK_SERVER_KEY"  # the server's key, given to the server alone
+PREFIX = "paddle-infer-fork-"  # its directory in the temp dir
 OFF_ENV = "PADDLE_INFER_NO_FORK_SERVER"  # set (to anything): never start or use one
 ENGINE = "pytest_paddle_infer.engine.service"  # what the children run (supervise.ENGINE_ENTRY)
 READY_SECONDS = 120.0  # how long a worker waits for the server to finish importing paddle
@@ -101,7 +101,10 @@ def start() -> str:
         return _SERVERS[0][2]
     if not available():
         return ""
-    directory = tempfile.mkdtemp(prefix="paddle-infer-fork-")
+    from . import scratch
+
+    scratch.sweep(prefix=PREFIX)  # what a killed session's server left
+    directory = str(scratch.make(PREFIX))
     key = secrets.token_hex(16)
     try:
         proc = subprocess.Popen([sys.executable, "-m", __name__, directory], stdin=subprocess.DEVNULL,
@@ -109,7 +112,7 @@ def start() -> str:
                                 # the environment a spawned executor child gets (supervise.py)
                                 env={"GLOG_minloglevel": "1", **os.environ, KEY_ENV: key})
     except OSError:
-        shutil.rmtree(directory, ignore_errors=True)
+        scratch.remove(Path(directory))
         return ""
     spec = json.dumps({"pid": proc.pid, "directory": directory, "key": key,
                        "environment": environment_digest(os.environ)})
@@ -128,7 +131,9 @@ def stop() -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        shutil.rmtree(directory, ignore_errors=True)
+        from .scratch import remove
+
+        remove(Path(directory))
 
 
 # -- a worker --------------------------------------------------------------------------------
@@ -205,11 +210,13 @@ def request(spec: str, address: str, authkey: str, log_path: Path, authkey_env: 
         time.sleep(0.05)
     from multiprocessing.connection import Client
 
+    from .children import child_env
+
     try:
         with Client(str(directory / "socket"), family="AF_UNIX", authkey=bytes.fromhex(key)) as conn:
             conn.send({"address": address, "authkey": authkey, "authkey_env": authkey_env,
                        "entry": entry, "log": str(log_path), "cwd": os.getcwd(),
-                       "env": dict(os.environ)})
+                       "env": child_env()})  # held to this worker (children.hold_to_parent)
             if not conn.poll(30):
                 return None
             child = conn.recv()

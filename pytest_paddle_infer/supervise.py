@@ -225,7 +225,7 @@ def _spawn(log_path: Path, fork_server: str = ""):
     """A child that imports paddle, then connects back: (listener, process). Under an xdist
     controller that runs a fork server (CPU-only paddle), the child is forked from it."""
     key = secrets.token_bytes(16)
-    listener = Listener(authkey=key)
+    listener = _listener(key)
     address = _address_text(listener.address)
 
     def spawn():
@@ -283,7 +283,18 @@ class _ForkOnFirstUse:
             self._proc.kill()
 
 
+def _listener(key: bytes) -> Listener:
+    """On Linux a socket in the abstract namespace: no file to leave behind, where the default
+    one lives in a ``pymp-*`` temp dir that only a clean interpreter exit removes (xdist workers
+    and killed sessions left hundreds)."""
+    if sys.platform.startswith("linux"):
+        return Listener("\0paddle-infer-" + secrets.token_hex(12), family="AF_UNIX", authkey=key)
+    return Listener(authkey=key)
+
+
 def _address_text(address) -> str:
+    if isinstance(address, bytes):  # the abstract namespace; argv holds no NUL: "@" stands for it
+        return "@" + address[1:].decode()
     return address if isinstance(address, str) else f"{address[0]}:{address[1]}"
 
 
@@ -349,7 +360,9 @@ def serve(make_service: Callable[[dict, Callable], Any]) -> int:
 
     key = bytes.fromhex(os.environ.pop(AUTHKEY_ENV))
     address = sys.argv[1]
-    if ":" in address and not address.startswith(("/", "\\")):
+    if address.startswith("@"):
+        address = "\0" + address[1:]
+    elif ":" in address and not address.startswith(("/", "\\")):
         host, port = address.rsplit(":", 1)
         address = (host, int(port))
     conn = Client(address, authkey=key)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 from collections import defaultdict
 from pathlib import Path
@@ -37,6 +36,7 @@ import pytest
 
 PLUGIN_NAME = "paddle_infer_xdist"  # -p no:paddle_infer_xdist opts out
 WORKERINPUT_KEY = "paddle_infer_groups_file"
+XDIST_PREFIX = "paddle-infer-xdist-"  # the controller's directory in the temp dir
 HISTORY_FILE = "xdist-seconds.json"  # in the paddle cache dir: {model: {run mode: s per case}}
 SPLIT_GAIN = 1.0  # seconds a model's split must take off the estimated sweep: it costs a reload
 
@@ -255,8 +255,11 @@ class ModelGroups:
     case's seconds, kept per model and run mode for the next run's plan."""
 
     def __init__(self, config):
+        from .. import scratch
+
         self.config = config
-        self.directory = Path(tempfile.mkdtemp(prefix="paddle-infer-xdist-"))
+        scratch.sweep(prefix=XDIST_PREFIX)  # what a killed session left in the temp dir
+        self.directory = scratch.make(XDIST_PREFIX)
         self.cases: Dict[str, CaseKey] = {}
         self.history: Dict[str, Dict[str, float]] = {}
         self.seconds: Dict[str, float] = defaultdict(float)  # node id -> setup + call + teardown
@@ -312,25 +315,43 @@ class ModelGroups:
             pass
 
     def pytest_unconfigure(self, config) -> None:
-        shutil.rmtree(self.directory, ignore_errors=True)
+        from ..scratch import remove
+
+        remove(self.directory)
 
 
 class SharedBaselines:
-    """The controller removes the baseline outputs its workers shared (check.shared_outputs)."""
+    """The controller makes and removes the directory of the baseline outputs its workers share
+    (engine/runner.shared_outputs), and sweeps those of killed sessions."""
 
     def __init__(self, config):
         self.config = config
-        self.testrun: Optional[str] = None
+        self.directory: Optional[Path] = None
 
     def pytest_configure_node(self, node) -> None:
-        self.testrun = node.workerinput.get("testrunuid")
+        from .. import scratch
+        from .state import SETTINGS, SHARED_DIR, expects_cases
+
+        settings = self.config.stash.get(SETTINGS, None)
+        testrun = node.workerinput.get("testrunuid")
+        if self.directory is not None or settings is None or not testrun:
+            return
+        parent = Path(settings.cache_dir) / SHARED_DIR
+        self.directory = parent / testrun
+        if not expects_cases(self.config, settings):  # no cache dir made for a session without cases
+            return
+        scratch.sweep(parent)
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            scratch.make(parent=parent, name=testrun)
+        except OSError:  # the workers say what is wrong with the cache dir
+            pass
 
     def pytest_unconfigure(self, config) -> None:
-        from .state import SETTINGS, SHARED_DIR
+        from ..scratch import remove
 
-        settings = config.stash.get(SETTINGS, None)
-        if self.testrun and settings is not None:
-            shutil.rmtree(Path(settings.cache_dir) / SHARED_DIR / self.testrun, ignore_errors=True)
+        if self.directory is not None:  # made by the workers where it was not made above
+            remove(self.directory)
 
 
 # -- a worker -------------------------------------------------------------------------------

@@ -585,3 +585,44 @@ def test_sigkill_nobody_here_sent_names_memory(pytester, paddle_cache, tag):
     assert result.ret == 1, text
     assert "was killed by SIGKILL" in text and "out-of-memory killer" in text, text
     assert_clean(text)
+
+
+def test_killed_xdist_controller_leaves_nothing_past_the_next_session(pytester, tmp_path, tag, sentinels):
+    """The issue's input: an xdist controller killed by SIGKILL mid-run leaves its directories
+    in $TMPDIR and the cache's shared baselines; the next session sweeps them, and neither
+    session leaves multiprocessing's ``pymp-*`` dirs. Look-alike dirs of the user's stay."""
+    temp, cache = tmp_path / "tmp", tmp_path / "cache"
+    temp.mkdir()
+    os.environ["TMPDIR"] = str(temp)  # the tag fixture's monkeypatch restores the environment
+    for name in ("paddle-infer-xdist-users", "pymp-users"):  # no lock of the plugin's: not swept
+        (temp / name).mkdir()
+    sentinels.beside(temp / "paddle-infer-xdist-users", temp / "pymp-users", cache)
+    pytester.makepyfile(hostile_builders=BUILDERS)
+    pytester.makefile(".yaml", paddle_suite="defaults: {baseline: dygraph, run_modes: [cpu_fp32]}\n"
+                                            "models:\n  slow: {source: 'hostile_builders:slow_in_dygraph', "
+                                            "inputs: {x: {shape: [-1, 4]}}}\n")
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2",
+                             f"--paddle-cache-dir={cache}"], cwd=pytester.path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while not tagged_with(tag, "baseline_child") and time.monotonic() < deadline:
+            assert proc.poll() is None, "the session ended before its dygraph child started"
+            time.sleep(0.5)
+        assert tagged_with(tag, "baseline_child"), "no dygraph child started"
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 30
+    while leftovers(tag) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = sorted(p.name for p in temp.iterdir() if p.name.startswith("paddle-infer-xdist-"))
+    assert len(left) == 2, left  # the killed session's, and the user's
+
+    (pytester.path / "paddle_suite.yaml").write_text(
+        "models:\n  tiny: {source: 'hostile_builders:slow_in_dygraph', inputs: {x: {shape: [-1, 4]}}, "
+        "run_modes: [cpu_fp32]}\n")
+    result = subprocess_session(pytester, cache, "-n", "2", timeout=400)
+    assert result.ret == 0, text_of(result)
+    assert sorted(p.name for p in temp.iterdir() if p.is_dir()) == ["paddle-infer-xdist-users", "pymp-users"]
+    assert not any((cache / "shared-baselines").glob("*")), list((cache / "shared-baselines").iterdir())

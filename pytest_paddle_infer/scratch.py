@@ -1,0 +1,76 @@
+"""Directories one session's processes share while it runs (the xdist plan files, the fork
+server's socket, the baselines its workers share). Each holds a lock its maker keeps until it
+removes the directory; the kernel drops the lock when that process dies, so what a killed
+session (SIGKILL, the OOM killer) left is swept by the next one. A directory is swept only
+when it carries that lock file, is ours and its lock is free: nothing a user made. A directory
+is locked before it gets its name, so no sweep sees one that is not locked yet.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Dict, Optional
+
+LOCK = ".paddle-infer-session.lock"
+UNNAMED = ".paddle-infer-unnamed-"  # a directory being made: it is locked, then renamed
+
+_HELD: Dict[str, object] = {}  # directory -> its lock, held for this process's life
+
+
+def make(prefix: str = "", parent: Optional[Path] = None, name: str = "") -> Path:
+    """A new directory held by this process, under ``parent`` (else the temp dir): ``name``, or
+    ``prefix`` and a random tail. OSError where a non-empty ``name`` exists."""
+    from filelock import FileLock
+
+    unnamed = Path(tempfile.mkdtemp(prefix=UNNAMED, dir=parent))
+    lock = FileLock(str(unnamed / LOCK))
+    lock.acquire()
+    directory = unnamed.with_name(name or prefix + unnamed.name[len(UNNAMED):])
+    try:
+        os.rename(unnamed, directory)  # the lock, held through its open file, goes along
+    except OSError:
+        lock.release()
+        shutil.rmtree(unnamed, ignore_errors=True)
+        raise
+    _HELD[str(directory)] = lock
+    return directory
+
+
+def remove(directory: Path) -> None:
+    lock = _HELD.pop(str(directory), None)
+    if lock is not None:
+        lock.release()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def sweep(parent: Optional[Path] = None, prefix: str = "") -> int:
+    """Remove the directories under ``parent`` (else the temp dir) whose names start with
+    ``prefix`` that a dead session left; how many."""
+    from filelock import FileLock, Timeout
+
+    parent = Path(parent or tempfile.gettempdir())
+    try:
+        entries = [e for e in os.scandir(parent) if e.name.startswith(prefix)]
+    except OSError:
+        return 0
+    swept = 0
+    for entry in entries:
+        lock_path = Path(entry.path) / LOCK
+        try:
+            if (not entry.is_dir(follow_symlinks=False) or entry.path in _HELD
+                    or not lock_path.is_file() or not _ours(entry)):
+                continue
+            with FileLock(str(lock_path), timeout=0):
+                pass
+        except (OSError, Timeout):  # held: a live session's
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        swept += 1
+    return swept
+
+
+def _ours(entry: os.DirEntry) -> bool:
+    getuid = getattr(os, "getuid", None)  # Windows: the temp dir is the user's own
+    return getuid is None or entry.stat(follow_symlinks=False).st_uid == getuid()
