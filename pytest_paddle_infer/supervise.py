@@ -392,7 +392,7 @@ def serve(make_service: Callable[[dict, Callable], Any]) -> int:
             if not is_disk_fault(e):  # a full disk or an unwritable directory: the case's error
                 conn.send(("bug", traceback.format_exc()))
             else:
-                conn.send(("raise", PaddleInferError(disk_fault(e, f"{_OP_PHASES.get(op, op)}"))))
+                conn.send(("raise", PaddleInferError(disk_fault(e, _OP_PHASES.get(op, op)))))
         except Exception:
             conn.send(("bug", traceback.format_exc()))
         sys.stdout.flush()
@@ -416,7 +416,12 @@ class InlineExecutor:
 
             # the engine in this process: loaded by name, as the child loads it with -m
             self.service = importlib.import_module(ENGINE_ENTRY).Service(self.init, lambda message: None)
-        return getattr(self.service, op)(*args)
+        try:
+            return getattr(self.service, op)(*args)
+        except OSError as e:  # as the child answers: a full disk is the case's error, in a line
+            if not is_disk_fault(e):
+                raise
+            raise PaddleInferError(disk_fault(e, _OP_PHASES.get(op, op))) from None
 
     def close(self) -> None:
         if self.service is not None:

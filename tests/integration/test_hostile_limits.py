@@ -358,7 +358,12 @@ def test_read_only_cache_dir_found_by_a_suite_is_its_collection_error(pytester, 
     assert "INTERNALERROR" not in text and "Traceback" not in text, text
 
 
-def test_full_disk_under_goldens_errors_the_case_in_a_few_lines(pytester, paddle_cache, tag, tiny_fs, sentinels):
+EXECUTORS = pytest.mark.parametrize("executor", ["child", "inline"])
+
+
+@EXECUTORS
+def test_full_disk_under_goldens_errors_the_case_in_a_few_lines(pytester, paddle_cache, tag, tiny_fs, sentinels,
+                                                                executor):
     root = tiny_fs.mount()
     goldens = root / "goldens"
     goldens.mkdir()
@@ -367,7 +372,8 @@ def test_full_disk_under_goldens_errors_the_case_in_a_few_lines(pytester, paddle
     sentinels.beside(paddle_cache)
     tiny_fs.fill()
     pytester.makefile(".yaml", paddle_suite=SUITE)
-    result = subprocess_session(pytester, paddle_cache, f"--paddle-save-goldens={goldens}")
+    result = subprocess_session(pytester, paddle_cache, f"--paddle-save-goldens={goldens}",
+                                f"--paddle-executor={executor}")
     text = text_of(result)
     assert result.ret == 1, text
     section = text.split("ERROR at setup of", 1)[-1].split("paddle-infer summary", 1)[0]
@@ -376,8 +382,9 @@ def test_full_disk_under_goldens_errors_the_case_in_a_few_lines(pytester, paddle
     assert_clean(text)
 
 
+@EXECUTORS
 def test_full_disk_under_the_report_prints_the_summary_and_one_line(pytester, paddle_cache, tag, tiny_fs,
-                                                                    sentinels):
+                                                                    sentinels, executor):
     root = tiny_fs.mount()
     report = root / "report"
     report.mkdir()
@@ -386,7 +393,8 @@ def test_full_disk_under_the_report_prints_the_summary_and_one_line(pytester, pa
     sentinels.beside(paddle_cache)
     tiny_fs.fill()
     pytester.makefile(".yaml", paddle_suite=SUITE)
-    result = subprocess_session(pytester, paddle_cache, f"--paddle-report={report}")
+    result = subprocess_session(pytester, paddle_cache, f"--paddle-report={report}",
+                                f"--paddle-executor={executor}")
     text = text_of(result)
     assert result.ret == 1, text
     assert "paddle-infer summary" in text, text
