@@ -110,17 +110,13 @@ def environment(device: str) -> Dict[str, str]:
 
 
 def replaceable(path: Path) -> bool:
-    """Nothing at ``path``, or a regular file whose metadata says paddle-infer wrote it, or
-    (damaged, at a golden's name) a regular file in a directory marked as the plugin's
-    goldens or saved runs (ownership.py)."""
-    from .ownership import marker_kind
-
+    """Nothing at ``path``, or a regular file whose metadata says paddle-infer wrote it. Not
+    an unreadable file at a golden's name, even in the plugin's goldens directory: a damaged
+    golden cannot be told from a file of the user's there."""
     if not path.exists() and not path.is_symlink():
         return True
     if path.is_symlink() or not path.is_file():
         return False
-    if marker_kind(path.parent) in ("goldens", "runs"):
-        return True
     try:
         return isinstance(read_meta(path).get("case_id"), str)
     except (OSError, ValueError, KeyError, TypeError, AttributeError, PaddleInferError):

@@ -448,6 +448,8 @@ def claim_directories(settings, cache_given: bool, flag_of: Callable[[str], str]
                             (settings.save_runs, "runs", "paddle_save_runs")):
         if path is not None:
             claim(path, kind, flags[ini], recognise_goldens)
+    if settings.update_goldens and "paddle_baseline" in settings.given:
+        claim_goldens_of(settings.baseline, f"--paddle-baseline={settings.baseline}")
     if settings.report_dir is None:
         return None
     flag = flags["paddle_report"]
@@ -458,6 +460,15 @@ def claim_directories(settings, cache_given: bool, flag_of: Callable[[str], str]
     except OSError:
         pass
     return lock
+
+
+def claim_goldens_of(baseline: str, flag: str) -> None:
+    """The goldens directory of a ``golden:DIR`` baseline, which --paddle-update-goldens
+    rewrites: the plugin's (made, marked or recognised), else an OwnershipError."""
+    from .cases.baseline_forms import GOLDEN, golden_dir, kind_of
+
+    if kind_of(baseline) == GOLDEN:
+        claim(golden_dir(baseline), "goldens", flag, recognise_goldens)
 
 
 def adopt_report_files(directory: Path) -> None:

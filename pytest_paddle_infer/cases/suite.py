@@ -292,6 +292,17 @@ def read_program(name: str, source, node: Optional[Node]) -> str:
     return text
 
 
+def claim_goldens(node: Node, baseline: str) -> None:
+    """Goldens that --paddle-update-goldens will rewrite are the plugin's, or the suite's error
+    before any case runs."""
+    from ..ownership import OwnershipError, claim_goldens_of
+
+    try:
+        claim_goldens_of(baseline, f"baseline {node.value}")
+    except OwnershipError as e:
+        raise node.fail(str(e), "a directory of goldens paddle-infer recorded, or an empty one") from None
+
+
 def read_defaults(node: Optional[Node], ctx: Context) -> Defaults:
     fields = node.mapping(DEFAULTS_KEYS, "defaults", MODE_KEY_HINTS) if node is not None else {}
     forced = dict(ctx.forced)
@@ -308,6 +319,8 @@ def read_defaults(node: Optional[Node], ctx: Context) -> Defaults:
         except OptionError:
             raise fields["baseline"].fail("unknown baseline", f"one of {join_names(BASELINES)}",
                                           did_you_mean(text, BASELINES)) from None
+        if ctx.update_goldens:
+            claim_goldens(fields["baseline"], baseline)
     intermediates = "none"
     if "intermediates" in fields:
         text = fields["intermediates"].text("intermediates", "none")

@@ -378,3 +378,4 @@ class Context:
     forced: Tuple[Tuple[str, Any], ...] = ()  # seed/baseline/threads given on the command line: they win
     suite: bool = True  # a suite file (False: a paddle_case marker, which no file holds)
     timeout: Optional[float] = None  # --paddle-timeout: the deadline of children run while reading
+    update_goldens: bool = False  # --paddle-update-goldens: a golden:DIR must be the plugin's to rewrite

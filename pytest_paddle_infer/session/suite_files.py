@@ -34,7 +34,7 @@ def suite_context(config, path: Path):
     return Context(file=display_path(config, path), base_dir=Path(path).resolve().parent,
                    rootdir=Path(config.rootpath), cache_dir=settings.cache_dir, seed=settings.seed,
                    baseline=settings.baseline, threads=settings.threads, forced=forced,
-                   timeout=settings.timeout)
+                   timeout=settings.timeout, update_goldens=settings.update_goldens)
 
 
 class PaddleSuiteFile(pytest.File):

@@ -25,7 +25,7 @@ import pytest
 
 from helpers import DIFFERING_MODE, write_suite
 from pytest_paddle_infer.files import file_sha256 as sha256
-from pytest_paddle_infer.ownership import MANIFEST, MARKER
+from pytest_paddle_infer.ownership import MANIFEST, MARKER, write_marker
 
 USAGE = 4
 PLUGIN_DIR = str(Path(__file__).resolve().parents[2] / "pytest_paddle_infer")
@@ -215,6 +215,11 @@ def _old_report_and_a_user_file(d: Path, keep: Keep) -> List[str]:
     return ["--paddle-report=report"]
 
 
+def _update_goldens_of_a_users_dir(d: Path, keep: Keep) -> List[str]:
+    keep.file(keep.around(d / "g") / "weights.npz", "not a golden")
+    return ["--paddle-baseline=golden:g", "--paddle-update-goldens"]
+
+
 def _ini_report(d: Path, keep: Keep) -> List[str]:
     keep.file(keep.around(d / "rep") / "index.html")
     (d / "pytest.ini").write_text("[pytest]\npaddle_report = rep\n")
@@ -251,6 +256,8 @@ ROWS = [
     Row("report_holds_a_users_repro_folder", _users_repro_folder, ("report/repro is not a paddle-infer report file",)),
     Row("report_of_an_earlier_version_with_a_users_file_beside", _old_report_and_a_user_file,
         ("is not a paddle-infer report file",)),
+    Row("update_goldens_in_a_users_directory", _update_goldens_of_a_users_dir,
+        ("--paddle-baseline=golden:", "g/inside-sentinel.txt is not a paddle-infer goldens file")),
     Row("report_from_the_ini_file", _ini_report,
         ("ini key paddle_report: ", "rep/index.html is not a paddle-infer report file")),
 ]
@@ -374,6 +381,7 @@ def test_a_users_file_at_a_goldens_name_is_never_rewritten(pytester, run_pytest,
     from pytest_paddle_infer.goldens import file_name
 
     g = keep.around(pytester.path / "g")
+    write_marker(g, "goldens")  # recorded by an earlier session; the user's file came since
     theirs = keep.file(g / file_name("tiny_cnn[1x3x32x32-cpu_fp32]"), "the user's archive, not a golden")
     result = run_pytest("--paddle-model=tiny_cnn", "--run-mode=cpu_fp32", "--paddle-baseline=golden:g",
                         "--paddle-update-goldens")
@@ -381,6 +389,18 @@ def test_a_users_file_at_a_goldens_name_is_never_rewritten(pytester, run_pytest,
     assert result.ret == 1, text
     assert f"{theirs} is not a golden or saved run paddle-infer wrote" in text
     assert "Traceback" not in text
+
+
+def test_a_suites_goldens_to_update_in_a_users_directory_is_the_suites_error(pytester, keep):
+    """Found when the suite is read, before any case runs: file and line of the baseline."""
+    keep.around(pytester.path / "g")
+    pytester.makefile(".yaml", paddle_suite="defaults: {run_modes: [cpu_fp32], baseline: 'golden:g'}\n"
+                                            "models:\n  tiny_cnn: {}\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--paddle-update-goldens")
+    text = result.stdout.str() + "\n" + result.stderr.str()
+    assert result.ret not in (0, 1), text
+    assert "paddle_suite.yaml:1" in text and "g/inside-sentinel.txt is not a paddle-infer goldens file" in text, text
+    assert "Traceback" not in text and "INTERNALERROR" not in text, text
 
 
 SUITE = """\

@@ -200,9 +200,13 @@ def test_golden_writes_never_replace_a_file_that_is_not_a_golden(tmp_path):
     with pytest.raises(GoldenError, match="is not a golden or saved run paddle-infer wrote"):
         write_golden(tmp_path, "m[1x3-cpu_fp32]", {"out": np.zeros(3, "float32")}, {})
     assert path.read_bytes() == b"the user's own archive"
-    claim(tmp_path / "g", "goldens", "--paddle-save-goldens")  # the plugin's goldens: a damaged one is rewritten
-    damaged = golden_path(tmp_path / "g", "m[1x3-cpu_fp32]")
-    damaged.write_bytes(b"truncated")
+    claim(tmp_path / "g", "goldens", "--paddle-save-goldens")  # in the plugin's goldens too:
+    theirs = golden_path(tmp_path / "g", "m[1x3-cpu_fp32]")  # a damaged golden is told from nothing else
+    theirs.write_bytes(b"the user's own archive")
+    with pytest.raises(GoldenError, match="is not a golden or saved run paddle-infer wrote"):
+        write_golden(tmp_path / "g", "m[1x3-cpu_fp32]", {"out": np.zeros(3, "float32")}, {})
+    assert theirs.read_bytes() == b"the user's own archive"
+    theirs.unlink()
     write_golden(tmp_path / "g", "m[1x3-cpu_fp32]", {"out": np.zeros(3, "float32")}, {})
     write_golden(tmp_path / "g", "m[1x3-cpu_fp32]", {"out": np.ones(3, "float32")}, {})  # its own: replaced
 
