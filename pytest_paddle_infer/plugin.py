@@ -22,14 +22,14 @@ from .session.state import (CASE_PATH, FORK_SERVER, FORK_SERVER_INPUT, NARROWED,
                             is_xdist_controller, settings_of, stop_idle_executor)
 from .session.suite_files import PaddleSuiteFile, add_suite_args, is_suite_file, parametrize_marked
 from .session.summary import SessionSummary
+from .verdict.tolerances import RULE_KEYS
 
 __all__ = ["PaddleInferWarning"]
 
 MARKERS = (
     "paddle_model(name): the model of a paddle-infer case",
     "paddle_run_mode(mode): the run mode of a paddle-infer case",
-    "paddle_tolerance(atol=None, rtol=None, cosine_min=None, sqnr_min=None, rel_l2_max=None, "
-    "p99_abs_max=None): tolerances for the marked cases",
+    "paddle_tolerance({}): tolerances for the marked cases".format(", ".join(f"{k}=None" for k in RULE_KEYS)),
     "paddle_case(model, shapes=None, run_modes=None, atol=None, ...): the cases a test checks "
     "through its paddle_case fixture (the keys of a suite's model entry; see docs/suites.md)",
 )

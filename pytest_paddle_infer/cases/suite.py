@@ -31,7 +31,8 @@ from .suite_nodes import (DOCS, AnyName, Context, Node, Where, did_you_mean, err
 from .suite_modes import (MODE_KEY_HINTS, SPELLING_HINTS, TOGGLE_KEYS, build_spec, check_model_ranges,
                           read_toggles, resolve_directories, string_problem)
 from .suite_sources import BUILDER_PATTERN, resolve_source
-from ..verdict.tolerances import METRIC_KEYS, Rule
+from ..verdict.metrics import METRICS
+from ..verdict.tolerances import RULE_KEYS, Rule
 from .tolerance_precedence import case_tolerances
 from .suite_compare import parse_compare
 from ..models.zoo import ZOO
@@ -43,7 +44,6 @@ SHARED_KEYS = ("inputs", "shapes", "run_modes", "tolerances", "skip", "xfail")  
 DEFAULTS_KEYS = ("baseline", "seed", "threads", "intermediates") + SHARED_KEYS + ("program",)
 MODEL_KEYS = ("source", "kwargs") + SHARED_KEYS + ("program",)
 RUN_MODE_KEYS = ("mode",) + TOGGLE_KEYS + ("tolerances", "skip", "xfail")
-RULE_KEYS = ("atol", "rtol") + tuple(key for key, _, _ in METRIC_KEYS)
 OUTPUT_RULE_KEYS = RULE_KEYS + ("compare",)  # a task-aware comparison is per output
 TOLERANCE_KEYS = RULE_KEYS + ("outputs", "tensors")
 XFAIL_KEYS = ("reason", "strict")
@@ -133,15 +133,12 @@ class Defaults:
                                 "use them")
 
 
-RANGES = {"cosine_min": (-1.0, 1.0), "sqnr_min": (-math.inf, math.inf)}  # others: >= 0
+RANGES = {m.bound: (m.low, m.high) for m in METRICS}  # atol, rtol: >= 0
 
 
 def parse_rule(fields: Mapping[str, Node]) -> Rule:
-    values = {}
-    for key in RULE_KEYS:
-        if key in fields:
-            low, high = RANGES.get(key, (0.0, math.inf))
-            values[key] = fields[key].number(key, low, high)
+    values = {key: fields[key].number(key, *RANGES.get(key, (0.0, math.inf))) for key in RULE_KEYS
+              if key in fields}
     if "compare" in fields:
         values["compare"] = parse_compare(fields["compare"])
     return Rule(**values)

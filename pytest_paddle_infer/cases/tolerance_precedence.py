@@ -9,17 +9,11 @@ from ..modes.run_modes import RUN_MODES
 from ..verdict.tolerances import CaseTolerances, Rule
 
 
-def mode_default(mode: str) -> Rule:
-    """The run mode's built-in tolerance (1e-4 for fp32 modes)."""
-    default = RUN_MODES[mode].tolerance
-    return Rule(default.atol, default.rtol, default.cosine_min)
-
-
 def case_tolerances(mode: str, layers: Sequence = (), command_line: Rule = Rule()) -> CaseTolerances:
     """A case's tolerances from its declared ``layers``, lowest first (a suite's defaults, the
     model, the run mode: each with ``.rule``, ``.outputs``, ``.tensors``), over the mode's
     default, under the command line."""
-    base = mode_default(mode)
+    base = RUN_MODES[mode].tolerance  # the run mode's built-in default (1e-4 for fp32 modes)
     for layer in layers:
         base = layer.rule.over(base)
     return CaseTolerances(base=base, outputs=sum((l.outputs for l in layers), ()),

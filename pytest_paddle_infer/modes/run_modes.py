@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import OptionError
+from ..verdict.tolerances import Rule
 from .cpu_threads import MAX_THREADS, threads_problem
 from .toggles import (Choice, Directory, Flag, Kind, Names, NotThisKind, Number, Switch, Toggle,
                       ToggleTable)
@@ -142,25 +143,14 @@ INT8_KERNELS = "int8 kernels"
 NO_FUSED_OPS = "no fused ops"
 
 
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float
-    rtol: float
-    cosine_min: Optional[float] = None  # where the element-wise bound only catches gross errors
-
-    def describe(self) -> str:
-        cosine = f" cosine_min {self.cosine_min:g}" if self.cosine_min is not None else ""
-        return f"atol {self.atol:g} rtol {self.rtol:g}{cosine}"
-
-
-DEFAULT_TOLERANCE = Tolerance(1e-4, 1e-4)
+DEFAULT_TOLERANCE = Rule(1e-4, 1e-4)
 # fp32 on a GPU: Paddle turns TF32 on in cuBLAS and cuDNN by default, and TensorRT's builder
 # keeps its own TF32 flag (Paddle never clears it), so on compute capability 8.0+ (A100, H100)
 # the fp32 candidates multiply with fp16's 10-bit mantissa, about 1e-3 relative per layer
 # against the baseline, which runs in true fp32 (engine/tf32.py). The same bound as the fp16
 # modes, whose mantissa it is; each candidate's evidence says whether TF32 was on and whether
 # the GPU has it (below 8.0 it computes in fp32 and 1e-4 holds: tighten it there).
-GPU_FP32_TOLERANCE = Tolerance(1e-2, 1e-2)
+GPU_FP32_TOLERANCE = Rule(1e-2, 1e-2)
 
 
 @dataclass(frozen=True)
@@ -169,7 +159,7 @@ class RunMode:
     device: str  # CPU | GPU
     engine: str  # PADDLE | ONEDNN | TENSORRT
     precision: str  # FP32 | FP16 | BF16 | INT8
-    tolerance: Tolerance  # default for this mode; every configured tolerance wins over it
+    tolerance: Rule  # default for this mode; every configured tolerance wins over it
     template: Tuple[Call, ...]  # the recipe; Slot arguments are filled per case
     # what the candidate's own run must show (verdict/evidence.py RULES); a case whose
     # candidate shows less fails with the evidence
@@ -229,22 +219,22 @@ RUN_MODES: Mapping[str, RunMode] = {m.name: m for m in (
             (call("disable_mkldnn"), IR_ON)),
     RunMode("onednn_fp32", CPU, ONEDNN, FP32, DEFAULT_TOLERANCE,
             (call("enable_mkldnn"), IR_ON)),
-    RunMode("onednn_bf16", CPU, ONEDNN, BF16, Tolerance(5e-2, 5e-2),
+    RunMode("onednn_bf16", CPU, ONEDNN, BF16, Rule(5e-2, 5e-2),
             (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_bfloat16")), shows=(BF16_TENSORS,)),
     # quantized models only; measured on the zoo's, with and without VNNI (README "int8 on
     # the CPU"): without VNNI up to 0.94 abs on logits of about +-3, cosine 0.945, so cosine
     # judges the drift and atol catches gross errors (a broken int8 path: 1.7 abs, cosine 0.30)
-    RunMode("onednn_int8", CPU, ONEDNN, INT8, Tolerance(1.0, 1e-1, cosine_min=0.9),
+    RunMode("onednn_int8", CPU, ONEDNN, INT8, Rule(1.0, 1e-1, cosine_min=0.9),
             (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_int8")), shows=(INT8_KERNELS,)),
     RunMode("gpu_fp32", GPU, PADDLE, FP32, GPU_FP32_TOLERANCE, (gpu_enable(FP32), IR_ON)),
-    RunMode("gpu_fp16", GPU, PADDLE, FP16, Tolerance(1e-2, 1e-2), (gpu_enable(FP16), IR_ON),
+    RunMode("gpu_fp16", GPU, PADDLE, FP16, Rule(1e-2, 1e-2), (gpu_enable(FP16), IR_ON),
             shows=(FP16_TENSORS,)),
     # TensorRT subgraphs in the engine's precision, the rest in Paddle's fp32 GPU kernels
     RunMode("trt_fp32", GPU, TENSORRT, FP32, GPU_FP32_TOLERANCE,
             (gpu_enable(FP32), IR_ON, tensorrt_engine(FP32)), shows=(TRT_ENGINE_OP,)),
-    RunMode("trt_fp16", GPU, TENSORRT, FP16, Tolerance(1e-2, 1e-2),
+    RunMode("trt_fp16", GPU, TENSORRT, FP16, Rule(1e-2, 1e-2),
             (gpu_enable(FP32), IR_ON, tensorrt_engine(FP16)), shows=(TRT_ENGINE_OP,)),
-    RunMode("trt_int8", GPU, TENSORRT, INT8, Tolerance(1e-1, 1e-1),  # calibration or quantized
+    RunMode("trt_int8", GPU, TENSORRT, INT8, Rule(1e-1, 1e-1),  # calibration or quantized
             (gpu_enable(FP32), IR_ON, tensorrt_engine(INT8)), shows=(TRT_ENGINE_OP,)),
 )}
 

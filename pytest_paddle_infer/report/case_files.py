@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from ..protocol import CaseResult
+from ..verdict.metrics import METRICS
 from ..verdict.rows import TensorComparison, finite_text
 from ..errors import strip_ansi
 from ..files import atomic_write, safe_file_stem
@@ -31,8 +32,9 @@ NUMBER_COLUMNS = ("Elements", "Min Val", "Min Base", "Max Val", "Max Base", "Wor
 # --paddle-localize: the error a tensor's op makes on its own, fed the baseline's inputs
 # (localize/prune.py), against the error it inherits (Max Atol); empty where not measured
 LOCAL_COLUMNS = ("Local Atol", "Local Result")
-# the terminal table's metrics beside atol/rtol (compare.py); SQNR "inf" (as text) when equal
-METRIC_COLUMNS = ("SQNR dB", "Rel L2", "P99 Abs")
+# metrics (metrics.py) beside the extra columns' Cosine: after the numbers, and in the summary
+LATER = tuple(m for m in METRICS if m.column not in EXTRA_COLUMNS)
+METRIC_COLUMNS = tuple(m.column for m in LATER)
 COLUMNS = SEED_COLUMNS + EXTRA_COLUMNS + NUMBER_COLUMNS + METRIC_COLUMNS + LOCAL_COLUMNS
 SUMMARY = "summary.json"
 INDEX = "index.html"
@@ -70,6 +72,7 @@ def _local_cells(r) -> List[object]:
 
 def _row(c: TensorComparison, op_type: str, baseline_name: str, matched_by: str) -> List[object]:
     unmatched = not baseline_name
+    figures = {m.column: None if unmatched else _metric(getattr(c, m.figure)) for m in METRICS}
     return [
         op_type, c.name,
         "-" if unmatched else c.shape_text,
@@ -78,7 +81,7 @@ def _row(c: TensorComparison, op_type: str, baseline_name: str, matched_by: str)
         None if unmatched else c.max_rel,
         "-" if unmatched else _pair(c.min_actual, c.min_expected),
         "-" if unmatched else _pair(c.max_actual, c.max_expected),
-        None if unmatched or c.cosine != c.cosine else c.cosine,  # NaN: no finite pair
+        figures["Cosine"],
         None if c.worst_index is None else _flat_index(c.worst_index, c.actual_shape),
         c.nan_actual, c.inf_actual, baseline_name, matched_by, c.atol, c.rtol,
         None if unmatched or c.std_expected != c.std_expected else c.std_expected,  # NaN: none
@@ -88,13 +91,13 @@ def _row(c: TensorComparison, op_type: str, baseline_name: str, matched_by: str)
         *((None,) * 4 if unmatched else (_number(c.min_actual), _number(c.min_expected),
                                          _number(c.max_actual), _number(c.max_expected))),
         "" if c.worst_index is None else str(list(c.worst_index)),
-        *((None,) * 3 if unmatched else (_metric(c.sqnr_db), _metric(c.rel_l2), _metric(c.p99_abs))),
+        *(figures[column] for column in METRIC_COLUMNS),
     ]
 
 
 def _metric(value: float):
     """A number a spreadsheet and JSON take: NaN (nothing to compute) empty, infinities as text."""
-    if value != value:
+    if value is None or value != value:
         return None
     return value if abs(value) != float("inf") else ("inf" if value > 0 else "-inf")
 
@@ -153,12 +156,9 @@ def _number(value: float):
 def metrics(c) -> dict:
     """An output's metrics beside atol/rtol (compare.py), the tolerances that would pass it
     and its task comparison; JSON has no Infinity: "inf" as text."""
-    text = lambda v: None if v is None or v != v else (v if abs(v) != float("inf") else
-                                                       ("inf" if v > 0 else "-inf"))
-    return {"sqnr_db": text(c.sqnr_db), "rel_l2": text(c.rel_l2), "p50_abs": text(c.p50_abs),
-            "p90_abs": text(c.p90_abs), "p99_abs": text(c.p99_abs),
-            "atol_needed": text(c.atol_needed), "rtol_needed": text(c.rtol_needed),
-            "max_rel_near_zero": c.max_rel_near_zero, "max_rel_elsewhere": text(c.max_rel_elsewhere),
+    figures = [m.figure for m in LATER] + ["p50_abs", "p90_abs", "atol_needed", "rtol_needed"]
+    return {**{f: _metric(getattr(c, f)) for f in figures},
+            "max_rel_near_zero": c.max_rel_near_zero, "max_rel_elsewhere": _metric(c.max_rel_elsewhere),
             "task": c.task, "task_figures": c.task_figures}
 
 

@@ -52,7 +52,7 @@ def run_mode_help() -> str:
     engines = {"paddle": "native kernels", "onednn": "oneDNN", "tensorrt": "TensorRT"}
     bits = {"Float32": "fp32", "Half": "fp16", "Bfloat16": "bf16", "Int8": "int8"}
     modes = [f"  {name}: {m.device.upper()}, {engines.get(m.engine, m.engine)}, "
-             f"{bits.get(m.precision, m.precision)}; {m.tolerance.describe()}"
+             f"{bits.get(m.precision, m.precision)}; {m.tolerance.describe().replace('=', ' ')}"
              for name, m in RUN_MODES.items()]
     toggles = [f"  +{syntax}: {meaning}" for syntax, meaning in RUN_MODE_TOGGLES]
     return "\n".join(

@@ -25,6 +25,7 @@ import numpy as np
 
 # the row and its text live apart, without numpy, for the pytest process
 from .rows import NEAR_ZERO, TensorComparison, comparison_table
+from .metrics import METRICS
 
 RTOL_EPSILON = 1e-7
 PERCENTILES = (50, 90, 99)
@@ -37,24 +38,22 @@ CHUNK = 1 << 20  # elements per step: float64 temporaries stay ~8 MB whatever th
 def compare_rule(name: str, actual: np.ndarray, expected: np.ndarray, rule, op_type: str = "",
                  elementwise: bool = True) -> "TensorComparison":
     """``compare_arrays`` under a tolerances.Rule: atol, rtol and every metric bound it sets."""
-    return compare_arrays(name, actual, expected, rule.atol, rule.rtol, rule.cosine_min, op_type,
-                          sqnr_min=rule.sqnr_min, rel_l2_max=rule.rel_l2_max,
-                          p99_abs_max=rule.p99_abs_max, elementwise=elementwise)
+    return compare_arrays(name, actual, expected, rule.atol, rule.rtol, op_type=op_type,
+                          elementwise=elementwise, **{m.bound: getattr(rule, m.bound) for m in METRICS})
 
 
 def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: float = 1e-4,
-                   rtol: float = 1e-4, cosine_min: Optional[float] = None,
-                   op_type: str = "", sqnr_min: Optional[float] = None,
-                   rel_l2_max: Optional[float] = None, p99_abs_max: Optional[float] = None,
-                   elementwise: bool = True) -> TensorComparison:
-    """``elementwise=False``: the figures only, no verdict from atol/rtol (a task comparison
+                   rtol: float = 1e-4, *, op_type: str = "", elementwise: bool = True,
+                   **bounds) -> TensorComparison:
+    """``bounds``: a metric's bound by its key (cosine_min, sqnr_min, ...: metrics.py).
+    ``elementwise=False``: the figures only, no verdict from atol/rtol (a task comparison
     judges the output: task_compare.py); the metric bounds still apply."""
-    actual = np.asarray(actual)
-    expected = np.asarray(expected)
+    for key in set(bounds) - {m.bound for m in METRICS}:  # a misspelt bound would judge nothing
+        raise TypeError(f"compare_arrays() got an unexpected keyword argument {key!r}")
+    actual, expected = np.asarray(actual), np.asarray(expected)
     row = TensorComparison(name, tuple(expected.shape), tuple(actual.shape), str(expected.dtype),
-                           str(actual.dtype), float(atol), float(rtol), cosine_min=cosine_min,
-                           op_type=op_type, sqnr_min=sqnr_min, rel_l2_max=rel_l2_max,
-                           p99_abs_max=p99_abs_max)
+                           str(actual.dtype), float(atol), float(rtol), op_type=op_type,
+                           bounds={m.bound: bounds[m.bound] for m in METRICS if bounds.get(m.bound) is not None})
     if expected.dtype.kind != actual.dtype.kind and not (
             expected.dtype.kind in "fc" and actual.dtype.kind in "fc"):
         row.problems.append(f"dtype: expected {expected.dtype}, got {actual.dtype}")
@@ -86,16 +85,11 @@ def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: fl
 
 
 def check_bounds(row: TensorComparison) -> None:
-    """The metric bounds a rule sets (cosine_min, sqnr_min, rel_l2_max, p99_abs_max)."""
-    if row.cosine_min is not None and not (row.cosine >= row.cosine_min):
-        row.problems.append(f"cosine {row.cosine:.6f} below cosine_min {row.cosine_min:.10g}")
-    if row.sqnr_min is not None and not (row.sqnr_db >= row.sqnr_min):
-        row.problems.append(f"SQNR {row.sqnr_db:.4g} dB below sqnr_min {row.sqnr_min:g}")
-    if row.rel_l2_max is not None and not (row.rel_l2 <= row.rel_l2_max):
-        row.problems.append(f"relative L2 {row.rel_l2:.4g} above rel_l2_max {row.rel_l2_max:g}")
-    if row.p99_abs_max is not None and not (row.p99_abs <= row.p99_abs_max):
-        row.problems.append(f"99th percentile of |error| {row.p99_abs:.4g} above p99_abs_max "
-                            f"{row.p99_abs_max:g}")
+    """Every metric bound the row's rule sets (metrics.py)."""
+    for m in METRICS:
+        problem = m.bound in row.bounds and m.problem(getattr(row, m.figure), row.bounds[m.bound])
+        if problem:
+            row.problems.append(problem)
 
 
 def _largest_abs(flat: np.ndarray) -> float:
@@ -506,18 +500,16 @@ def order_statistics(sample: np.ndarray, ranks: np.ndarray) -> np.ndarray:
 
 
 def assert_tensors_close(actual, expected, atol: float = 1e-4, rtol: float = 1e-4,
-                         name: str = "tensor", cosine_min: Optional[float] = None,
-                         sqnr_min: Optional[float] = None, rel_l2_max: Optional[float] = None,
-                         p99_abs_max: Optional[float] = None) -> TensorComparison:
-    """Assert that ``actual`` matches ``expected`` the way the plugin compares outputs.
+                         name: str = "tensor", **bounds) -> TensorComparison:
+    """Assert that ``actual`` matches ``expected`` the way the plugin compares outputs, under
+    atol, rtol and any metric bound by its key (cosine_min, sqnr_min, rel_l2_max, ...).
 
-    Raises AssertionError with the smallest passing atol and rtol and a one-row table (shape,
-    mismatched elements, max abs/rel error, value ranges, cosine, SQNR, relative L2, 99th
-    percentile of the error) when it does not; returns the comparison otherwise.
+    Raises AssertionError with the smallest passing atol and rtol and the per-tensor table's
+    row (shape, mismatched elements, max abs/rel error, value ranges, every metric) when it
+    does not; returns the comparison otherwise.
     """
     __tracebackhide__ = True
-    row = compare_arrays(name, np.asarray(actual), np.asarray(expected), atol, rtol, cosine_min,
-                         sqnr_min=sqnr_min, rel_l2_max=rel_l2_max, p99_abs_max=p99_abs_max)
+    row = compare_arrays(name, np.asarray(actual), np.asarray(expected), atol, rtol, **bounds)
     if not row.passed:
         raise AssertionError(f"{name} differs (atol={atol:g}, rtol={rtol:g}):\n"
                              + (f"{row.needed_text}\n" if row.needed_text else "")

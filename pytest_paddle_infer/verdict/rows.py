@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from .metrics import METRICS, ceil_significant
 
 NEAR_ZERO = 1e-3  # |baseline| below this part of the tensor's largest |baseline|: near zero
 
@@ -34,19 +36,16 @@ class TensorComparison:
     nan_actual: int = 0
     inf_actual: int = 0
     new_nonfinite: int = 0  # non-finite in the candidate where the baseline is finite
-    cosine_min: Optional[float] = None
     op_type: str = ""
     problems: List[str] = field(default_factory=list)
     vacuous: List[str] = field(default_factory=list)  # why a passing output cannot fail (vacuity.py)
-    # metrics beside atol/rtol/cosine (nan: nothing to compute) and their bounds (None: unset)
+    bounds: Dict[str, float] = field(default_factory=dict)  # each metric bound the rule sets (metrics.py)
+    # metrics beside atol/rtol/cosine (nan: nothing to compute)
     sqnr_db: float = float("nan")  # inf when the candidate equals the baseline
     rel_l2: float = float("nan")
     p50_abs: float = float("nan")
     p90_abs: float = float("nan")
     p99_abs: float = float("nan")
-    sqnr_min: Optional[float] = None
-    rel_l2_max: Optional[float] = None
-    p99_abs_max: Optional[float] = None
     # the smallest atol (at this rtol) and rtol (at this atol) that pass every element;
     # inf: none does (a new NaN/Inf; for rtol, an error where the baseline is exactly 0)
     atol_needed: float = float("nan")
@@ -103,17 +102,8 @@ def needed(value: float) -> str:
     return f"{ceil_significant(value, 3):.3g}"
 
 
-def ceil_significant(value: float, digits: int) -> float:
-    """``value`` rounded up to ``digits`` significant digits (0 stays 0)."""
-    if value <= 0 or not math.isfinite(value):
-        return value
-    scale = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
-    up = float(f"{math.ceil(value / scale) * scale:.{digits}g}")
-    return up if up >= value else float(f"{up + scale:.{digits}g}")  # never below value
-
-
-TABLE_COLUMNS = ("Tensor", "Shape", "Mismatched", "Max Atol", "Max Rtol",
-                 "Min Val(base)", "Max Val(base)", "Cosine", "SQNR dB", "Rel L2", "P99 Abs", "Result")
+TABLE_COLUMNS = ("Tensor", "Shape", "Mismatched", "Max Atol", "Max Rtol", "Min Val(base)",
+                 "Max Val(base)") + tuple(m.column for m in METRICS) + ("Result",)
 NEAR_ZERO_MARK = "*"  # after a Max Rtol found at a near-zero baseline element
 NEAR_ZERO_NOTE = (f"{NEAR_ZERO_MARK} Max Rtol at a near-zero baseline value (|base| < {NEAR_ZERO:g} x "
                   f"the tensor's largest |base|): not meaningful there; ")
@@ -150,8 +140,8 @@ def table_rows(rows: Iterable[TensorComparison]) -> List[Tuple[str, ...]]:
         out.append((
             r.name, r.shape_text, r.mismatched_text, f"{r.max_abs:.6g}", max_rel_text(r),
             _pair(r.min_actual, r.min_expected), _pair(r.max_actual, r.max_expected),
-            finite_text(r.cosine, ".6f"), finite_text(r.sqnr_db, ".4g"), finite_text(r.rel_l2, ".3g"),
-            finite_text(r.p99_abs, ".3g"), "ok" if r.passed else "FAIL: " + "; ".join(r.problems),
+            *(finite_text(getattr(r, m.figure), m.cell) for m in METRICS),
+            "ok" if r.passed else "FAIL: " + "; ".join(r.problems),
         ))
     return out
 

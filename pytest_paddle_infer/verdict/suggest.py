@@ -6,10 +6,7 @@ suggested tolerance is that figure times a margin, rounded up to two significant
                  so the output's rtol (which stays) only adds headroom; at least MIN_ATOL, so a
                  bit-identical output does not get atol 0. (The smallest atol that passed at
                  the output's rtol is shown beside it.)
-    cosine_min   1 - margin x (1 - the lowest cosine)
-    sqnr_min     the lowest SQNR minus 20 log10(margin) dB (the error's amplitude times margin)
-    rel_l2_max   margin x the largest relative L2 error
-    p99_abs_max  margin x the largest 99th percentile of |error|
+    a bound      its metric's formula of the worst figure (metrics.py; a max-bound's is atol's)
 
 Only atol is suggested for every output; the others where the output's rule sets them.
 Outputs a rank comparison judges (topk, argmax) get no atol: their figure is the lowest
@@ -22,15 +19,11 @@ import json
 import math
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from .rows import TensorComparison, ceil_significant
+from .metrics import METRICS, MIN_ATOL, scaled
+from .rows import TensorComparison
 
-MIN_ATOL = 1e-6
-DIGITS = 2
-# key -> (how the worst of several seeds is taken, the row's figure)
-WORST = {"atol_needed": max, "cosine": min, "sqnr_db": min, "rel_l2": max, "p99_abs": max,
-         "max_abs": max, "agreement": min}
-BOUNDS = (("cosine_min", "cosine"), ("sqnr_min", "sqnr_db"), ("rel_l2_max", "rel_l2"),
-          ("p99_abs_max", "p99_abs"))
+# figure -> how the worst of several seeds is taken
+WORST = {"atol_needed": max, **{m.figure: m.worst for m in METRICS}, "max_abs": max, "agreement": min}
 
 
 def output_figures(row: TensorComparison, position: int) -> Dict[str, object]:
@@ -40,10 +33,9 @@ def output_figures(row: TensorComparison, position: int) -> Dict[str, object]:
     return {
         "name": row.name.split(" (")[0], "shown": row.name, "position": position,
         "atol": row.atol, "rtol": row.rtol, "task": row.task,
-        "bounds": {key: getattr(row, key) for key, _ in BOUNDS if getattr(row, key) is not None},
+        "bounds": dict(row.bounds),
         "atol_needed": None if rank_task else _finite(row.atol_needed), "max_abs": _finite(row.max_abs),
-        "cosine": _finite(row.cosine), "sqnr_db": _finite(row.sqnr_db),
-        "rel_l2": _finite(row.rel_l2), "p99_abs": _finite(row.p99_abs),
+        **{m.figure: _finite(getattr(row, m.figure)) for m in METRICS},
         "agreement": (1.0 - row.mismatched / row.total) if rank_task and row.total else None,
         "unmatched": unmatched, "comparable": row.shape_ok or bool(row.task),
         "std": _finite(row.std_expected), "mean_abs": _finite(row.mean_abs_expected),
@@ -83,17 +75,12 @@ def suggest(out: Mapping[str, object], margin: float) -> Dict[str, float]:
     found: Dict[str, float] = {}
     need = out.get("max_abs") if out.get("atol_needed") not in (None, "inf") else None
     if need not in (None, "inf") and out.get("comparable"):
-        found["atol"] = max(MIN_ATOL, ceil_significant(margin * float(need), DIGITS))
+        found["atol"] = scaled(float(need), margin)
     bounds = out.get("bounds") or {}
-    cosine, sqnr, rel_l2, p99 = (out.get(k) for k in ("cosine", "sqnr_db", "rel_l2", "p99_abs"))
-    if "cosine_min" in bounds and isinstance(cosine, float):
-        found["cosine_min"] = round_down(1.0 - margin * (1.0 - cosine), 6)
-    if "sqnr_min" in bounds and isinstance(sqnr, float) and math.isfinite(sqnr):
-        found["sqnr_min"] = math.floor((sqnr - 20.0 * math.log10(margin)) * 10) / 10
-    if "rel_l2_max" in bounds and isinstance(rel_l2, float):
-        found["rel_l2_max"] = max(MIN_ATOL, ceil_significant(margin * rel_l2, DIGITS))
-    if "p99_abs_max" in bounds and isinstance(p99, float):
-        found["p99_abs_max"] = max(MIN_ATOL, ceil_significant(margin * p99, DIGITS))
+    for m in METRICS:  # a figure of "inf" (as text) or none gives no bound
+        figure = out.get(m.figure)
+        if m.bound in bounds and isinstance(figure, float) and math.isfinite(figure):
+            found[m.bound] = m.suggest(figure, margin)
     return found
 
 
@@ -104,11 +91,6 @@ def cannot_fail(out: Mapping[str, object]) -> bool:
     if atol is None or not isinstance(std, float) or not isinstance(mean_abs, float):
         return False
     return std <= atol + float(out["rtol"]) * mean_abs
-
-
-def round_down(value: float, decimals: int) -> float:
-    scale = 10 ** decimals
-    return math.floor(value * scale) / scale
 
 
 def case_suggestion(seeds: Sequence[int], rows_per_seed: Sequence[Sequence[TensorComparison]],

@@ -2,22 +2,18 @@
 
 Precedence (decided in cases/tolerance_precedence.py), highest first: command line > marker >
 per-tensor glob > per-output > per-run-mode > per-model > suite defaults > the run mode's
-built-in default (1e-4 for fp32 modes). Each layer may set every key of a Rule independently (atol, rtol, cosine_min, the
-metric bounds, and ``compare``, a task-aware comparison: task_compare.py).
+built-in default (1e-4 for fp32 modes). Each layer may set every key of a Rule independently (atol, rtol, the
+metric bounds of metrics.py, and ``compare``, a task-aware comparison: task_compare.py).
 """
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields, make_dataclass, replace
 from typing import Optional, Tuple
 
-# metric bounds beside atol/rtol: (key, what it bounds, "min" or "max")
-METRIC_KEYS = (
-    ("cosine_min", "cosine similarity", "min"),
-    ("sqnr_min", "signal-to-quantization-noise ratio in dB", "min"),
-    ("rel_l2_max", "relative L2 error ||c - b|| / ||b||", "max"),
-    ("p99_abs_max", "99th percentile of |c - b|", "max"),
-)
+from .metrics import METRICS
+
+RULE_KEYS = ("atol", "rtol") + tuple(m.bound for m in METRICS)  # a Rule's numbers
 
 
 @dataclass(frozen=True)
@@ -41,13 +37,9 @@ class Compare:
 
 
 @dataclass(frozen=True)
-class Rule:
-    atol: Optional[float] = None
-    rtol: Optional[float] = None
-    cosine_min: Optional[float] = None
-    sqnr_min: Optional[float] = None
-    rel_l2_max: Optional[float] = None
-    p99_abs_max: Optional[float] = None
+class Rule(make_dataclass("Limits", [(key, Optional[float], None) for key in RULE_KEYS], frozen=True)):
+    """A number per key of RULE_KEYS (None: unset), then a task-aware comparison."""
+
     compare: Optional[Compare] = None
 
     def over(self, lower: "Rule") -> "Rule":
@@ -56,9 +48,8 @@ class Rule:
                        else getattr(lower, f.name) for f in fields(self)})
 
     def describe(self) -> str:
-        parts = [f"atol={self.atol:g}", f"rtol={self.rtol:g}"]
-        parts += [f"{key}={getattr(self, key):g}" for key, _, _ in METRIC_KEYS
-                  if getattr(self, key) is not None]
+        parts = [f"{key}={getattr(self, key):g}" for key in RULE_KEYS  # atol and rtol always
+                 if key in ("atol", "rtol") or getattr(self, key) is not None]
         if self.compare is not None:
             parts.append(f"compare={self.compare.describe()}")
         return " ".join(parts)

@@ -24,6 +24,7 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from .compare import CHUNK, compare_arrays
+from .metrics import METRICS
 from .rows import TensorComparison
 from .outputs import pair_outputs
 
@@ -73,25 +74,16 @@ def finite_mean(expected: np.ndarray) -> float:
 
 
 def constant_caught(row: TensorComparison, expected: np.ndarray) -> List[str]:
-    """The scale-free bounds the row sets that a constant candidate, the baseline's mean m,
-    would break: with s the baseline's std and r = sqrt(m^2 + s^2), that constant has
-    cosine |m| / r, relative L2 s / r and SQNR 20 log10(r / s). Such a bound judges the
-    output where its atol spans the spread (cosine_min on logits)."""
+    """The scale-free bounds the row sets that a constant candidate, the baseline's mean, would
+    break (metrics.py's Metric.constant): they judge where atol spans the spread (cosine_min on logits)."""
     if expected.dtype.kind not in "fiu" or not np.isfinite(row.std_expected):
         return []
-    s = row.std_expected
-    m = finite_mean(expected)
+    s, m = row.std_expected, finite_mean(expected)
     r = (m * m + s * s) ** 0.5
     if not np.isfinite(m) or r == 0.0:
         return []
-    caught = []
-    if row.cosine_min is not None and abs(m) / r < row.cosine_min:
-        caught.append("cosine_min")
-    if row.rel_l2_max is not None and s / r > row.rel_l2_max:
-        caught.append("rel_l2_max")
-    if row.sqnr_min is not None and s > 0.0 and 20.0 * np.log10(r / s) < row.sqnr_min:
-        caught.append("sqnr_min")
-    return caught
+    return [x.bound for x in METRICS if x.constant and x.bound in row.bounds
+            and x.problem(x.constant(m, s, r), row.bounds[x.bound])]
 
 
 def reasons(row: TensorComparison, expected: np.ndarray,

@@ -314,7 +314,7 @@ def test_the_repro_takes_the_cases_own_recipes_and_prunes_one_build_plans_only(p
 
 def test_pruning_judges_by_the_tolerance_the_case_failed_by():
     comparison = lambda name, atol, passed: SimpleNamespace(name=name, atol=atol, rtol=atol / 10,
-                                                              cosine_min=None, passed=passed)
+                                                              bounds={}, passed=passed)
     ok, bad = comparison("out0", 1e-4, True), comparison("out1", 5e-2, False)
     result = SimpleNamespace(rows=[ok, bad], divergent=[])
     assert prune._tolerance(None, result) == (5e-2, 5e-3, None)

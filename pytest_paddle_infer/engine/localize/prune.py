@@ -72,7 +72,7 @@ def _tolerance(prepared, result):
         failing = [r for r in result.rows if not r.passed] or \
                   [r.comparison for r in result.divergent if r.judged] or result.rows
         if failing:
-            return failing[0].atol, failing[0].rtol, failing[0].cosine_min
+            return failing[0].atol, failing[0].rtol, failing[0].bounds.get("cosine_min")
     names = list(prepared.baseline_outputs)
     if not names:
         return 1e-4, 1e-4, None

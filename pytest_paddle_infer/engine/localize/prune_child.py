@@ -158,8 +158,8 @@ class Pruner:
             trial.update(passed=None, error=trim_paddle_error(e).splitlines()[0][:200],
                          max_abs=float("nan"), max_rel=float("nan"))
             return trial
-        rows = [compare_arrays(k, g, base[k], self.req["atol"], self.req["rtol"], self.req["cosine_min"])
-                for k, g in zip(targets, got)]
+        rows = [compare_arrays(k, g, base[k], self.req["atol"], self.req["rtol"],
+                               cosine_min=self.req["cosine_min"]) for k, g in zip(targets, got)]
         trial.update(passed=all(r.passed for r in rows), max_abs=max(r.max_abs for r in rows),
                      max_rel=max(r.max_rel for r in rows))
         return trial
