@@ -38,6 +38,7 @@ PLUGIN_NAME = "paddle_infer_xdist"  # -p no:paddle_infer_xdist opts out
 WORKERINPUT_KEY = "paddle_infer_groups_file"
 XDIST_PREFIX = "paddle-infer-xdist-"  # the controller's directory in the temp dir
 HISTORY_FILE = "xdist-seconds.json"  # in the paddle cache dir: {model: {run mode: s per case}}
+SETUP = "(setup)"  # a model's key in it for what a worker pays once for the model (not a mode)
 SPLIT_GAIN = 1.0  # seconds a model's split must take off the estimated sweep: it costs a reload
 
 CaseKey = Tuple[str, str]  # (model group, run mode label)
@@ -91,9 +92,14 @@ def plan(collection: Sequence[str], cases: Mapping[str, CaseKey], history: Histo
     if not models:
         return list(range(len(collection))), {}
     seconds = case_seconds(collection, cases, history)
+    setups = [modes[SETUP] for modes in history.values() if SETUP in modes]
+    setup_default = sum(setups) / len(setups) if setups else 0.0
 
     def cost(indices: List[int]) -> float:
-        return sum(seconds.get(i, 1.0) for i in indices)
+        """A unit's cases, and once the model's loading on its worker (each unit pays it)."""
+        model = cases[collection[indices[0]]][0] if indices else ""
+        return (sum(seconds.get(i, 1.0) for i in indices)
+                + (history.get(model, {}).get(SETUP, setup_default) if seconds else 0.0))
 
     units: Dict[str, List[int]] = dict(models)
     if seconds and workers > 1:  # costs in seconds: worth comparing with SPLIT_GAIN
@@ -135,7 +141,8 @@ def case_seconds(collection: Sequence[str], cases: Mapping[str, CaseKey],
     mean of those with history when it has none; empty when no collected model has history."""
     keys = {i: cases[nodeid] for i, nodeid in enumerate(collection) if nodeid in cases}
     models = {key[0] for key in keys.values()}
-    known = [s for model, modes in history.items() if model in models for s in modes.values()]
+    known = [s for model, modes in history.items() if model in models
+             for mode, s in modes.items() if mode != SETUP]
     if not known:
         return {}
     default = sum(known) / len(known)
@@ -263,8 +270,8 @@ class ModelGroups:
         self.cases: Dict[str, CaseKey] = {}
         self.history: Dict[str, Dict[str, float]] = {}
         self.seconds: Dict[str, float] = defaultdict(float)  # node id -> setup + call + teardown
-        self.workers_seen: set = set()
-        self.firsts: set = set()  # each worker's first case: it also waited for Paddle to load
+        self.units_seen: set = set()  # (worker, model) pairs
+        self.firsts: set = set()  # each model's first case on a worker: it also loaded the model
 
     def history_path(self) -> Optional[Path]:
         from .state import SETTINGS
@@ -290,25 +297,36 @@ class ModelGroups:
         if report.nodeid in self.cases:
             self.seconds[report.nodeid] += report.duration
             worker = getattr(getattr(report, "node", None), "gateway", None)
-            if worker is not None and worker.id not in self.workers_seen:
-                self.workers_seen.add(worker.id)
+            pair = (getattr(worker, "id", None), self.cases[report.nodeid][0])
+            if worker is not None and pair not in self.units_seen:
+                self.units_seen.add(pair)
                 self.firsts.add(report.nodeid)
 
     def pytest_sessionfinish(self, session) -> None:
         """Each model and run mode's mean seconds per case that ran (means: a run of part of a
-        suite, -k or -x, still prices the rest right)."""
+        suite, -k or -x, still prices the rest right), and each model's setup: what its first
+        case on a worker took beyond its mode's mean. Each figure is averaged with the last
+        run's, so one noisy run does not swing the next plan."""
         path = self.history_path()
         if not self.seconds or path is None:
             return
         runs: Dict[CaseKey, List[float]] = defaultdict(list)
-        for nodeid, seconds in self.seconds.items():  # each worker's first case last
+        for nodeid, seconds in self.seconds.items():  # each model's first case on a worker last
             if nodeid not in self.firsts:
                 runs[self.cases[nodeid]].append(seconds)
+        setups: Dict[str, List[float]] = defaultdict(list)
+        for nodeid in self.firsts:
+            key = self.cases[nodeid]
+            if key in runs:
+                setups[key[0]].append(max(0.0, self.seconds[nodeid] - sum(runs[key]) / len(runs[key])))
         for nodeid in self.firsts:  # counted only where nothing else prices its model and mode
             runs.setdefault(self.cases[nodeid], [self.seconds[nodeid]])
         history = read_history(path)
-        for (model, mode), seconds in runs.items():
-            history.setdefault(model, {})[mode] = round(sum(seconds) / len(seconds), 4)
+        measured = {key: sum(v) / len(v) for key, v in runs.items()}
+        measured.update({(model, SETUP): sum(v) / len(v) for model, v in setups.items()})
+        for (model, mode), seconds in measured.items():
+            old = history.get(model, {}).get(mode)
+            history.setdefault(model, {})[mode] = round(seconds if old is None else (old + seconds) / 2, 4)
         try:
             write_json(path, history)
         except OSError:

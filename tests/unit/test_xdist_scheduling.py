@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 from xdist.remote import Producer
 
-from pytest_paddle_infer.session.xdist_grouping import (SPLIT_GAIN, case_key, makespan, plan, read_cases, read_history, scheduler_class, take_batch, write_json)
+from pytest_paddle_infer.session.xdist_grouping import (SETUP, SPLIT_GAIN, case_key, makespan, plan, read_cases, read_history, scheduler_class, take_batch, write_json)
 
 MODES = ("cpu_fp32", "onednn_fp32", "onednn_bf16")
 
@@ -281,8 +281,27 @@ def test_history_keeps_each_model_and_run_modes_mean_seconds_per_case(tmp_path, 
     groups.pytest_sessionfinish(None)
     groups.pytest_unconfigure(None)
     history = json.loads(path.read_text())
-    assert history == {"zoo:old": {"cpu_fp32": 9.0},
-                       "zoo:r": {"cpu_fp32": 3.0, "onednn_fp32": 4.0, "onednn_bf16": 7.0}}
+    assert history == {"zoo:old": {"cpu_fp32": 9.0},  # r's setup: its first case's 8 s less the mode's 3
+                       "zoo:r": {"cpu_fp32": 3.0, "onednn_fp32": 4.0, "onednn_bf16": 7.0, SETUP: 5.0}}
+
+    groups = ModelGroups(SimpleNamespace())  # the next run: each figure averaged with the last
+    monkeypatch.setattr(groups, "history_path", lambda: path)
+    groups.cases = {"s.yaml::r[1x-cpu_fp32]": ("zoo:r", "cpu_fp32")}
+    reports("s.yaml::r[1x-cpu_fp32]", "gw0", 2.0)
+    groups.pytest_sessionfinish(None)
+    groups.pytest_unconfigure(None)
+    assert json.loads(path.read_text())["zoo:r"]["cpu_fp32"] == 2.5
+
+
+@pytest.mark.parametrize("setup, split", [(0.0, True), (6.0, False)])
+def test_each_unit_pays_its_models_setup(setup, split):
+    """A model split by run mode loads on each worker that runs a part: where that costs more
+    than the split saves, the model stays whole."""
+    collection, cases = sweep("big", "small")
+    history = {"zoo:big": {**{m: 1.0 for m in MODES}, SETUP: setup},
+               "zoo:small": {**{m: 0.1 for m in MODES}, SETUP: setup}}
+    _, units = plan(collection, cases, history, workers=3)
+    assert (len(set(units.values())) > 2) is split
 
 
 @pytest.mark.parametrize("seed", range(20))
