@@ -18,7 +18,7 @@ from pytest_paddle_infer.modes.run_modes import CPU, RUN_MODES, TOGGLES, RunMode
 from pytest_paddle_infer.cases.suite_nodes import Context, Node, Where
 from pytest_paddle_infer.modes.toggles import Flag, Number, Toggle, ToggleTable
 
-ROOT = Path(__file__).resolve().parents[2]  # the repository
+ROOT = Path(__file__).resolve().parents[3]  # the repository
 
 # ---------------------------------------------------------------------------------------
 # A new toggle is one row: a test-local table with two more rows.
