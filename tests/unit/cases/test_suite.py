@@ -11,6 +11,8 @@ import pytest
 from pytest_paddle_infer.cases.suite import Context, SuiteError, Where, load_suite, marker_cases, marker_rule
 from pytest_paddle_infer.verdict.tolerances import Rule
 
+from unit.session.test_options import _loaded_after
+
 
 def load(tmp_path: Path, text: str, name: str = "paddle_s.yaml", **context):
     path = tmp_path / name
@@ -284,3 +286,35 @@ def test_reading_a_suite_imports_neither_paddle_nor_the_builder(tmp_path):
         "print(len(cases), 'paddle' in sys.modules, 'nets' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["1", "False", "False"]
+
+
+def load_program_suite(tmp_path: Path, text: str):
+    (tmp_path / "paddle_s.yaml").write_text(text)
+    return load_suite(tmp_path / "paddle_s.yaml", Context("paddle_s.yaml", tmp_path, tmp_path, tmp_path / "c"))
+
+
+def test_suite_program_per_model_and_default(tmp_path):
+    cases = load_program_suite(tmp_path, "defaults:\n  run_modes: [cpu_fp32]\n  program: legacy\nmodels:\n"
+                                         "  tiny_cnn: {}\n  det:\n    source: tiny_detector\n    program: default\n")
+    assert {c.case.model.name: c.case.program for c in cases} == {"tiny_cnn": "legacy", "det": "default"}
+    cases = load_program_suite(tmp_path, "models:\n  tiny_cnn:\n    run_modes: [cpu_fp32]\n")
+    assert [c.case.program for c in cases] == ["default"]
+
+
+def test_suite_program_mistakes_name_the_line(tmp_path, paddle_cache):
+    from helpers import exported_tiny_cnn
+
+    with pytest.raises(SuiteError) as e:
+        load_program_suite(tmp_path, "models:\n  tiny_cnn:\n    run_modes: [cpu_fp32]\n    program: Legacy\n")
+    assert str(e.value).splitlines()[0] == "paddle_s.yaml:4: models.tiny_cnn.program: unknown program"
+    assert "did you mean 'legacy'?" in str(e.value)
+    with pytest.raises(SuiteError) as e:
+        load_program_suite(tmp_path, f"models:\n  mine:\n    source: {exported_tiny_cnn(paddle_cache)}\n"
+                                     "    run_modes: [cpu_fp32]\n    program: legacy\n")
+    first = str(e.value).splitlines()[0]
+    assert first.startswith("paddle_s.yaml:5: models.mine.program: model 'mine' is a model file on disk (")
+    assert "never re-exported" in first
+
+
+def test_suite_parsing_does_not_import_option_parsing():
+    assert "pytest_paddle_infer.session.options" not in _loaded_after("pytest_paddle_infer.cases.suite")

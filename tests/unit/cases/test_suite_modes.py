@@ -1,13 +1,19 @@
 """cases/suite_modes.py: the GPU and TensorRT keys of a suite's run-mode mapping: the
 RunModeSpec and id each makes (the same as the run-mode string syntax), the message each
 mistake gives. End to end: tests/integration/test_suite_gpu_keys.py."""
+from __future__ import annotations
+
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from pytest_paddle_infer.modes.run_modes import DynamicShape, RunModeSpec, parse_run_mode
+from pytest_paddle_infer.cases import suite_modes
 from pytest_paddle_infer.cases.suite import Context, SuiteError, load_suite
+from pytest_paddle_infer.cases.suite_nodes import Node, Where
+from pytest_paddle_infer.modes.run_modes import DynamicShape, RunModeSpec, parse_run_mode
+
+from unit.modes.test_toggles import CPU_MODES, ROOT, TABLE
 
 X_RANGE = "{x: {min: [1, 3, 32, 32], opt: [2, 3, 32, 32], max: [4, 3, 32, 32]}}"
 X_LABEL = "dynamic_shape=x:1x3x32x32:2x3x32x32:4x3x32x32"
@@ -374,3 +380,67 @@ def fnmatch_line(line: str, pattern: str) -> bool:
     return line == pattern or ("*" in pattern and fnmatch.fnmatchcase(line, pattern))
 
 
+# ---------------------------------------------------------------------------------------
+# cases/suite_modes.py: a key under a run mode that does not take it points at the modes
+# that do; with a single such mode the fix names it.
+# ---------------------------------------------------------------------------------------
+
+
+def load_takers(directory, text):
+    (directory / "paddle_s.yaml").write_text(text)
+    return load_suite(directory / "paddle_s.yaml", Context(file="paddle_s.yaml", base_dir=directory,
+                                                           rootdir=directory, cache_dir=directory / "cache"))
+
+
+@pytest.mark.parametrize("entry, expected, fix", [
+    ("{mode: trt_fp16, low_precision_io: true}", "low_precision_io only under gpu_fp16",
+     "remove low_precision_io, or move it to a run mode with mode: gpu_fp16"),
+    ("{mode: trt_fp16, fp32_ops: [softmax]}", "fp32_ops only under onednn_bf16, gpu_fp16",
+     "remove fp32_ops, or move it to a run mode that takes it"),
+])
+def test_a_key_of_other_modes_names_the_modes_that_take_it(tmp_path, entry, expected, fix):
+    with pytest.raises(SuiteError) as info:
+        load_takers(tmp_path, f"models:\n  tiny_cnn:\n    run_modes:\n      - {entry}\n")
+    lines = [line.strip() for line in str(info.value).splitlines()]
+    assert f"expected: {expected}" in lines and f"fix:      {fix}" in lines, lines
+
+
+def _fields(entry: dict) -> dict:
+    return Node(entry, Where("paddle_s.yaml", 4), "models.m.run_modes[0]").mapping(
+        ("mode",) + TABLE.yaml_keys, "a run mode")
+
+
+def test_an_extra_row_is_a_suite_key():
+    assert TABLE.yaml_keys[-2:] == ("warmup", "profile")
+    assert TABLE.restricted_keys[-1] == "warmup"
+    ctx = Context(file="paddle_s.yaml", base_dir=ROOT, rootdir=ROOT, cache_dir=ROOT)
+    fields = _fields({"mode": "cpu_fp32", "warmup": 3, "profile": True, "ir_optim": False})
+    parts = suite_modes.read_toggles(fields, ctx, TABLE)
+    assert parts == {"warmup": {"warmup": 3}, "profile": {"profile": True},
+                     "ir_optim": {"ir_optim": False}}
+    spec = suite_modes.build_spec("cpu_fp32", fields, parts, Node({}, Where("paddle_s.yaml", 4), ""), TABLE)
+    assert spec.label == "cpu_fp32+no_ir_optim+warmup=3+profile"
+    wrong = _fields({"mode": "gpu_fp16", "warmup": 3})
+    with pytest.raises(SuiteError) as e:
+        suite_modes.build_spec("gpu_fp16", wrong, suite_modes.read_toggles(wrong, ctx, TABLE),
+                               Node({}, Where("paddle_s.yaml", 4), ""), TABLE)
+    assert str(e.value).splitlines()[:2] == [
+        "paddle_s.yaml:4: models.m.run_modes[0].warmup: warmup does not apply to run mode gpu_fp16",
+        f"  expected: warmup only under {', '.join(CPU_MODES)}"]
+    with pytest.raises(SuiteError, match="warmup is out of range"):
+        suite_modes.read_toggles(_fields({"mode": "cpu_fp32", "warmup": 12}), ctx, TABLE)
+
+
+def test_suite_keys_and_hints_follow_from_the_rows():
+    assert suite_modes.TOGGLE_KEYS == (
+        "ir_optim", "memory_optim", "delete_passes", "threads", "fp32_ops", "low_precision_io",
+        "disable_trt_ops", "int8_source", "dynamic_shape", "disable_trt_plugin_fp16",
+        "trt_optimization_level", "use_static", "calibration")
+    assert list(suite_modes.MODE_KEY_HINTS) == list(suite_modes.TOGGLE_KEYS[4:])
+    assert suite_modes.SPELLING_HINTS == {
+        "no_ir_optim": "write ir_optim: false",
+        "delete_pass": "write delete_passes: [NAME]",
+        "fp32_op": "write fp32_ops: [OP]",
+        "disable_trt_op": "write disable_trt_ops: [OP]",
+        "calib_batches": "write calibration: {batches: N}",
+        "calib_data": "write calibration: {data: DIR}  (relative to the suite)"}

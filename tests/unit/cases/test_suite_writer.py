@@ -1,15 +1,8 @@
 """Writing measured tolerances into a suite (cases/suite_writer.py) and choosing them
 (verdict/suggest.py): where each key goes, shared nodes, comments and anchors kept."""
-import json
-import textwrap
-from pathlib import Path
-
-import pytest
-
 from pytest_paddle_infer.cases.suite import load_suite
 from pytest_paddle_infer.cases.suite_nodes import Context
 from pytest_paddle_infer.cases.suite_writer import write_suggestions
-from pytest_paddle_infer.verdict.suggest import MIN_ATOL, suggest, worst
 
 SUITE = """\
 # the suite's own words
@@ -112,22 +105,6 @@ def test_a_tolerance_no_layer_writes_goes_to_the_run_mode_or_the_model(tmp_path)
     assert "    - &unused {mode: onednn_fp32, tolerances: {atol: 1e-06}}\n" in text
     assert text.endswith('            "fetch_name_0": {atol: 0.3}\n    tolerances: {atol: 0.8}\n')  # the model's
     assert tolerances(path, "tiny_detector[1x3x64x64-onednn_bf16]", "fetch_name_1", 1).atol == 0.8
-
-
-def test_suggestions_from_worst_figures():
-    seeds = [[{"name": "o", "position": 0, "atol_needed": 0.0, "max_abs": 0.1, "cosine": 0.999,
-               "sqnr_db": "inf", "rel_l2": 0.01, "p99_abs": 0.05, "agreement": None, "unmatched": False,
-               "comparable": True, "bounds": {"cosine_min": 0.9, "sqnr_min": 10.0}}],
-             [{"name": "o", "position": 0, "atol_needed": 0.02, "max_abs": 0.3, "cosine": 0.998,
-               "sqnr_db": 40.0, "rel_l2": 0.02, "p99_abs": 0.04, "agreement": None, "unmatched": False,
-               "comparable": True, "bounds": {"cosine_min": 0.9, "sqnr_min": 10.0}}]]
-    merged = worst(seeds)[0]
-    assert (merged["max_abs"], merged["cosine"], merged["sqnr_db"], merged["atol_needed"]) == (0.3, 0.998, 40.0, 0.02)
-    found = suggest(merged, 2.0)
-    assert found == {"atol": 0.6, "cosine_min": 0.996, "sqnr_min": pytest.approx(33.9)}
-    same = dict(merged, max_abs=0.0, atol_needed=0.0, bounds={})
-    assert suggest(same, 2.0) == {"atol": MIN_ATOL}
-    assert suggest(dict(merged, atol_needed="inf"), 2.0).get("atol") is None  # a NaN: no tolerance
 
 
 def test_a_node_that_also_governs_cases_not_measured_is_not_written(tmp_path):

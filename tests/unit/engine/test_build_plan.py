@@ -16,12 +16,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from config_signatures import check_recipe
 from pytest_paddle_infer.engine import build_plan as bp
+from pytest_paddle_infer.engine.pir_tensorrt import PIR_PATH
+from pytest_paddle_infer.engine.predictor import PredictorCache, build_predictor, run_predictor
 from pytest_paddle_infer.engine.runner import Runner
 from pytest_paddle_infer.errors import InputError, OptionError, PredictorError
 from pytest_paddle_infer.models.inputs import InputSpec, generate_all
 from pytest_paddle_infer.models.source import ModelFiles, parse_source
-from pytest_paddle_infer.engine.predictor import PredictorCache, build_predictor, run_predictor
+from pytest_paddle_infer.modes import trt_marking as tm
 from pytest_paddle_infer.modes.run_modes import DynamicShape, RunModeSpec, parse_run_mode, recipe
 
 ROOT = "/cache/optim"
@@ -457,7 +460,7 @@ def test_empty_dir_and_npy_for_two_inputs_are_errors(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------
-# The worker's GPU (modes/devices.py: tests/unit/test_devices.py).
+# The worker's GPU (modes/devices.py: tests/unit/modes/test_devices.py).
 # ---------------------------------------------------------------------------------------
 def test_worker_comes_from_xdist_env(monkeypatch):
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
@@ -471,19 +474,325 @@ def test_worker_comes_from_xdist_env(monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------
-# --run-mode labels of every planned mode round-trip (toggles: tests/unit/test_run_modes.py).
+# GPU and TensorRT plan details written from Paddle's source (issue 11, items 4, 7-10, 12):
+# tuned shape collection runs several times, low_precision_io feeds float16, explicit
+# quantization only for Q/DQ programs, one calibration batch shape, TensorRT 10's runtime
+# version, one calibration lock per _opt_cache directory, absolute program paths.
 # ---------------------------------------------------------------------------------------
-ROUND_TRIP = [text for text, _, _ in PLANS] + [
-    "trt_fp16+dynamic_shape=x:1x3x32x32:1x3x224x224:4x3x512x512+dynamic_shape=im_shape:1x2:1x2:4x2"
-    "+disable_trt_plugin_fp16",
-    "trt_int8+int8_source=quantized+dynamic_shape=x:1x3x224x224:1x3x224x224:8x3x224x224+use_static",
-    "cpu_fp32+memory_optim+delete_pass=fc_fuse_pass+delete_pass=conv_bn_fuse_pass+threads=3",
-    "trt_fp32+memory_optim+disable_trt_op=pool2d+disable_trt_op=softmax+trt_optimization_level=0",
-]
 
 
-@pytest.mark.parametrize("text", ROUND_TRIP)
-def test_label_round_trips(text):
-    spec = parse_run_mode(text)
-    assert spec.label == text
-    assert parse_run_mode(spec.label) == spec
+X = InputSpec("x", (2, 3, 32, 32))
+LEGACY = ModelFiles("m", "/models/m/inference.pdmodel", "/models/m/inference.pdiparams", (X,))
+
+
+def plan(text, program_ops=None, model=LEGACY, spec_input=X):
+    return bp.candidate_plan(parse_run_mode(text), model, [spec_input], optim_root="/o",
+                             program_ops=program_ops)
+
+
+# -- item 4: tuned dynamic shape collects over several runs --------------------------------
+
+
+class CountingPredictor:
+    """A real predictor whose runs are counted into ``runs`` (a list, so the predictor itself
+    can go: Paddle writes the shape file when it is destroyed)."""
+
+    def __init__(self, predictor, runs):
+        self.predictor, self.runs = predictor, runs
+
+    def run(self):
+        self.runs[-1] += 1
+        return self.predictor.run()
+
+    def __getattr__(self, name):
+        return getattr(self.predictor, name)
+
+
+def test_shape_collection_runs_the_inputs_four_times(paddle_cache, tmp_path):
+    """On Paddle 3.x GPU the first run of the collecting predictor calls no hook, so one run
+    records nothing; PaddleX runs min, opt, opt, max. Here the collection runs for real on the
+    CPU (the CPU wheel ignores enable_use_gpu)."""
+    from pytest_paddle_infer.engine.runner import Runner
+    from pytest_paddle_infer.models.inputs import generate_all
+
+    runner = Runner(paddle_cache)
+    model = runner.model_files(parse_source("tiny_cnn"), legacy=True)
+    specs = runner.input_specs(model, {})
+    p = bp.candidate_plan(parse_run_mode("trt_fp16+dynamic_shape=tuned"), model, specs,
+                          optim_root=tmp_path)
+    collect = p.steps[1]
+    assert isinstance(collect, bp.CollectShapes) and collect.runs == 4
+    assert "(4 runs)" in str(collect)
+    runs = []
+
+    def build(files, calls):
+        runs.append(0)
+        return CountingPredictor(build_predictor(files, calls), runs)
+
+    executor = bp.PlanExecutor(PredictorCache(), build=build)
+    bp.prepare_cache_dir(p.steps[0])
+    executor._collect_shapes(collect, model, generate_all(specs, 0))
+    assert runs == [4]
+    assert Path(collect.shape_file).stat().st_size > 0
+
+
+# -- item 7: gpu_fp16+low_precision_io feeds float16 ----------------------------------------
+
+
+def test_low_precision_io_feeds_float16_inputs():
+    p = plan("gpu_fp16+low_precision_io")
+    assert p.feed_dtype == "float16"
+    assert plan("gpu_fp16").feed_dtype == ""
+    inputs = {"x": np.ones((1, 3), "float32"), "im_shape": np.ones((1, 2), "int32")}
+    fed = bp.candidate_feeds(p, inputs)
+    assert fed["x"].dtype == np.float16 and fed["im_shape"].dtype == np.int32
+    assert bp.candidate_feeds(plan("gpu_fp16"), inputs) is inputs
+
+
+# -- item 8: explicit quantization only for Q/DQ programs -----------------------------------
+
+
+@pytest.mark.parametrize("ops, explicit", [
+    ({"conv2d": 3, "quantize_linear": 2, "dequantize_linear": 4}, True),
+    # PaddleSlim's older format: scales as attributes, only TensorRT's implicit path reads them
+    ({"conv2d": 3, "fake_quantize_moving_average_abs_max": 2, "fake_dequantize_max_abs": 2}, False),
+    (None, True),  # not known: Paddle's newer quantization format
+])
+def test_explicit_quantization_follows_the_program(ops, explicit):
+    calls = [c.method for c in plan("trt_int8+int8_source=quantized", ops).final.recipe]
+    assert ("enable_tensorrt_explicit_quantization" in calls) is explicit
+
+
+# -- item 9: calibration batches share one shape --------------------------------------------
+
+
+def test_generated_calibration_batches_take_the_opt_shape_of_a_range():
+    text = "trt_int8+dynamic_shape=x:1x3x32x32:4x3x32x32:8x3x32x32"
+    batches = plan(text).steps[1].batches
+    assert {s.shape for s in batches.specs} == {(4, 3, 32, 32)}
+    loaded = bp.load_batches(replace(batches, seeds=batches.seeds[:2]))
+    assert {b["x"].shape for b in loaded} == {(4, 3, 32, 32)}
+    assert plan("trt_int8").steps[1].batches.specs == (X,)  # static: the case's shape
+
+
+# -- item 12: one calibration lock per _opt_cache dir; absolute program paths ---------------
+
+
+def test_calibrations_of_programs_in_one_directory_share_a_lock():
+    other = replace(LEGACY, name="n", prog_file="/models/m/other.pdmodel")
+    elsewhere = replace(LEGACY, prog_file="/models/n/inference.pdmodel")
+    lock = plan("trt_int8").steps[1].lock_file
+    assert lock == bp.candidate_plan(parse_run_mode("trt_int8"), other, [X], optim_root="/o").steps[1].lock_file
+    assert lock != bp.candidate_plan(parse_run_mode("trt_int8"), elsewhere, [X], optim_root="/o").steps[1].lock_file
+
+
+# -- item 11: what belongs to plans ----------------------------------------------------------
+
+
+def test_disabling_a_matmul_with_dynamic_shape_disables_matrix_multiply():
+    """trt_map_ops_to_matrix_multiply_pass renames mul/matmul/matmul_v2 when the engine has a
+    dynamic shape, before the TensorRT teller reads the disabled list."""
+    def disabled(text):
+        p = plan(text)
+        return next(c.args[0] for c in p.final.recipe if c.method == "exp_disable_tensorrt_ops"), p
+
+    ops, p = disabled("trt_fp16+dynamic_shape=tuned+disable_trt_op=matmul_v2")
+    assert ops == ("matmul_v2", "matrix_multiply")
+    assert any("renames mul/matmul/matmul_v2 to matrix_multiply" in r for r in p.remarks)
+    ops, p = disabled("trt_fp16+disable_trt_op=matmul_v2")  # static shape: no renaming
+    assert ops == ("matmul_v2",) and p.remarks == ()
+    ops, _ = disabled("trt_fp16+dynamic_shape=tuned+disable_trt_op=softmax")
+    assert ops == ("softmax",)
+
+
+def test_memory_optim_on_gpu_under_paddle_3_is_remarked():
+    spec = parse_run_mode("gpu_fp32+memory_optim")
+    assert bp.plan_remarks(spec, "3.3.1") == (
+        "memory_optim: on Paddle 3.x GPU the new executor runs with memory optimization off "
+        "whatever enable_memory_optim() asks",)
+    assert bp.plan_remarks(spec, "2.6.2") == ()
+    assert bp.plan_remarks(parse_run_mode("cpu_fp32+memory_optim"), "3.3.1") == ()
+
+
+def test_static_shape_tensorrt_on_a_model_declaring_free_dims_asks_for_dynamic_shape():
+    """Legacy TensorRT without +dynamic_shape builds from the declared shapes (the batch from
+    max_batch_size); Paddle rejects [-1, 3, -1, -1] with a message about TensorRT 5."""
+    from pytest_paddle_infer.engine import build_plan as bp
+    from pytest_paddle_infer.errors import OptionError
+    from pytest_paddle_infer.models.inputs import InputSpec
+    from pytest_paddle_infer.models.source import ModelFiles
+    from pytest_paddle_infer.modes.run_modes import parse_run_mode
+
+    free = ModelFiles("det", "/m/det/inference.pdmodel", "/m/det/inference.pdiparams",
+                      (InputSpec("image", (-1, 3, -1, -1)), InputSpec("scale", (-1, 2))))
+    specs = [InputSpec("image", (1, 3, 64, 64)), InputSpec("scale", (1, 2))]
+    with pytest.raises(OptionError) as e:
+        bp.candidate_plan(parse_run_mode("trt_fp16"), free, specs, optim_root="/o")
+    assert str(e.value) == (
+        "trt_fp16: det declares input dims other than the batch as -1 (image [-1, 3, -1, -1]); "
+        "static-shape TensorRT needs them fixed. Add +dynamic_shape=tuned (ranges from the "
+        "case's inputs) or +dynamic_shape=image:MIN:OPT:MAX per input (suite key dynamic_shape)")
+    for text in ("trt_fp16+dynamic_shape=tuned", "gpu_fp32",
+                 "trt_fp16+dynamic_shape=image:1x3x32x32:1x3x64x64:1x3x128x128"):
+        bp.candidate_plan(parse_run_mode(text), free, specs, optim_root="/o")
+    fixed = ModelFiles("cls", "/m/cls/inference.pdmodel", "/m/cls/inference.pdiparams",
+                       (InputSpec("x", (-1, 3, 224, 224)),))
+    bp.candidate_plan(parse_run_mode("trt_fp16"), fixed, [InputSpec("x", (2, 3, 224, 224))],
+                      optim_root="/o")
+
+
+def test_fp32_op_on_gpu_fp16_must_name_an_op_type_of_the_program(paddle_cache):
+    """exp_disable_mixed_precision_ops matches op types as the pass sees them: the legacy
+    name matmul_v2 on a .json program (where it is matmul) keeps nothing in fp32. Checked
+    against the real programs' own op types, both exports of one model."""
+    from pytest_paddle_infer.engine.int8_evidence import program_op_types
+    from pytest_paddle_infer.engine.runner import Runner
+
+    runner = Runner(paddle_cache)
+    pir = runner.model_files(parse_source("tiny_cnn"), legacy=False)
+    legacy = runner.model_files(parse_source("tiny_cnn"), legacy=True)
+    wrong = parse_run_mode("gpu_fp16+fp32_op=matmul_v2")
+    problem = bp.fp32_ops_problem(wrong, program_op_types(pir.prog_file), pir.format)
+    assert problem.startswith(
+        "gpu_fp16+fp32_op=matmul_v2: +fp32_op names matmul_v2, which the program holds no op of, "
+        "and no fusion makes: nothing would be kept in fp32. A .json (PIR) program names ops as "
+        "the file holds them (matmul, not matmul_v2; add, not elementwise_add). Its op types: ")
+    assert "matmul" in problem
+    assert bp.fp32_ops_problem(wrong, program_op_types(legacy.prog_file), legacy.format) is None
+    for text in ("gpu_fp16+fp32_op=matmul", "gpu_fp16+fp32_op=pd_op.matmul",
+                 "gpu_fp16+fp32_op=fused_gemm_epilogue", "gpu_fp16+fp32_op=fc"):
+        assert bp.fp32_ops_problem(parse_run_mode(text), program_op_types(pir.prog_file),
+                                   pir.format) is None, text
+    # a name fusion may take into another type: said in the plan's remarks
+    plan = bp.candidate_plan(parse_run_mode("gpu_fp16+fp32_op=matmul+fp32_op=softmax"), pir,
+                             [s.concrete((1, 3, 32, 32)) for s in pir.inputs], optim_root="/o")
+    [remark] = [r for r in plan.remarks if r.startswith("fp32_op:")]
+    assert remark.startswith("fp32_op: GPU fusion passes may take matmul into fused op types")
+
+
+# ---------------------------------------------------------------------------------------
+# modes/build_plan.py: the remarks a PIR TensorRT plan carries into the case's notes. The
+# converted program runs on a Paddle 3.x GPU predictor (memory_optim is not acted on there, as
+# on any GPU mode); the matrix_multiply renaming is the legacy subgraph pass's and is not said.
+# ---------------------------------------------------------------------------------------
+
+
+PIR_X = InputSpec("x", (1, 3, 32, 32))
+PIR = ModelFiles("m", "/models/m/inference.json", "/models/m/inference.pdiparams", (PIR_X,))
+
+
+def pir_plan(text):
+    return bp.candidate_plan(parse_run_mode(text), PIR, [PIR_X], optim_root="/o")
+
+
+def test_a_pir_tensorrt_plan_remarks_memory_optim():
+    p = pir_plan("trt_fp16+memory_optim")
+    assert p.path == PIR_PATH
+    assert any(r.startswith("memory_optim: on Paddle 3.x GPU") for r in p.remarks), p.remarks
+
+
+def test_a_pir_tensorrt_plan_does_not_claim_the_legacy_matrix_multiply_renaming():
+    p = pir_plan("trt_fp16+dynamic_shape=tuned+disable_trt_op=matmul_v2")
+    assert p.path == PIR_PATH and not any("matrix_multiply" in r for r in p.remarks), p.remarks
+    disabled = [c for c in p.steps[-2].calls if c.name == "disable_ops"]
+    assert [list(c.args[0]) for c in disabled] == [["pd_op.matmul_v2"]]
+
+
+# -- what the installed TensorRT, or the PIR path, does not do --------------------------------
+
+def _trt_plan(text, version, model=None, program_ops=None):
+    from pytest_paddle_infer.engine import build_plan as bp
+    from pytest_paddle_infer.models.inputs import InputSpec
+    from pytest_paddle_infer.models.source import ModelFiles
+    from pytest_paddle_infer.modes.run_modes import parse_run_mode
+
+    model = model or ModelFiles("m", "/m/inference.pdmodel", "/m/inference.pdiparams",
+                                (InputSpec("x", (-1, 3, 32, 32)),))
+    return bp.candidate_plan(parse_run_mode(text), model, [InputSpec("x", (1, 3, 32, 32))],
+                             optim_root="/o", trt_version=version, program_ops=program_ops)
+
+
+def test_optimization_level_below_tensorrt_8_6_is_a_remark():
+    """The PyPI paddlepaddle-gpu 2.6.2 wheel is built with TensorRT 8.5.3: no builder level."""
+    [remark] = _trt_plan("trt_fp16+trt_optimization_level=5", (8, 5, 3)).remarks
+    assert remark == ("trt_optimization_level: TensorRT 8.5.3 here has no builder optimization "
+                      "level (it came in 8.6): Paddle drops the value, and the engine is built "
+                      "as without it")
+    assert _trt_plan("trt_fp16+trt_optimization_level=5", (8, 6, 1)).remarks == ()
+    assert _trt_plan("trt_fp16+trt_optimization_level=5", None).remarks == ()  # not known
+
+
+def test_explicit_quantization_below_tensorrt_8_5_1_is_left_out_with_a_remark():
+    qdq = {"quantize_linear": 4, "dequantize_linear": 4, "conv2d": 2}
+    old = _trt_plan("trt_int8+int8_source=quantized", (8, 4, 3), program_ops=qdq)
+    assert not any(c.method == "enable_tensorrt_explicit_quantization" for c in old.final.recipe)
+    [remark] = old.remarks
+    assert remark.startswith("int8_source=quantized: TensorRT 8.4.3 here has no explicit "
+                             "quantization (it came in 8.5.1)")
+    new = _trt_plan("trt_int8+int8_source=quantized", (8, 5, 3), program_ops=qdq)
+    assert any(c.method == "enable_tensorrt_explicit_quantization" for c in new.final.recipe)
+    assert new.remarks == ()
+
+
+def test_the_pir_tensorrt_path_says_what_it_drops():
+    from pytest_paddle_infer.models.inputs import InputSpec
+    from pytest_paddle_infer.models.source import ModelFiles
+
+    pir = ModelFiles("m", "/m/inference.json", "/m/inference.pdiparams", (InputSpec("x", (-1, 3, 32, 32)),))
+    [tuned] = _trt_plan("trt_fp16+dynamic_shape=tuned", None, pir).remarks
+    assert tuned.startswith("dynamic_shape=tuned: paddle.tensorrt (the TensorRT path of .json "
+                            "programs) collects no shape ranges")
+    [plugin] = _trt_plan("trt_fp16+dynamic_shape=x:1x3x32x32:1x3x32x32:2x3x32x32"
+                         "+disable_trt_plugin_fp16", None, pir).remarks
+    assert plugin.startswith("disable_trt_plugin_fp16: paddle.tensorrt (the TensorRT path of "
+                             ".json programs) has no such setting")
+    assert _trt_plan("trt_fp16+dynamic_shape=tuned", None).remarks == ()  # legacy: both work
+
+
+def test_pir_conversion_off_gpu_0_is_a_remark():
+    from pytest_paddle_infer.engine import build_plan as bp
+    from pytest_paddle_infer.models.inputs import InputSpec
+    from pytest_paddle_infer.models.source import ModelFiles
+    from pytest_paddle_infer.modes.run_modes import parse_run_mode
+
+    pir = ModelFiles("m", "/m/inference.json", "/m/inference.pdiparams", (InputSpec("x", (-1, 3, 32, 32)),))
+    specs = [InputSpec("x", (1, 3, 32, 32))]
+    [remark] = bp.candidate_plan(parse_run_mode("trt_fp16"), pir, specs, optim_root="/o",
+                                 device_id=2).remarks
+    assert remark.startswith("PIR TensorRT: paddle.tensorrt converts on GPU 0 (its convert uses "
+                             "CUDAPlace(0)), whatever this worker's GPU 2")
+    assert bp.candidate_plan(parse_run_mode("trt_fp16"), pir, specs, optim_root="/o",
+                             device_id=0).remarks == ()
+
+
+def test_int8_plans_turn_the_serialized_inspector_on():
+    model = ModelFiles("m", "/m/inference.pdmodel", "/m/inference.pdiparams", (InputSpec("x", (1, 3, 8, 8)),))
+    specs = [InputSpec("x", (1, 3, 8, 8))]
+    for text in ("trt_int8", "trt_int8+int8_source=quantized"):
+        p = bp.candidate_plan(parse_run_mode(text), model, specs, optim_root="/o")
+        assert tm.INSPECTOR in p.final.recipe
+        assert bp.engine_dirs(p, model) == (p.steps[0].path, "/m/_opt_cache")
+    fp16 = bp.candidate_plan(parse_run_mode("trt_fp16"), model, specs, optim_root="/o")
+    assert tm.INSPECTOR not in fp16.final.recipe
+
+
+def test_trt_plan_marks_the_selected_tensors(tmp_path, paddle_cache):
+    """With intermediates on, a TensorRT candidate's build step exposes the baseline's
+    selected tensors; a CPU mode's plan is unchanged by the same request."""
+    from pytest_paddle_infer.engine.build_plan import Build, candidate_plan
+    from pytest_paddle_infer.models.source import parse_source
+    from pytest_paddle_infer.models.cache import resolve
+    from pytest_paddle_infer.modes.run_modes import RunModeSpec
+
+    model = resolve(parse_source("tiny_cnn"), paddle_cache, legacy=True)
+    specs = [model.inputs[0].concrete((1, 3, 32, 32))]
+    marks = ("relu_0.tmp_0", "pool2d_0.tmp_0")
+    plan = candidate_plan(RunModeSpec("trt_fp16"), model, specs, optim_root=tmp_path, mark_outputs=marks)
+    build = plan.steps[-1]
+    assert isinstance(build, Build)
+    assert [str(c) for c in build.recipe[-2:]] == [
+        "enable_tensorrt_inspector(True)", "mark_trt_engine_outputs(('relu_0.tmp_0', 'pool2d_0.tmp_0'))"]
+    assert check_recipe(build.recipe) == []
+    hash(build.recipe)  # recipes key the predictor cache
+    cpu = candidate_plan(RunModeSpec("onednn_fp32"), model, specs, optim_root=tmp_path)
+    assert not any(c.method == "mark_trt_engine_outputs" for c in cpu.steps[-1].recipe)

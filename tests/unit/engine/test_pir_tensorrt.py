@@ -5,7 +5,6 @@ checked against paddle.tensorrt's API as recorded from Paddle's source (paddle_t
 the CPU wheel has no paddle.tensorrt, so only the conversion itself cannot run here."""
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -227,50 +226,6 @@ def test_convert_gets_a_path_prefix_that_paddles_own_loader_reads(paddle_cache, 
         finally:
             paddle.disable_static()
         assert feeds == [s.name for s in m.inputs] and fetches
-
-
-def _converted(path: Path, engines: int) -> Path:
-    """A converted program as paddle.tensorrt writes it (dialect 1 is pd_op): ``engines``
-    tensorrt_engine ops between the feed and the fetch, the model's other ops gone."""
-    ops = [{"#": "p"}, {"#": "1.data"}] + [{"#": "1.tensorrt_engine"}] * engines + [{"#": "1.fetch"}]
-    path.write_text(json.dumps({"program": {"regions": [{"#": "region_0", "blocks": [{"ops": ops}]}]}}))
-    return path
-
-
-@pytest.mark.parametrize("engines", [1, 0])
-def test_pir_tensorrt_evidence_is_the_converted_program_not_the_output_hook(paddle_cache, tmp_path,
-                                                                            engines):
-    """Paddle's PIR output hook reports DenseTensor outputs only; a tensorrt_engine op's output
-    is a VariableRefArray, so the hooks never show the engine on the PIR path. The case's
-    evidence is the converted program: its tensorrt_engine ops and the ops they replaced.
-    Driven through Runner.run with a real predictor (CPU here: its hooks show no engine, as
-    the GPU's would not) and a converted program file."""
-    from pytest_paddle_infer.cases.case import Case
-    from pytest_paddle_infer.engine.predictor import run_predictor
-    from pytest_paddle_infer.engine.runner import Prepared, Runner
-    from pytest_paddle_infer.models.source import parse_source
-    from pytest_paddle_infer.modes.run_modes import baseline_recipe
-    from pytest_paddle_infer.verdict.tolerances import CaseTolerances, Rule
-
-    runner = Runner(paddle_cache)
-    case = Case(parse_source("tiny_cnn"), parse_run_mode("trt_fp16"),
-                CaseTolerances(base=Rule(1e-2, 1e-2), override=Rule(None, None)))
-    model = runner.model_files(case.model, legacy=False)
-    inputs = runner.inputs(model, {}, 0)
-    predictor = runner.predictors.get(model, baseline_recipe("cpu", 1, 0, model.format))
-    outputs = run_predictor(predictor, inputs)
-    converted = _converted(tmp_path / "inference.json", engines)
-    result = runner.run(Prepared(case, model, inputs, outputs, "cpu", predictor, "recipe",
-                                 converted_program=str(converted)))
-    record = result.evidence["candidate"]
-    assert record["tensorrt_engine_ops"] == engines
-    assert record["converted"]["replaced"]["conv2d"] >= 1  # the ops the engines took over
-    if engines:
-        assert result.problems == []
-    else:
-        assert result.problems == [
-            f"trt_fp16: the converted program holds no tensorrt_engine op: paddle.tensorrt.convert "
-            f"left every op to Paddle, TensorRT took no part in this model ({converted})"]
 
 
 def test_conversion_warms_up_on_the_case_inputs_not_drawn_data():

@@ -1,17 +1,17 @@
-"""Hook streams whose first run is empty or partial (Paddle 3.x GPU: the new executor's first
-run executes ops without calling the output hooks), replayed from a recorded stream: a GPU
-recipe gets a warm-up run before the recorded one, so the store of intermediate tensors holds
-every tensor once; a store that stays empty is said so in the case's notes."""
+"""engine/recording.py: hook streams whose first run is empty or partial (Paddle 3.x GPU: the
+new executor's first run executes ops without calling the output hooks), replayed from a
+recorded stream: a GPU recipe gets a warm-up run before the recorded one, so the store of
+intermediate tensors holds every tensor once, and a run whose hooks saw nothing runs once
+more."""
 from __future__ import annotations
 
 import numpy as np
 
 from pytest_paddle_infer.cases.tensor_selection import Selection
 from pytest_paddle_infer.engine.capture import BaselineStore, HookRouter
-from pytest_paddle_infer.engine.recording import hooked_run, needs_warm_up
-from pytest_paddle_infer.engine.runner import empty_store_note
-from pytest_paddle_infer.modes.run_modes import baseline_recipe
-from pytest_paddle_infer.verdict.evidence import Tally
+from pytest_paddle_infer.engine.recording import hooked_run, needs_warm_up, recorded
+from pytest_paddle_infer.modes.run_modes import RUN_MODES, baseline_recipe
+from pytest_paddle_infer.verdict.evidence import Tally, broken_rules
 
 
 class Tensor:
@@ -70,8 +70,40 @@ def test_without_the_warm_up_the_partial_first_run_is_all_the_store_gets(tmp_pat
     assert [r.name for r in store.records] == ["pool2d_0.tmp_0"]
 
 
-def test_an_empty_store_is_said_so():
-    note = empty_store_note("conv*", {"runs": 2})
-    assert note == ("intermediates 'conv*': the baseline's output hooks gave no selected tensor in "
-                    "2 run(s) (GPU baselines run once before recording): no intermediate tensor "
-                    "was compared")
+# -- recording --------------------------------------------------------------------------------
+
+
+class FakeTensor:
+    dtype, layout = "paddle.float16", "NCHW"
+
+
+class FakePredictor:
+    """Calls no hook on its first run, like Paddle 3.x's new executor on GPU."""
+
+    def __init__(self):
+        self.runs = 0
+        self.hooks = []
+
+    def register_output_hook(self, fn):
+        self.hooks.append(fn)
+
+    def run(self):
+        self.runs += 1
+        if self.runs > 1:
+            for fn in self.hooks:
+                fn("pd_op.conv2d:0", "t", FakeTensor())
+        return self.runs
+
+
+def test_a_run_whose_hooks_saw_nothing_runs_once_more():
+    predictor = FakePredictor()
+    router = HookRouter(predictor)
+    seen = []
+    router.sink = lambda *call: seen.append(call[0])
+    shown = Tally("gpu_fp16", "m.pdmodel", "legacy", RUN_MODES["gpu_fp16"].shows)
+    assert recorded(router, shown, predictor.run)() == 1  # the first run's result
+    assert predictor.runs == 2 and shown.evidence.runs == 2 and seen == ["pd_op.conv2d:0"]
+    assert shown.evidence.dtypes == {"float16": 1} and broken_rules("gpu_fp16", shown.evidence) == []
+    assert router.recorder is None
+    recorded(router, Tally("c", "m", "legacy"), predictor.run)()
+    assert predictor.runs == 3  # hooks seen: one run

@@ -6,9 +6,8 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-from pytest_paddle_infer.engine.saved_tensors import write_golden
-from pytest_paddle_infer.goldens import GoldenError, case_family, read_golden
 from pytest_paddle_infer.engine.saved_tensors import SavedTensors, write_archive
+from pytest_paddle_infer.ownership import claim
 
 RNG = np.random.default_rng(0)
 
@@ -65,13 +64,23 @@ def test_float16_halves_floats_keeps_their_dtype_and_never_overflows(tmp_path):
         store.remove()
 
 
-def test_a_case_without_a_golden_takes_a_sibling_recorded_from_the_same_inputs(tmp_path):
-    outputs = OrderedDict(y=np.arange(4, dtype=np.float32))
-    write_golden(tmp_path, "m[1x3-cpu_fp32]", outputs, {"inputs": {"digest": "aaaa"}})
-    assert case_family("m[1x3-onednn_bf16+no_ir_optim]") == "m[1x3-"
-    found = read_golden(tmp_path, "m[1x3-onednn_bf16]", "aaaa")
-    assert found.meta["case_id"] == "m[1x3-cpu_fp32]" and np.array_equal(found.outputs["y"], outputs["y"])
-    for case_id, digest in (("m[1x3-onednn_bf16]", "bbbb"), ("m[2x3-onednn_bf16]", "aaaa"),
-                            ("other[1x3-cpu_fp32]", "aaaa")):
-        with pytest.raises(GoldenError, match=r"no golden for"):
-            read_golden(tmp_path, case_id, digest)
+def test_golden_writes_never_replace_a_file_that_is_not_a_golden(tmp_path):
+    import numpy as np
+
+    from pytest_paddle_infer.engine.saved_tensors import write_golden
+    from pytest_paddle_infer.goldens import GoldenError, golden_path
+
+    path = golden_path(tmp_path, "m[1x3-cpu_fp32]")
+    path.write_bytes(b"the user's own archive")
+    with pytest.raises(GoldenError, match="is not a golden or saved run paddle-infer wrote"):
+        write_golden(tmp_path, "m[1x3-cpu_fp32]", {"out": np.zeros(3, "float32")}, {})
+    assert path.read_bytes() == b"the user's own archive"
+    claim(tmp_path / "g", "goldens", "--paddle-save-goldens")  # in the plugin's goldens too:
+    theirs = golden_path(tmp_path / "g", "m[1x3-cpu_fp32]")  # a damaged golden is told from nothing else
+    theirs.write_bytes(b"the user's own archive")
+    with pytest.raises(GoldenError, match="is not a golden or saved run paddle-infer wrote"):
+        write_golden(tmp_path / "g", "m[1x3-cpu_fp32]", {"out": np.zeros(3, "float32")}, {})
+    assert theirs.read_bytes() == b"the user's own archive"
+    theirs.unlink()
+    write_golden(tmp_path / "g", "m[1x3-cpu_fp32]", {"out": np.zeros(3, "float32")}, {})
+    write_golden(tmp_path / "g", "m[1x3-cpu_fp32]", {"out": np.ones(3, "float32")}, {})  # its own: replaced

@@ -71,11 +71,11 @@ def test_the_gpu_modes_negative_recipes(name, gone, kept):
 
 def test_an_int8_engine_without_int8_layers_does_not_engage_trt_int8(tmp_path):
     """The self-check reads engine info as a case does: files in Paddle's format
-    (tests/unit/test_engine_info.py writes them), in the plan's engine dirs."""
+    (tests/unit/modes/test_trt_marking.py writes them), in the plan's engine dirs."""
     import time
 
     from pytest_paddle_infer.engine.build_plan import Built
-    from unit.test_engine_info import FP16_ENGINE, INT8_LAYER, write_engine_info
+    from unit.modes.test_trt_marking import FP16_ENGINE, INT8_LAYER, write_engine_info
 
     spec = parse_run_mode("trt_int8")
     cache, beside = tmp_path / "optim", tmp_path / "_opt_cache"

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from pytest_paddle_infer.engine import tf32
 from pytest_paddle_infer.engine.runner import true_fp32_run
-from pytest_paddle_infer.modes.run_modes import RUN_MODES, baseline_recipe
-from pytest_paddle_infer.verdict.tolerances import Rule
+from pytest_paddle_infer.modes.run_modes import baseline_recipe
 from pytest_paddle_infer.verdict.evidence import Evidence, Tally
 
 
@@ -47,12 +46,6 @@ def test_the_candidates_tf32_use_is_stated():
     assert tf32.candidate_text(False, (False, True), (7, 5)) == (
         "TF32: cuBLAS TF32 off, cuDNN TF32 on; compute capability 7.5 has no TF32: computes in "
         "fp32 (the mode's default tolerance allows for TF32; a tighter one holds here)")
-
-
-def test_fp32_gpu_defaults_allow_for_tf32():
-    for mode in ("gpu_fp32", "trt_fp32"):
-        assert RUN_MODES[mode].tolerance == Rule(1e-2, 1e-2)
-    assert RUN_MODES["cpu_fp32"].tolerance == Rule(1e-4, 1e-4)
 
 
 def test_overlapping_baselines_leave_the_switches_as_they_were():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_paddle_infer.cases.suite_sources import builder_input_names
 from pytest_paddle_infer.models.binding import (KEYWORD, POSITIONAL, VAR_POSITIONAL, BindingError,
                                                 Parameter, Signature, bind)
 
@@ -65,16 +64,3 @@ def test_varargs_take_no_input_by_name():
     assert bind(signature, ["x"]).input_order() == ["x"]
     with pytest.raises(BindingError, match="'y' is not a parameter"):
         bind(signature, ["x", "y"])
-
-
-def test_defaults_inputs_go_only_to_builders_whose_forward_takes_them():
-    defaults = {"im_shape": None, "scale_factor": None, "x": None}
-    assert builder_input_names(sig("im_shape", "scale_factor"), {}, defaults) == ["im_shape", "scale_factor"]
-    assert builder_input_names(sig("x"), {}, defaults) == ["x"]
-    # a model's own entry of a defaults name is taken (and then checked against forward)
-    assert builder_input_names(sig("x"), {"im_shape": None}, defaults) == ["im_shape", "x"]
-    # one parameter to give, one defaults input: taken whatever its name
-    assert builder_input_names(sig("input"), {}, {"image": None}) == ["image"]
-    assert builder_input_names(sig("input"), {}, defaults) == []
-    # forward unknown (the builder could not be built at collection): every defaults input
-    assert builder_input_names(None, {"y": None}, defaults) == ["im_shape", "scale_factor", "x", "y"]

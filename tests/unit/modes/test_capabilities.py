@@ -1,7 +1,11 @@
 """modes/capabilities.py: what the installed Paddle can run, and what is missing, in words a
 person can act on."""
+import pytest
+
 from pytest_paddle_infer.modes import run_modes as rm
-from pytest_paddle_infer.modes.capabilities import Capabilities, detect, installed_paddle
+from pytest_paddle_infer.modes.capabilities import (Capabilities, detect, installed_paddle,
+                                                    normalize_trt_version)
+from pytest_paddle_infer.modes.run_modes import RUN_MODES
 
 
 def _caps(dist="paddlepaddle-gpu", cuda=True, gpus=2, compiled=(8, 6, 1), runtime=(8, 6, 1)):
@@ -125,20 +129,6 @@ def test_the_header_line_names_the_cpu_and_its_cpu_modes():
         "; onednn_bf16 skips (bf16 hidden by PADDLE_INFER_TEST_NO_BF16)")
 
 
-def test_int8_kernel_families_from_the_flags():
-    from pytest_paddle_infer.host import int8_kernels, vector_level
-
-    assert [int8_kernels(flags) for flags in (
-        EPYC["cpu_flags"], SAPPHIRE_RAPIDS["cpu_flags"],
-        "avx avx2 avx512bw avx512cd avx512dq avx512f avx512vl avx512_vnni",  # Cascade Lake
-        "avx avx2 avx512bw avx512cd avx512dq avx512f avx512vl",  # Skylake-SP
-        "avx avx2 avx_vnni fma",  # Alder Lake
-        "avx sse4_2",  # Sandy Bridge: Paddle's supports_int8() is False
-    )] == ["avx2 without VNNI", "AMX", "avx512 VNNI", "avx512 without VNNI", "AVX-VNNI", ""]
-    # avx512f alone is not oneDNN's avx512_core, which supports_bfloat16() asks for
-    assert vector_level("avx avx2 avx512f avx512cd") == "avx2"
-
-
 def test_detect_reads_this_cpu_as_paddle_does():
     from paddle.base import core
 
@@ -230,3 +220,30 @@ def test_following_the_skips_advice_is_seen_without_deleting_the_record(tmp_path
         answers.append(_caps(gpus=1))
         known_installation(tmp_path, ask)
         assert len(asked) == before + 1, name
+
+
+# -- TensorRT 10's runtime version (issue 11, item 10) -----------------------------------
+
+
+@pytest.mark.parametrize("read, meant", [
+    ((100, 5, 0), (10, 5, 0)),  # getInferLibVersion() 100500 split as major*1000 + ...
+    ((101, 1, 0), (10, 11, 0)),  # 101100: TensorRT 10.11.0
+    ((8, 6, 1), (8, 6, 1)),
+    ((0,), (0,)),
+])
+def test_tensorrt_10_runtime_version_is_normalized(read, meant):
+    assert normalize_trt_version(read) == meant
+
+
+def test_tensorrt_10_runtime_does_not_skip_for_a_major_mismatch():
+    caps = Capabilities("paddlepaddle-gpu", "3.3.1", "", True, 1, (10, 5, 0),
+                        normalize_trt_version((100, 5, 0)), True)
+    assert caps.missing_for(RUN_MODES["trt_fp16"], 0) is None
+
+
+def test_a_paddle_without_onednn_skips_onednn_modes_only():
+    caps = Capabilities("paddlepaddle", "3.3.1", "abc", False, 0, (0,), (0,), onednn=False)
+    assert caps.missing_for(RUN_MODES["onednn_bf16"]) == (
+        "onednn_bf16 needs Paddle built with oneDNN; paddlepaddle 3.3.1 installed here was built "
+        "without it")
+    assert caps.missing_for(RUN_MODES["cpu_fp32"]) is None

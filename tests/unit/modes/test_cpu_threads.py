@@ -1,4 +1,4 @@
-"""The CPU math threads limit (modes/cpu_threads.py) and how its message states it."""
+"""modes/cpu_threads.py: the CPU math threads limit and how its message states it."""
 from __future__ import annotations
 
 from pytest_paddle_infer.modes import cpu_threads
@@ -20,3 +20,15 @@ def test_one_more_than_the_limit_says_the_limit_and_how_it_is_made():
 
 def test_zero_threads():
     assert threads_problem(0) == "a predictor needs at least one thread"
+
+
+# -- threads ------------------------------------------------------------------------------
+
+
+def test_thread_limit_is_generous_but_finite():
+    assert cpu_threads.MAX_THREADS >= cpu_threads.FLOOR
+    assert cpu_threads.MAX_THREADS >= cpu_threads.PER_CPU * cpu_threads.usable_cpus()
+    assert cpu_threads.threads_problem(1) is None
+    assert cpu_threads.threads_problem(cpu_threads.MAX_THREADS) is None
+    assert "at least one thread" in cpu_threads.threads_problem(0)
+    assert f"at most {cpu_threads.MAX_THREADS}" in cpu_threads.threads_problem(cpu_threads.MAX_THREADS + 1)

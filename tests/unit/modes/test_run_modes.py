@@ -8,19 +8,29 @@ the pytest plugin module.
 from __future__ import annotations
 
 import pickle
+import re
 from dataclasses import replace
 from pathlib import Path
-
-import re
 
 import pytest
 from paddle import inference
 
 import config_signatures as sg
-from pytest_paddle_infer.modes import run_modes as rm
+from pytest_paddle_infer.engine.capture import HookRouter
+from pytest_paddle_infer.engine.predictor import _resolve_arg, apply_recipe, build_predictor, run_predictor
+from pytest_paddle_infer.engine.recording import recorded
 from pytest_paddle_infer.errors import OptionError
-from pytest_paddle_infer.modes.run_modes import (RUN_MODE_TOGGLES, DynamicShape, Precision, RunModeSpec,
-                                                 call, optional_call, parse_run_mode, recipe)
+from pytest_paddle_infer.models.cache import resolve
+from pytest_paddle_infer.models.inputs import generate_all
+from pytest_paddle_infer.models.source import parse_source
+from pytest_paddle_infer.modes import run_modes as rm
+from pytest_paddle_infer.modes.run_modes import (BF16_TENSORS, FP16_TENSORS, INT8_KERNELS, NO_FUSED_OPS,
+                                                 ONEDNN, RUN_MODES, RUN_MODE_TOGGLES, TRT_ENGINE_OP,
+                                                 DynamicShape, EveryOpTypeExcept, Precision, RunModeSpec,
+                                                 baseline_recipe, call, optional_call, parse_run_mode,
+                                                 passes_off, recipe, recipe_shows)
+from pytest_paddle_infer.verdict.evidence import RULES, Tally, broken_rules
+from pytest_paddle_infer.verdict.tolerances import Rule
 
 Config = inference.Config
 
@@ -500,3 +510,132 @@ def test_unknown_toggle_lists_every_toggle():
         parse_run_mode("trt_fp16+fast")
     for syntax, _ in RUN_MODE_TOGGLES:
         assert "+" + syntax in str(e.value)
+
+
+# ---------------------------------------------------------------------------------------
+# Optimizations really off on a PIR (.json) program, shown by the evidence of real runs on
+# CPU with oneDNN on: ``switch_ir_optim(False)`` alone still fuses convolutions;
+# ``passes_off`` leaves plain ops (or unfused oneDNN ops, for the ladder's oneDNN rung).
+# ---------------------------------------------------------------------------------------
+
+
+ONEDNN_IR_OFF = (call("enable_mkldnn"), call("switch_ir_optim", False))
+
+
+@pytest.fixture(scope="module")
+def pir_model(paddle_cache):
+    model = resolve(parse_source("tiny_cnn"), paddle_cache)
+    if model.format != "pir":
+        pytest.skip("this Paddle exports legacy programs only (no PIR: nothing to turn off)")
+    return model
+
+
+def evidence_of(model, calls):
+    predictor = build_predictor(model, calls)
+    shown = Tally("baseline", model.prog_file, model.format, recipe_shows(calls))
+    inputs = generate_all([s.concrete((1, 3, 32, 32)) for s in model.inputs], 0)
+    recorded(HookRouter(predictor), shown, lambda: run_predictor(predictor, inputs))()
+    return shown.evidence
+
+
+def test_ir_optim_off_alone_still_fuses(pir_model):
+    ev = evidence_of(pir_model, ONEDNN_IR_OFF)
+    assert ev.fused.get("onednn_op.fused_conv2d") == 4
+    [message] = broken_rules("baseline", ev)
+    assert message.startswith("baseline: its recipe turns optimizations off, yet fused ops ran: "
+                              "onednn_op.fused_conv2d x4")
+
+
+def test_custom_passes_leave_plain_ops(pir_model):
+    ev = evidence_of(pir_model, ONEDNN_IR_OFF + passes_off("pir"))
+    assert ev.fused == {} and broken_rules("baseline", ev) == []
+    assert ev.ops["pd_op.conv2d"] == 4 and ev.ops["pd_op.batch_norm_"] == 4
+    assert ev.onednn_tensors == 0
+
+
+def test_the_onednn_rung_keeps_onednn_kernels_unfused(pir_model):
+    ev = evidence_of(pir_model, ONEDNN_IR_OFF + passes_off("pir", ONEDNN))
+    assert ev.fused == {} and ev.ops["onednn_op.conv2d"] == 4 and ev.onednn_tensors > 0
+
+
+def test_the_mode_table_states_what_each_mode_shows():
+    shows = {name: mode.shows for name, mode in RUN_MODES.items()}
+    assert shows == {"cpu_fp32": (), "onednn_fp32": (), "onednn_bf16": (BF16_TENSORS,),
+                     "onednn_int8": (INT8_KERNELS,), "gpu_fp32": (), "gpu_fp16": (FP16_TENSORS,),
+                     "trt_fp32": (TRT_ENGINE_OP,), "trt_fp16": (TRT_ENGINE_OP,),
+                     "trt_int8": (TRT_ENGINE_OP,)}
+    assert all(r in RULES for mode in RUN_MODES.values() for r in mode.shows)
+
+
+# -- baselines: optimizations really off on PIR programs ------------------------------------
+
+
+def test_pir_baselines_turn_their_passes_off():
+    assert [str(c) for c in baseline_recipe("cpu", 2, 0, "pir")] == [
+        "disable_mkldnn()", "switch_ir_optim(False)", "enable_custom_passes([], True)",
+        "set_cpu_math_library_num_threads(2)"]
+    assert [str(c) for c in baseline_recipe("gpu", None, 1, "pir")] == [
+        "enable_use_gpu(256, 1, PrecisionType.Float32)", "switch_ir_optim(False)",
+        "enable_custom_passes([], True)"]
+    # legacy programs (and Paddle 2.6, which has no PIR) keep switch_ir_optim(False) alone
+    assert [str(c) for c in baseline_recipe("cpu", None, 0, "legacy")] == [
+        "disable_mkldnn()", "switch_ir_optim(False)"]
+    assert [str(c) for c in passes_off("pir", rm.ONEDNN)] == [
+        "enable_custom_passes(['onednn_placement_pass'], True)"]
+    for device in ("cpu", "gpu"):
+        assert sg.check_recipe(baseline_recipe(device, 2, 1, "pir")) == []
+    assert recipe_shows(baseline_recipe("cpu", None, 0, "pir")) == (NO_FUSED_OPS,)
+    assert recipe_shows(RUN_MODES["onednn_fp32"].calls) == ()
+
+
+def test_fp32_op_on_onednn_bf16_is_every_other_op_type_in_bf16():
+    from paddle.base import core
+
+    calls = recipe(parse_run_mode("onednn_bf16+fp32_op=fused_conv2d"))
+    (bf16,) = [c for c in calls if c.method == "set_bfloat16_op"]
+    (arg,) = bf16.args
+    assert isinstance(arg, EveryOpTypeExcept) and str(bf16) == \
+        "set_bfloat16_op(<every op type except {'fused_conv2d'}>)"
+    resolved = _resolve_arg(arg)
+    assert "fused_conv2d" not in resolved and {"pool2d", "fc", "conv2d"} <= resolved
+    assert len(resolved) == len(set(core.get_all_op_names())) - 1
+    from paddle import inference
+
+    apply_recipe(inference.Config(), calls)  # the installed binding takes it
+
+
+def test_fp32_op_on_a_pir_bf16_program_is_an_error_not_a_silent_no_op():
+    from pytest_paddle_infer.modes.run_modes import fp32_ops_problem
+
+    spec = parse_run_mode("onednn_bf16+fp32_op=fused_conv2d")
+    assert "legacy programs only" in fp32_ops_problem(spec, "pir")
+    assert fp32_ops_problem(spec, "legacy") is None
+    assert fp32_ops_problem(parse_run_mode("gpu_fp16+fp32_op=softmax"), "pir") is None
+    assert fp32_ops_problem(parse_run_mode("onednn_bf16"), "pir") is None
+
+
+def test_fp32_gpu_defaults_allow_for_tf32():
+    for mode in ("gpu_fp32", "trt_fp32"):
+        assert RUN_MODES[mode].tolerance == Rule(1e-2, 1e-2)
+    assert RUN_MODES["cpu_fp32"].tolerance == Rule(1e-4, 1e-4)
+
+
+# ---------------------------------------------------------------------------------------
+# Modes: traits, not names.
+# ---------------------------------------------------------------------------------------
+def test_needs_follow_from_traits():
+    assert {m.name: m.needs for m in RUN_MODES.values()} == {
+        "cpu_fp32": (), "onednn_fp32": ("onednn",), "onednn_bf16": ("onednn", "bf16"),
+        "onednn_int8": ("onednn", "int8"), "gpu_fp32": ("cuda",), "gpu_fp16": ("cuda",),
+        "trt_fp32": ("cuda", "tensorrt"), "trt_fp16": ("cuda", "tensorrt"),
+        "trt_int8": ("cuda", "tensorrt")}
+    assert [m for m in RUN_MODES if RUN_MODES[m].tensorrt] == ["trt_fp32", "trt_fp16", "trt_int8"]
+
+
+def test_gpu_rows_show_their_slots():
+    engine = RUN_MODES["trt_int8"].template[-1]
+    assert str(engine) == (
+        "enable_tensorrt_engine(workspace_size=1073741824, max_batch_size=<max_batch_size>, "
+        "min_subgraph_size=3, precision_mode=PrecisionType.Int8, use_static=<use_static>, "
+        "use_calib_mode=<use_calib_mode>, use_cuda_graph=False)")
+    assert "use_calib_mode=False" in str(rm.recipe(RunModeSpec("trt_int8", int8_source="quantized"))[2])

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from pytest_paddle_infer.modes import run_modes as rm
 from pytest_paddle_infer.cases import suite_modes
-from pytest_paddle_infer.modes.capabilities import Capabilities
-from pytest_paddle_infer.errors import OptionError, SuiteError
+from pytest_paddle_infer.errors import OptionError
+from pytest_paddle_infer.modes import cpu_threads, run_modes as rm
 from pytest_paddle_infer.modes.run_modes import CPU, RUN_MODES, TOGGLES, RunModeSpec, call, parse_run_mode
-from pytest_paddle_infer.cases.suite_nodes import Context, Node, Where
 from pytest_paddle_infer.modes.toggles import Flag, Number, Toggle, ToggleTable
+
+from unit.engine.test_build_plan import PLANS
 
 ROOT = Path(__file__).resolve().parents[3]  # the repository
 
@@ -71,32 +69,6 @@ def test_an_extra_row_adds_its_recipe_calls():
     assert [str(c) for c in rm.recipe(Spec("cpu_fp32", profile=True, threads=2))] == [
         "disable_mkldnn()", "switch_ir_optim(True)", "set_cpu_math_library_num_threads(2)",
         "enable_profile()"]
-
-
-def _fields(entry: dict) -> dict:
-    return Node(entry, Where("paddle_s.yaml", 4), "models.m.run_modes[0]").mapping(
-        ("mode",) + TABLE.yaml_keys, "a run mode")
-
-
-def test_an_extra_row_is_a_suite_key():
-    assert TABLE.yaml_keys[-2:] == ("warmup", "profile")
-    assert TABLE.restricted_keys[-1] == "warmup"
-    ctx = Context(file="paddle_s.yaml", base_dir=ROOT, rootdir=ROOT, cache_dir=ROOT)
-    fields = _fields({"mode": "cpu_fp32", "warmup": 3, "profile": True, "ir_optim": False})
-    parts = suite_modes.read_toggles(fields, ctx, TABLE)
-    assert parts == {"warmup": {"warmup": 3}, "profile": {"profile": True},
-                     "ir_optim": {"ir_optim": False}}
-    spec = suite_modes.build_spec("cpu_fp32", fields, parts, Node({}, Where("paddle_s.yaml", 4), ""), TABLE)
-    assert spec.label == "cpu_fp32+no_ir_optim+warmup=3+profile"
-    wrong = _fields({"mode": "gpu_fp16", "warmup": 3})
-    with pytest.raises(SuiteError) as e:
-        suite_modes.build_spec("gpu_fp16", wrong, suite_modes.read_toggles(wrong, ctx, TABLE),
-                               Node({}, Where("paddle_s.yaml", 4), ""), TABLE)
-    assert str(e.value).splitlines()[:2] == [
-        "paddle_s.yaml:4: models.m.run_modes[0].warmup: warmup does not apply to run mode gpu_fp16",
-        f"  expected: warmup only under {', '.join(CPU_MODES)}"]
-    with pytest.raises(SuiteError, match="warmup is out of range"):
-        suite_modes.read_toggles(_fields({"mode": "cpu_fp32", "warmup": 12}), ctx, TABLE)
 
 
 def test_rows_that_clash_are_refused_when_the_table_is_made():
@@ -164,72 +136,9 @@ def test_does_not_take_lists_every_scope():
         "calib_batches and calib_data to trt_int8 with int8_source calibration")
 
 
-def test_suite_keys_and_hints_follow_from_the_rows():
-    assert suite_modes.TOGGLE_KEYS == (
-        "ir_optim", "memory_optim", "delete_passes", "threads", "fp32_ops", "low_precision_io",
-        "disable_trt_ops", "int8_source", "dynamic_shape", "disable_trt_plugin_fp16",
-        "trt_optimization_level", "use_static", "calibration")
-    assert list(suite_modes.MODE_KEY_HINTS) == list(suite_modes.TOGGLE_KEYS[4:])
-    assert suite_modes.SPELLING_HINTS == {
-        "no_ir_optim": "write ir_optim: false",
-        "delete_pass": "write delete_passes: [NAME]",
-        "fp32_op": "write fp32_ops: [OP]",
-        "disable_trt_op": "write disable_trt_ops: [OP]",
-        "calib_batches": "write calibration: {batches: N}",
-        "calib_data": "write calibration: {data: DIR}  (relative to the suite)"}
-
-
 def test_threads_below_one_is_refused():
     with pytest.raises(OptionError, match="threads 0: a predictor needs at least one thread"):
         RunModeSpec("cpu_fp32", threads=0)
-
-
-# ---------------------------------------------------------------------------------------
-# Modes: traits, not names.
-# ---------------------------------------------------------------------------------------
-def test_needs_follow_from_traits():
-    assert {m.name: m.needs for m in RUN_MODES.values()} == {
-        "cpu_fp32": (), "onednn_fp32": ("onednn",), "onednn_bf16": ("onednn", "bf16"),
-        "onednn_int8": ("onednn", "int8"), "gpu_fp32": ("cuda",), "gpu_fp16": ("cuda",),
-        "trt_fp32": ("cuda", "tensorrt"), "trt_fp16": ("cuda", "tensorrt"),
-        "trt_int8": ("cuda", "tensorrt")}
-    assert [m for m in RUN_MODES if RUN_MODES[m].tensorrt] == ["trt_fp32", "trt_fp16", "trt_int8"]
-
-
-def test_a_paddle_without_onednn_skips_onednn_modes_only():
-    caps = Capabilities("paddlepaddle", "3.3.1", "abc", False, 0, (0,), (0,), onednn=False)
-    assert caps.missing_for(RUN_MODES["onednn_bf16"]) == (
-        "onednn_bf16 needs Paddle built with oneDNN; paddlepaddle 3.3.1 installed here was built "
-        "without it")
-    assert caps.missing_for(RUN_MODES["cpu_fp32"]) is None
-
-
-def test_gpu_rows_show_their_slots():
-    engine = RUN_MODES["trt_int8"].template[-1]
-    assert str(engine) == (
-        "enable_tensorrt_engine(workspace_size=1073741824, max_batch_size=<max_batch_size>, "
-        "min_subgraph_size=3, precision_mode=PrecisionType.Int8, use_static=<use_static>, "
-        "use_calib_mode=<use_calib_mode>, use_cuda_graph=False)")
-    assert "use_calib_mode=False" in str(rm.recipe(RunModeSpec("trt_int8", int8_source="quantized"))[2])
-
-
-# ---------------------------------------------------------------------------------------
-# Imports point one way; the docs name every toggle.
-# ---------------------------------------------------------------------------------------
-def _loaded_after(module: str) -> set:
-    code = f"import sys, {module}; print(' '.join(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return set(out.stdout.split())
-
-
-def test_option_parsing_imports_no_runtime_module():
-    loaded = _loaded_after("pytest_paddle_infer.session.options")
-    assert not loaded & {"numpy", "paddle", "yaml", "pytest_paddle_infer.models.cache",
-                         "pytest_paddle_infer.engine.baselines", "pytest_paddle_infer.models.inputs"}
-
-
-def test_suite_parsing_does_not_import_option_parsing():
-    assert "pytest_paddle_infer.session.options" not in _loaded_after("pytest_paddle_infer.cases.suite")
 
 
 def test_docs_name_every_toggle_and_key():
@@ -240,3 +149,55 @@ def test_docs_name_every_toggle_and_key():
         assert "+" + written in readme, syntax
     for key in suite_modes.TOGGLE_KEYS:
         assert f"| `{key}` |" in suites, key
+
+
+# ---------------------------------------------------------------------------------------
+# modes/toggles.py: a '+' with no toggle after it (a trailing '+', or '++') says so instead of
+# naming an unknown toggle ''.
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["cpu_fp32+", "cpu_fp32++threads=2", "cpu_fp32+ +no_ir_optim"])
+def test_an_empty_toggle_is_named_as_such(text):
+    with pytest.raises(OptionError) as e:
+        parse_run_mode(text)
+    message = str(e.value)
+    assert message.startswith(f"--run-mode: {text!r} has a '+' with no toggle after it; ") \
+        and "unknown toggle" not in message and "+threads=N" in message, message
+
+
+# ---------------------------------------------------------------------------------------
+# --run-mode labels of every mode engine/test_build_plan.py plans round-trip.
+# ---------------------------------------------------------------------------------------
+ROUND_TRIP = [text for text, _, _ in PLANS] + [
+    "trt_fp16+dynamic_shape=x:1x3x32x32:1x3x224x224:4x3x512x512+dynamic_shape=im_shape:1x2:1x2:4x2"
+    "+disable_trt_plugin_fp16",
+    "trt_int8+int8_source=quantized+dynamic_shape=x:1x3x224x224:1x3x224x224:8x3x224x224+use_static",
+    "cpu_fp32+memory_optim+delete_pass=fc_fuse_pass+delete_pass=conv_bn_fuse_pass+threads=3",
+    "trt_fp32+memory_optim+disable_trt_op=pool2d+disable_trt_op=softmax+trt_optimization_level=0",
+]
+
+
+@pytest.mark.parametrize("text", ROUND_TRIP)
+def test_label_round_trips(text):
+    spec = parse_run_mode(text)
+    assert spec.label == text
+    assert parse_run_mode(spec.label) == spec
+
+
+@pytest.mark.parametrize("text, message", [
+    ("cpu_fp32+threads=0", "threads 0: a predictor needs at least one thread"),
+    ("cpu_fp32+threads=-2", "threads -2: a predictor needs at least one thread"),
+    ("cpu_fp32+threads=100000", "threads 100000: more threads than this machine can schedule"),
+    ("cpu_fp32+threads=two", "threads='two': give a whole number, e.g. +threads=1"),
+    ("trt_int8+calib_batches=0", "calib_batches 0: calibration needs at least one batch"),
+    ("cpu_fp32+threads", "threads needs a number: +threads=1"),
+])
+def test_out_of_range_toggle_numbers_say_why(text, message):
+    with pytest.raises(OptionError) as e:
+        parse_run_mode(text)
+    assert message in str(e.value) and "unknown toggle" not in str(e.value)
+
+
+def test_threads_within_the_limit_are_taken():
+    assert parse_run_mode(f"cpu_fp32+threads={cpu_threads.MAX_THREADS}").threads == cpu_threads.MAX_THREADS

@@ -1,18 +1,18 @@
-"""Usage errors of options, ini keys and toggles, in process: the thread limit (cpu_threads.py and
-the toggle table), directories given files, ini values named by their key, --paddle-shape and
---paddle-batch against a model's inputs (cases/cli_shapes.py), ids without invented dims,
-and the --help text built from the run-mode and toggle tables."""
+"""session/options.py: reading the settings, in process: the device, --paddle-threads,
+directories given files, ini values named by their key, --paddle-shape and --paddle-batch as
+read, the --paddle-suggest-* options, runs and goldens apart, and the --help text built from
+the run-mode and toggle tables and the zoo."""
+from __future__ import annotations
+
+import subprocess
+import sys
 
 import pytest
 
-from pytest_paddle_infer.cases.case import default_label
-from pytest_paddle_infer.cases.cli_shapes import model_shapes, shapes_by_model
-from pytest_paddle_infer.cases.suite_nodes import dims_in_text
 from pytest_paddle_infer.errors import OptionError
-from pytest_paddle_infer.models.inputs import InputSpec
-from pytest_paddle_infer.models.source import ModelSource, parse_source
-from pytest_paddle_infer.modes import cpu_threads
-from pytest_paddle_infer.modes.run_modes import RUN_MODE_TOGGLES, RUN_MODES, parse_run_mode
+from pytest_paddle_infer.models.zoo import ZOO
+from pytest_paddle_infer.modes import devices
+from pytest_paddle_infer.modes.run_modes import RUN_MODES, RUN_MODE_TOGGLES
 from pytest_paddle_infer.session.options import OPTIONS, read_settings, run_mode_help
 
 
@@ -23,36 +23,6 @@ def settings(tmp_path, ini=None, **cli):
         return ini.get(key, [] if key in ("paddle_model", "run_mode", "paddle_suite", "paddle_shape") else "")
 
     return read_settings(lambda key: cli.get(key), getini, lambda: tmp_path / "cache")
-
-
-# -- threads ------------------------------------------------------------------------------
-
-
-def test_thread_limit_is_generous_but_finite():
-    assert cpu_threads.MAX_THREADS >= cpu_threads.FLOOR
-    assert cpu_threads.MAX_THREADS >= cpu_threads.PER_CPU * cpu_threads.usable_cpus()
-    assert cpu_threads.threads_problem(1) is None
-    assert cpu_threads.threads_problem(cpu_threads.MAX_THREADS) is None
-    assert "at least one thread" in cpu_threads.threads_problem(0)
-    assert f"at most {cpu_threads.MAX_THREADS}" in cpu_threads.threads_problem(cpu_threads.MAX_THREADS + 1)
-
-
-@pytest.mark.parametrize("text, message", [
-    ("cpu_fp32+threads=0", "threads 0: a predictor needs at least one thread"),
-    ("cpu_fp32+threads=-2", "threads -2: a predictor needs at least one thread"),
-    ("cpu_fp32+threads=100000", "threads 100000: more threads than this machine can schedule"),
-    ("cpu_fp32+threads=two", "threads='two': give a whole number, e.g. +threads=1"),
-    ("trt_int8+calib_batches=0", "calib_batches 0: calibration needs at least one batch"),
-    ("cpu_fp32+threads", "threads needs a number: +threads=1"),
-])
-def test_out_of_range_toggle_numbers_say_why(text, message):
-    with pytest.raises(OptionError) as e:
-        parse_run_mode(text)
-    assert message in str(e.value) and "unknown toggle" not in str(e.value)
-
-
-def test_threads_within_the_limit_are_taken():
-    assert parse_run_mode(f"cpu_fp32+threads={cpu_threads.MAX_THREADS}").threads == cpu_threads.MAX_THREADS
 
 
 @pytest.mark.parametrize("value, message", [
@@ -132,60 +102,6 @@ def test_bad_shapes(tmp_path, values, message):
     assert message in str(e.value)
 
 
-DYNAMIC_HW = ModelSource("dyn", "path", "dyn/inference.json",
-                         inputs=(InputSpec("x", (-1, 3, -1, -1)), InputSpec("scale", (-1, 2))))
-FIXED = ModelSource("fixed", "path", "fixed/inference.json", inputs=(InputSpec("x", (1, 3, 8, 8)),))
-
-
-def test_batch_sets_every_dynamic_first_dim():
-    tiny = parse_source("tiny_cnn")
-    assert model_shapes(tiny, (), 4) == (("x", (4, 3, 32, 32)),)
-    assert model_shapes(tiny, (("x", (2, 3, 32, 32)),), None) == (("x", (2, 3, 32, 32)),)
-    assert model_shapes(tiny, (), None) == ()  # the declared shape at batch 1 when it runs
-    assert model_shapes(DYNAMIC_HW, (("x", (2, 3, 9, 7)),), 2) == (("x", (2, 3, 9, 7)), ("scale", (2, 2)))
-
-
-@pytest.mark.parametrize("source, given, batch, message", [
-    ("tiny_cnn", (("x", (1, 3, 64, 64)),), None, "dim 2 is 64, but the model fixes it to 32"),
-    ("tiny_cnn", (("x", (1, 3, 32)),), None, "has rank 3, but the model declares rank 4"),
-    ("tiny_cnn", (("x", (2, 3, 32, 32)),), 4, "gives batch 2, but --paddle-batch is 4"),
-    (DYNAMIC_HW, (), 2, "input 'x' of model dyn has dynamic dims besides the batch ([-1, 3, -1, -1]); "
-                        "give its whole shape, e.g. --paddle-shape x=2x3x224x224"),
-    (FIXED, (), 2, "--paddle-batch=2: model fixed fixes its batch"),
-])
-def test_shapes_a_model_cannot_take(source, given, batch, message):
-    source = parse_source(source) if isinstance(source, str) else source
-    with pytest.raises(OptionError) as e:
-        model_shapes(source, given, batch)
-    assert message in str(e.value)
-
-
-def test_a_name_no_model_takes_lists_every_models_inputs():
-    with pytest.raises(OptionError) as e:
-        shapes_by_model([parse_source("tiny_cnn"), DYNAMIC_HW], (("image", (1, 3, 32, 32)),), None)
-    assert str(e.value) == ("--paddle-shape image=1x3x32x32: no model of this session has an input named "
-                            "'image'; tiny_cnn takes x [-1, 3, 32, 32]; dyn takes x [-1, 3, -1, -1], "
-                            "scale [-1, 2]")
-    # a name one model takes applies to that model; an unreadable model is not second-guessed
-    unread = ModelSource("unread", "path", "u/inference.json")
-    assert shapes_by_model([unread], (("image", (1, 3)),), None) == {"unread": ()}
-
-
-def test_ids_show_real_shapes_only():
-    assert default_label(DYNAMIC_HW, ()) == "1x3x?x?"
-    assert default_label(DYNAMIC_HW, (("x", (2, 3, 9, 7)),)) == "2x3x9x7"
-    assert default_label(parse_source("tiny_cnn"), ()) == "1x3x32x32"
-
-
-# -- suites, help --------------------------------------------------------------------------
-
-
-def test_dims_written_as_on_the_command_line():
-    assert dims_in_text("1x3x32x32") == [1, 3, 32, 32]
-    assert dims_in_text(" 1 x 3 ") == [1, 3]
-    assert dims_in_text("x=1x3") is None and dims_in_text([1, 3]) is None
-
-
 def test_help_lists_every_run_mode_and_toggle():
     text = run_mode_help()
     for name in RUN_MODES:
@@ -194,3 +110,125 @@ def test_help_lists_every_run_mode_and_toggle():
         assert f"  +{syntax}: " in text
     assert all(o.switch or o.metavar != "VALUE" for o in OPTIONS), \
         [o.flag for o in OPTIONS if not o.switch and o.metavar == "VALUE"]
+
+
+# ---------------------------------------------------------------------------------------
+# --paddle-model's help names every zoo entry (options.py writes them out: it does not import
+# the zoo, which the start-up of a session without cases must not pay for).
+# ---------------------------------------------------------------------------------------
+
+
+def test_every_zoo_entry_is_in_the_help():
+    help_text = next(o for o in OPTIONS if o.flag == "--paddle-model").help
+    assert [name for name in ZOO if name not in help_text] == []
+
+
+# ---------------------------------------------------------------------------------------
+# Ini values named by their key in usage errors: a switch pytest cannot read as true or false,
+# and a --paddle-suggest-tolerances value from the ini file (whose fix is not the command line's).
+# ---------------------------------------------------------------------------------------
+
+
+LISTS = ("paddle_model", "run_mode", "paddle_suite", "paddle_shape")
+
+
+def read(tmp_path, ini):
+    def getini(key):
+        value = ini.get(key, [] if key in LISTS else "")
+        if isinstance(value, Exception):  # pytest's getini raises for a bool it cannot read
+            raise value
+        return value
+
+    return read_settings(lambda key: None, getini, lambda: tmp_path / "cache")
+
+
+@pytest.mark.parametrize("raised", [ValueError, pytest.UsageError])  # pytest 8 raises the latter
+def test_a_switch_that_is_not_true_or_false_names_its_key(tmp_path, raised):
+    with pytest.raises(OptionError) as e:
+        read(tmp_path, {"paddle_model": ["tiny_cnn"],
+                        "paddle_localize": raised("invalid truth value 'maybe'")})
+    assert str(e.value) == ("ini key paddle_localize: invalid truth value 'maybe'; "
+                            "write paddle_localize = true or false")
+
+
+def test_a_suggest_value_from_the_ini_file_gets_an_ini_fix(tmp_path):
+    with pytest.raises(OptionError) as e:
+        read(tmp_path, {"paddle_model": ["tiny_cnn"], "paddle_suggest_tolerances": "x"})
+    assert str(e.value) == ("ini key paddle_suggest_tolerances: 'x' is not one of print, write "
+                            "(e.g. paddle_suggest_tolerances = print)")
+
+
+# ---------------------------------------------------------------------------------------
+# options.py: reading the settings (the device).
+# ---------------------------------------------------------------------------------------
+
+
+def test_settings_read_device(tmp_path):
+    def settings(**given):
+        return read_settings(lambda key: given.get(key), lambda key: "", lambda: tmp_path)
+
+    assert settings().device == devices.AUTO
+    assert settings(paddle_device="gpu:3").device.ids == (3,)
+    with pytest.raises(OptionError, match="--paddle-device: 'gpu3' is not a device; valid forms: auto"):
+        settings(paddle_device="gpu3")
+
+
+# ---------------------------------------------------------------------------------------
+# options.py: --paddle-suggest-tolerances[=print|write], --paddle-suggest-seeds, --paddle-suggest-margin.
+# ---------------------------------------------------------------------------------------
+
+
+def suggest_settings(tmp_path, **given):
+    return read_settings(lambda key: given.get(key), lambda key: "", lambda: tmp_path)
+
+
+def test_defaults_and_values(tmp_path):
+    plain = suggest_settings(tmp_path)
+    assert (plain.suggest, plain.suggest_seeds, plain.suggest_margin) == ("", 5, 2.0)
+    chosen = suggest_settings(tmp_path, paddle_suggest_tolerances="write", paddle_suggest_seeds="3",
+                              paddle_suggest_margin="1.5")
+    assert (chosen.suggest, chosen.suggest_seeds, chosen.suggest_margin) == ("write", 3, 1.5)
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("paddle_suggest_tolerances", "tests/", "'tests/' is not one of print, write (a path right after the bare flag"),
+    ("paddle_suggest_seeds", "0", "must be a finite number >= 1"),
+    ("paddle_suggest_margin", "0.5", "must be a finite number >= 1"),
+])
+def test_bad_values(tmp_path, key, value, message):
+    with pytest.raises(OptionError, match=message.replace("(", r"\(")):
+        suggest_settings(tmp_path, **{key: value})
+
+
+def read_cli(tmp_path, **cli):
+    return read_settings(lambda key: cli.get(key), lambda key: [] if key in LISTS else "",
+                         lambda: tmp_path / "cache")
+
+
+def test_runs_and_goldens_in_one_directory_is_a_usage_error(tmp_path):
+    with pytest.raises(OptionError, match=r"--paddle-save-runs: .* is where --paddle-save-goldens "
+                                          r"writes goldens"):
+        read_cli(tmp_path, paddle_model=["tiny_cnn"], paddle_save_goldens=str(tmp_path / "g"),
+                 paddle_save_runs=str(tmp_path / "g" / "." ))
+    (tmp_path / "g").mkdir()
+    with pytest.raises(OptionError, match=r"--paddle-save-runs: .* holds the goldens of "
+                                          r"--paddle-baseline=golden:"):
+        read_cli(tmp_path, paddle_model=["tiny_cnn"], paddle_baseline=f"golden:{tmp_path / 'g'}",
+                 paddle_save_runs=str(tmp_path / "g"))
+    read_cli(tmp_path, paddle_model=["tiny_cnn"], paddle_save_goldens=str(tmp_path / "g"),
+             paddle_save_runs=str(tmp_path / "runs"))  # apart: fine
+
+
+# ---------------------------------------------------------------------------------------
+# Imports point one way.
+# ---------------------------------------------------------------------------------------
+def _loaded_after(module: str) -> set:
+    code = f"import sys, {module}; print(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_option_parsing_imports_no_runtime_module():
+    loaded = _loaded_after("pytest_paddle_infer.session.options")
+    assert not loaded & {"numpy", "paddle", "yaml", "pytest_paddle_infer.models.cache",
+                         "pytest_paddle_infer.engine.baselines", "pytest_paddle_infer.models.inputs"}

@@ -1,6 +1,5 @@
 """Task-aware comparisons (verdict/task_compare.py) on hand-made arrays."""
 import numpy as np
-import pytest
 
 from pytest_paddle_infer.verdict.task_compare import compare_task, count_row
 from pytest_paddle_infer.verdict.tolerances import Compare, Rule
@@ -102,16 +101,3 @@ def test_sorted_compares_order_free_values():
     assert compare_task("s", base[:, ::-1], base, rule).passed
     assert not compare_task("s", base[::-1], base, rule).passed
     assert compare_task("s", base[::-1], base, Rule(1e-6, 0, compare=Compare("sorted", axis=0))).passed
-
-
-def test_a_case_with_a_shape_mismatch_does_not_borrow_another_outputs_count():
-    from pytest_paddle_infer.verdict.compare import compare_arrays
-    from pytest_paddle_infer.protocol import CaseResult
-
-    boxes = compare_arrays("boxes", BOXES[:3], BOXES)  # a box fewer, compared element-wise
-    counts = compare_arrays("counts", np.array([3, 1]), np.array([3, 1]))
-    result = CaseResult("c", [boxes, counts], "", "", "")
-    assert (result.mismatched, result.total) == (0, 2) and result.mismatched_text == "shape"
-    judged = compare_task("boxes", BOXES[:3], BOXES, boxes_rule(), (np.array([3, 0]), COUNTS))
-    counted = count_row("counts", np.array([3, 0]), COUNTS, Rule(0, 0), judged)
-    assert CaseResult("c", [judged, counted], "", "", "").mismatched_text == "2/6"  # 1 box of 4, 1 image of 2

@@ -6,10 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from pytest_paddle_infer.engine.localize.ladder import (Localization, _span, ddmin, localize, single_culprit_bound)
-from pytest_paddle_infer.engine.localize.op_blame import TRT_MATRIX_MULTIPLY, plain_op_type
+from pytest_paddle_infer.engine.localize.ladder import (Localization, _span, ddmin, localize,
+                                                        single_culprit_bound)
+from pytest_paddle_infer.engine.localize.op_blame import TRT_MATRIX_MULTIPLY
 from pytest_paddle_infer.engine.localize.pir_passes import PassList
-from pytest_paddle_infer.modes.run_modes import DynamicShape, RunModeSpec, call, parse_run_mode
+from pytest_paddle_infer.modes import run_modes as rm
+from pytest_paddle_infer.modes.run_modes import DynamicShape, RunModeSpec, call, parse_run_mode, passes_off
 
 PASSES = [f"pass_{i}" for i in range(41)]
 
@@ -208,12 +210,6 @@ def test_tensorrt_divergence_no_op_type_explains():
     assert loc.builds == 2  # as configured, then every op type out
 
 
-def test_op_type_names_as_config_calls_spell_them():
-    assert plain_op_type("pd_op.conv2d") == "conv2d"
-    assert plain_op_type("onednn_op.fused_conv2d:out") == "fused_conv2d"
-    assert plain_op_type("relu") == "relu"
-
-
 def test_with_every_optimization_off_passing_the_verdict_never_blames_the_kernels():
     """Deleting every listed pass does not help, but every optimization off does: IR
     optimization beyond its pass list makes the difference, and the run mode of that rung
@@ -319,3 +315,19 @@ def test_the_trt_op_search_names_the_types_the_teller_sees_after_fusion():
     gpu = parse_run_mode("gpu_fp16")
     search_op_types(gpu, "legacy", baseline, ran)
     assert asked[-1] == gpu  # the placement's names: the candidate itself
+
+
+def test_the_ladder_turns_pir_passes_off_in_its_first_rungs():
+    calls = []
+
+    def trial(spec, extra=()):
+        calls.append((spec.label, tuple(str(c) for c in extra)))
+        return True, 0.0, ""
+
+    off = passes_off("pir", rm.ONEDNN)
+    loc = localize(RunModeSpec("onednn_bf16"), trial, lambda: [], lambda: [], off)
+    extra = ("enable_custom_passes(['onednn_placement_pass'], True)",)
+    assert calls == [("onednn_bf16+no_ir_optim", extra),
+                     ("onednn_bf16+no_ir_optim+memory_optim", extra), ("onednn_bf16", ())]
+    assert loc.rungs[0].change == ("onednn_bf16+no_ir_optim + "
+                                   "enable_custom_passes(['onednn_placement_pass'], True)")
