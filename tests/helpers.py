@@ -143,7 +143,7 @@ def exported_tiny_cnn(cache_dir: Path) -> Path:
 def cpu_lacks_bf16() -> str:
     """Why onednn_bf16 cannot run on this CPU, as the plugin's skip says it; "" when it can.
     Without importing paddle: from the CPU's flags, as Paddle's ``supports_bfloat16()`` reads
-    them (avx512_core; tests/unit/test_capabilities.py checks the two agree), and from the
+    them (avx512_core; tests/unit/modes/test_capabilities.py checks the two agree), and from the
     variable ``cpu_without_bf16`` sets."""
     from pytest_paddle_infer.host import cpu_description, isa_text, vector_level
     from pytest_paddle_infer.modes.capabilities import NO_BF16_ENV, bf16_hidden

@@ -10,12 +10,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from pytest_paddle_infer.errors import InputError
 from pytest_paddle_infer.files import (ArrayFileError, WantedArray, atomic_write, load_arrays,
                                        safe_file_stem)
-from pytest_paddle_infer.engine.saved_tensors import write_golden
-from pytest_paddle_infer.goldens import GoldenError, file_name, golden_path, legacy_file_name, read_golden
-from pytest_paddle_infer.models.inputs import InputSpec, generate
+from pytest_paddle_infer.goldens import file_name
 
 
 def test_the_plugin_imports_without_fcntl(tmp_path):
@@ -122,33 +119,6 @@ def test_safe_names_stay_readable_and_unique():
     assert file_name("tiny_cnn[1x3x32x32-cpu_fp32]") == safe_file_stem("tiny_cnn[1x3x32x32-cpu_fp32]") + ".npz"
 
 
-# -- goldens under the earlier names ------------------------------------------------------
-
-
-def test_a_golden_recorded_under_the_earlier_name_is_read_and_renamed_on_rewrite(tmp_path):
-    case = "tiny_cnn[1x3x32x32-cpu_fp32]"
-    path = write_golden(tmp_path, case, {"out": np.ones(3, "float32")}, {"baseline": "auto"})
-    assert path == golden_path(tmp_path, case) and "[" not in path.name
-    legacy = tmp_path / legacy_file_name(case)
-    assert legacy.name == "tiny_cnn[1x3x32x32-cpu_fp32].npz"
-    path.rename(legacy)  # as an earlier version recorded it
-    golden = read_golden(tmp_path, case)
-    assert golden.path == legacy and golden.outputs["out"].tolist() == [1, 1, 1]
-    write_golden(tmp_path, case, {"out": np.zeros(3, "float32")}, {"baseline": "auto"})
-    assert [p.name for p in tmp_path.iterdir()] == [file_name(case)]
-    assert read_golden(tmp_path, case).outputs["out"].tolist() == [0, 0, 0]
-
-
-def test_a_garbage_golden_says_so_without_suggesting_pickle(tmp_path):
-    case = "tiny_cnn[1x3x32x32-cpu_fp32]"
-    golden_path(tmp_path, case).write_bytes(b"not an archive at all")
-    with pytest.raises(GoldenError) as info:
-        read_golden(tmp_path, case)
-    message = str(info.value)
-    assert "is not a valid numpy array file" in message and "--paddle-update-goldens" in message
-    assert "pickle" not in message
-
-
 # -- array files --------------------------------------------------------------------------
 
 IMAGE = WantedArray("image", "float32", (1, 3, 8, 8))
@@ -214,14 +184,3 @@ def test_names_dtypes_and_shapes_are_checked(tmp_path):
     with pytest.raises(ArrayFileError, match=r"holds a single array: expected one array per input "
                                              r"\('image', 'scale'\), found an .npy file"):
         load_arrays(tmp_path / "one.npy", [IMAGE, SCALE])
-
-
-def test_an_input_file_error_names_the_input(tmp_path):
-    (tmp_path / "x.npy").write_bytes(b"\x80\x04garbage")
-    spec = InputSpec("x", (1, 3), file=str(tmp_path / "x.npy"))
-    with pytest.raises(InputError) as info:
-        generate(spec, 0)
-    assert str(info.value).startswith(f"input 'x': {tmp_path / 'x.npy'} is not a valid numpy array file")
-    assert "pickle" not in str(info.value)
-    np.save(tmp_path / "x.npy", np.arange(3, dtype="float32").reshape(1, 3))
-    assert generate(spec, 0).tolist() == [[0, 1, 2]]

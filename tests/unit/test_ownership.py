@@ -96,16 +96,6 @@ def test_an_earlier_versions_cache_is_taken_over_a_users_directory_is_not(tmp_pa
         assert snapshot(d) == before and marker_kind(d) is None
 
 
-def test_the_caches_self_healing_deletes_nothing_in_a_directory_without_its_marker(tmp_path):
-    from pytest_paddle_infer.models.cache import heal_cache_dirs
-
-    user_files(tmp_path, "models", "repro", "baselines", "executor")
-    (tmp_path / "spill").symlink_to(tmp_path / "models")
-    before = snapshot(tmp_path)
-    heal_cache_dirs(tmp_path)
-    assert snapshot(tmp_path) == before
-
-
 def test_an_earlier_versions_report_is_recognised_by_content_not_by_name(tmp_path):
     old = tmp_path / "old"
     old.mkdir()
@@ -187,28 +177,6 @@ def test_a_repro_folder_is_emptied_only_of_what_the_plugin_wrote(tmp_path):
     for name in ("README.md", "repro.py", "inputs.npz", "model/inference.pdmodel"):
         (old / name).write_text("old")
     assert fresh_folder(old) == old and marker_kind(old) == "repro"
-
-
-def test_golden_writes_never_replace_a_file_that_is_not_a_golden(tmp_path):
-    import numpy as np
-
-    from pytest_paddle_infer.engine.saved_tensors import write_golden
-    from pytest_paddle_infer.goldens import GoldenError, golden_path
-
-    path = golden_path(tmp_path, "m[1x3-cpu_fp32]")
-    path.write_bytes(b"the user's own archive")
-    with pytest.raises(GoldenError, match="is not a golden or saved run paddle-infer wrote"):
-        write_golden(tmp_path, "m[1x3-cpu_fp32]", {"out": np.zeros(3, "float32")}, {})
-    assert path.read_bytes() == b"the user's own archive"
-    claim(tmp_path / "g", "goldens", "--paddle-save-goldens")  # in the plugin's goldens too:
-    theirs = golden_path(tmp_path / "g", "m[1x3-cpu_fp32]")  # a damaged golden is told from nothing else
-    theirs.write_bytes(b"the user's own archive")
-    with pytest.raises(GoldenError, match="is not a golden or saved run paddle-infer wrote"):
-        write_golden(tmp_path / "g", "m[1x3-cpu_fp32]", {"out": np.zeros(3, "float32")}, {})
-    assert theirs.read_bytes() == b"the user's own archive"
-    theirs.unlink()
-    write_golden(tmp_path / "g", "m[1x3-cpu_fp32]", {"out": np.zeros(3, "float32")}, {})
-    write_golden(tmp_path / "g", "m[1x3-cpu_fp32]", {"out": np.ones(3, "float32")}, {})  # its own: replaced
 
 
 HOLD = """
