@@ -24,8 +24,8 @@ def test_a_model_alone_at_the_root_collects_its_case_only():
 
 
 def test_paths_given_are_collected_beside_the_case():
-    alone = count(collected("tests/unit/test_cpu_threads_limit.py"))
-    assert count(collected("tests/unit/test_cpu_threads_limit.py", "--paddle-model=tiny_cnn",
+    alone = count(collected("tests/unit/modes/test_cpu_threads.py"))
+    assert count(collected("tests/unit/modes/test_cpu_threads.py", "--paddle-model=tiny_cnn",
                            "--run-mode=cpu_fp32")) == alone + 1
 
 
