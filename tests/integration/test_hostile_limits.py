@@ -530,17 +530,15 @@ def test_hung_dygraph_baseline_is_a_timeout_and_dies(pytester, paddle_cache, tag
     assert_clean(text)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
-def test_killed_pytest_takes_its_children(pytester, paddle_cache, tag, sig):
-    """pytest killed while the executor waits on a dygraph child that hangs: neither the
-    executor nor the child is left running."""
+def signal_once_a_baseline_hangs(pytester, tag: str, sig: int, *args: str) -> None:
+    """A pytest session on a suite whose dygraph baseline hangs, sent ``sig`` once that
+    baseline's child runs."""
     pytester.makepyfile(hostile_builders=BUILDERS)
     pytester.makefile(".yaml", paddle_suite="defaults: {baseline: dygraph, run_modes: [cpu_fp32]}\n"
                                             "models:\n  slow: {source: 'hostile_builders:slow_in_dygraph', "
                                             "inputs: {x: {shape: [-1, 4]}}}\n")
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
-                             f"--paddle-cache-dir={paddle_cache}"], cwd=pytester.path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+                            cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 300
         while not tagged_with(tag, "baseline_child") and time.monotonic() < deadline:
@@ -550,6 +548,13 @@ def test_killed_pytest_takes_its_children(pytester, paddle_cache, tag, sig):
     finally:
         proc.send_signal(sig)
         proc.wait()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_killed_pytest_takes_its_children(pytester, paddle_cache, tag, sig):
+    """pytest killed while the executor waits on a dygraph child that hangs: neither the
+    executor nor the child is left running."""
+    signal_once_a_baseline_hangs(pytester, tag, sig, f"--paddle-cache-dir={paddle_cache}")
     deadline = time.monotonic() + 20
     while leftovers(tag) and time.monotonic() < deadline:
         time.sleep(0.5)
@@ -605,22 +610,7 @@ def test_killed_xdist_controller_leaves_nothing_past_the_next_session(pytester, 
     for name in ("paddle-infer-xdist-users", "pymp-users"):  # no lock of the plugin's: not swept
         (temp / name).mkdir()
     sentinels.beside(temp / "paddle-infer-xdist-users", temp / "pymp-users", cache)
-    pytester.makepyfile(hostile_builders=BUILDERS)
-    pytester.makefile(".yaml", paddle_suite="defaults: {baseline: dygraph, run_modes: [cpu_fp32]}\n"
-                                            "models:\n  slow: {source: 'hostile_builders:slow_in_dygraph', "
-                                            "inputs: {x: {shape: [-1, 4]}}}\n")
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2",
-                             f"--paddle-cache-dir={cache}"], cwd=pytester.path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 300
-        while not tagged_with(tag, "baseline_child") and time.monotonic() < deadline:
-            assert proc.poll() is None, "the session ended before its dygraph child started"
-            time.sleep(0.5)
-        assert tagged_with(tag, "baseline_child"), "no dygraph child started"
-    finally:
-        proc.kill()
-        proc.wait()
+    signal_once_a_baseline_hangs(pytester, tag, signal.SIGKILL, "-n", "2", f"--paddle-cache-dir={cache}")
     deadline = time.monotonic() + 30
     while leftovers(tag) and time.monotonic() < deadline:
         time.sleep(0.5)
