@@ -4,7 +4,10 @@ session (and every xdist worker), and a runner for end-to-end pytest sessions th
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import time
+import uuid
 from pathlib import Path
 from typing import List
 
@@ -127,3 +130,25 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "resnet50: runs the full-size ResNet50 (slower)")
     config.addinivalue_line("markers", "sessions_in_process: run_pytest runs its sessions in the test "
                             "process (run_pytest_inline)")
+
+
+@pytest.fixture
+def tag(monkeypatch):
+    from helpers import TAG_ENV, cmdline, leftovers
+
+    """Tags every process the test starts; afterwards none may remain (a closed executor
+    may take a few seconds to exit)."""
+    value = uuid.uuid4().hex
+    monkeypatch.setenv(TAG_ENV, value)
+    yield value
+    deadline = time.monotonic() + 30
+    while leftovers(value) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = leftovers(value)
+    described = [f"{pid}: {cmdline(pid)}" for pid in left]
+    for pid in left:  # leave the machine clean for the next test
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert not left, "processes outlived the session:\n" + "\n".join(described)

@@ -12,6 +12,7 @@
   ``cpu_without_bf16`` fixtures use it and force it) and ``int8_kernels_here``."""
 from __future__ import annotations
 
+import os
 import re
 import textwrap
 import uuid
@@ -184,3 +185,53 @@ def hooked_run(files, x, onednn, hook):
     handle.reshape(list(x.shape))
     handle.copy_from_cpu(x)
     predictor.run()
+
+
+# -- processes a test started: none may outlive it (conftest.py's ``tag``) -----------------
+
+TAG_ENV = "PADDLE_INFER_TEST_TAG"
+
+
+def _processes() -> Dict[int, Tuple[int, str, bytes]]:
+    """pid -> (parent pid, state, environ) of every process this user can read."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        found[int(entry.name)] = (int(fields[1]), fields[0], environ)
+    return found
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "?"
+
+
+def leftovers(tag: str) -> List[int]:
+    """Live processes of this test: descendants of this process, or carrying its tag."""
+    me = os.getpid()
+    procs = _processes()
+    marker = f"{TAG_ENV}={tag}".encode()
+    left = []
+    for pid, (ppid, state, environ) in procs.items():
+        if pid == me or state in ("Z", "X"):
+            continue
+        chain, parent = set(), ppid
+        while parent not in (0, 1) and parent not in chain and parent != me:
+            chain.add(parent)
+            parent = procs.get(parent, (0,))[0]
+        if parent == me or marker in environ.split(b"\0"):
+            left.append(pid)
+    return left
+
+
+def tagged_with(tag: str, text: str) -> List[int]:
+    return [pid for pid in leftovers(tag) if text in cmdline(pid)]

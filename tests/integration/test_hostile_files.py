@@ -27,6 +27,8 @@ from helpers import DIFFERING_MODE, write_suite
 from pytest_paddle_infer.files import file_sha256 as sha256
 from pytest_paddle_infer.ownership import MANIFEST, MARKER, write_marker
 
+pytestmark = pytest.mark.usefixtures("tag")  # no process a test started outlives it (conftest.py)
+
 USAGE = 4
 PLUGIN_DIR = str(Path(__file__).resolve().parents[2] / "pytest_paddle_infer")
 

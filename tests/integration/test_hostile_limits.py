@@ -15,88 +15,16 @@ import shutil
 import signal
 import subprocess
 import sys
-import textwrap
 import time
-import uuid
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict
 
 import pytest
 
-from helpers import exported_tiny_cnn
+from helpers import cmdline, exported_tiny_cnn, leftovers, tagged_with
 from pytest_paddle_infer.ownership import write_marker
 
-TAG_ENV = "PADDLE_INFER_TEST_TAG"
 USAGE = 4
-
-
-# -- processes ---------------------------------------------------------------------------
-
-
-def _processes() -> Dict[int, Tuple[int, str, bytes]]:
-    """pid -> (parent pid, state, environ) of every process this user can read."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            environ = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        found[int(entry.name)] = (int(fields[1]), fields[0], environ)
-    return found
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return "?"
-
-
-def leftovers(tag: str) -> List[int]:
-    """Live processes of this test: descendants of this process, or carrying its tag."""
-    me = os.getpid()
-    procs = _processes()
-    marker = f"{TAG_ENV}={tag}".encode()
-    left = []
-    for pid, (ppid, state, environ) in procs.items():
-        if pid == me or state in ("Z", "X"):
-            continue
-        chain, parent = set(), ppid
-        while parent not in (0, 1) and parent not in chain and parent != me:
-            chain.add(parent)
-            parent = procs.get(parent, (0,))[0]
-        if parent == me or marker in environ.split(b"\0"):
-            left.append(pid)
-    return left
-
-
-def tagged_with(tag: str, text: str) -> List[int]:
-    return [pid for pid in leftovers(tag) if text in _cmdline(pid)]
-
-
-@pytest.fixture
-def tag(monkeypatch):
-    """Tags every process the test starts; afterwards none may remain (a closed executor
-    may take a few seconds to exit)."""
-    value = uuid.uuid4().hex
-    monkeypatch.setenv(TAG_ENV, value)
-    yield value
-    deadline = time.monotonic() + 30
-    while leftovers(value) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    left = leftovers(value)
-    described = [f"{pid}: {_cmdline(pid)}" for pid in left]
-    for pid in left:  # leave the machine clean for the next test
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    assert not left, "processes outlived the session:\n" + "\n".join(described)
-
 
 # -- sentinels ---------------------------------------------------------------------------
 
@@ -558,7 +486,7 @@ def test_killed_pytest_takes_its_children(pytester, paddle_cache, tag, sig):
     deadline = time.monotonic() + 20
     while leftovers(tag) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert not leftovers(tag), [_cmdline(p) for p in leftovers(tag)]
+    assert not leftovers(tag), [cmdline(p) for p in leftovers(tag)]
 
 
 def test_start_past_the_timeout_is_a_timeout_not_a_crash(pytester, tmp_path, tag, sentinels):

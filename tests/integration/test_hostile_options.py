@@ -14,7 +14,8 @@ import pytest
 
 from helpers import summary_rows
 
-pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+pytestmark = [pytest.mark.sessions_in_process,  # run_pytest: sessions in this process (conftest.py)
+              pytest.mark.usefixtures("tag")]  # no process a test started outlives it
 
 USAGE, COLLECTION, OK, CASES_FAILED = 4, 2, 0, 1
 

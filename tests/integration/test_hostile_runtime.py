@@ -30,6 +30,8 @@ from helpers import read_junit, summary_rows
 
 from pytest_paddle_infer.engine.service import FAULT_ENV
 
+pytestmark = pytest.mark.usefixtures("tag")  # no process a test started outlives it (conftest.py)
+
 PLUGIN_DIR = str(Path(__file__).resolve().parents[2] / "pytest_paddle_infer")
 OK, CASES_FAILED, USAGE = 0, 1, 4
 GOOD = ("tiny_cnn", "1x3x32x32", "cpu_fp32")  # the case every scenario also runs: it must pass
