@@ -1,10 +1,5 @@
 """Intermediate tensors: hooked out of a predictor in execution order, the baseline's spilled
-to disk, the candidate's compared one at a time as they arrive.
-
-Memory stays bounded: no more than one candidate tensor and its baseline are held at once.
-Tensors in a oneDNN layout are converted to the plain layout first (``tensor.numpy()``
-alone returns the raw blocked memory, which reads as false mismatches).
-"""
+to disk, the candidate's compared one at a time as they arrive (bounded memory)."""
 from __future__ import annotations
 
 import re
@@ -24,9 +19,8 @@ from ..modes.trt_marking import program_name
 # PIR programs name intermediates by address: they differ between predictors.
 ADDRESS_NAME = re.compile(r"^0x[0-9a-fA-F]+_inner_var_\d+$")
 FINGERPRINT_SIZE = 1024
-# A structural match: the relative RMS difference of sampled values is below MATCH_DISTANCE
-# (bf16 drifts ~20 % deep in ResNet50; distinct tensors of one shape differ by ~100 %), and
-# the next-closest baseline tensor is at least AMBIGUITY_RATIO times further away.
+# A structural match: relative difference of sampled values below MATCH_DISTANCE (bf16 drifts
+# ~20 % deep in ResNet50; distinct tensors ~100 %), the next-closest AMBIGUITY_RATIO times further.
 MATCH_DISTANCE = 0.5
 AMBIGUITY_RATIO = 2.0
 
@@ -35,9 +29,8 @@ _MMAP_SET = False
 
 
 def release_large_buffers_promptly() -> None:
-    """Have glibc serve allocations over 1 MiB with mmap, so each copied-out tensor goes
-    back to the OS when dropped; otherwise the heap keeps them and peak RSS grows by the
-    spilled tensors (ResNet50 batch 8: +18 %, measured). Best effort, once per process."""
+    """Have glibc serve allocations over 1 MiB with mmap, so dropped tensors go back to the OS
+    (else peak RSS grows by the spilled tensors: ResNet50 batch 8, +18 %). Best effort."""
     global _MMAP_SET
     if _MMAP_SET:
         return
@@ -51,9 +44,8 @@ def release_large_buffers_promptly() -> None:
 
 
 def plain_numpy(tensor, view: bool = False) -> np.ndarray:
-    """The tensor's values as numpy, in the plain layout. ``view``: without a copy where
-    DLPack gives one (a CPU tensor of a dtype numpy has), valid only while the hook runs: for
-    a sink that is done with it when it returns (the spill, the comparison)."""
+    """The tensor's values as numpy, in the plain layout (a oneDNN tensor's raw memory would
+    read as mismatches). ``view``: no copy where DLPack allows, valid only while the hook runs."""
     if "ONEDNN" in str(getattr(tensor, "layout", "")).upper():
         tensor = tensor.clone()  # the copy is in the plain layout; .cpu() would not convert
     array = None
@@ -71,8 +63,7 @@ def plain_numpy(tensor, view: bool = False) -> np.ndarray:
 
 
 class SeenTensors:
-    """What the baseline's hooks saw: op types, a few tensor names, and which globs of the
-    selection matched, so a glob that selects nothing is named rather than passed over."""
+    """What the baseline's hooks saw: op types, a few tensor names, and the globs that matched."""
 
     SAMPLES = 4
 
@@ -101,8 +92,7 @@ class SeenTensors:
 
 
 def selection_problems(store: "BaselineStore", model: str) -> Tuple[str, str]:
-    """(error, note): an error when the globs select no tensor at all, a note naming the
-    globs that matched nothing when others did."""
+    """(error, note): an error when the globs select no tensor, else a note on those that missed."""
     if getattr(store, "seen", None) is None:  # a golden's tensors: selected when it was recorded
         return "", ""
     selection = store.selection
@@ -135,6 +125,19 @@ def fingerprint(array: np.ndarray) -> np.ndarray:
         return np.zeros(0)
     positions = np.linspace(0, flat.size - 1, min(flat.size, FINGERPRINT_SIZE)).astype(np.int64)
     return flat[positions].astype(np.float64)
+
+
+def print_distance(a: np.ndarray, reference: np.ndarray) -> float:
+    """How far fingerprint ``a`` is from ``reference``, relative to the reference."""
+    return float(np.linalg.norm(a - reference)) / (float(np.linalg.norm(reference)) + 1e-12)
+
+
+def nearest(want, prints, limit: float):
+    """The key of the (key, fingerprint) pair nearest ``want`` within ``limit``, else None."""
+    want = np.asarray(want, dtype=np.float64)
+    scored = [(print_distance(p, want), key) for key, p in prints if p.shape == want.shape]
+    best = min(scored, key=lambda s: s[0], default=(limit, None))
+    return best[1] if best[0] < limit else None
 
 
 class BaselineStore:
@@ -171,8 +174,8 @@ class BaselineStore:
 
 
 class Aligner:
-    """Pairs a candidate tensor with its baseline tensor: by name where names are stable
-    (legacy programs, fetch names), else by structure and values, only when unambiguous."""
+    """Pairs a candidate tensor with its baseline tensor: by name where names are stable, else
+    by structure and values, only when unambiguous."""
 
     def __init__(self, store: BaselineStore):
         self.store = store
@@ -190,9 +193,8 @@ class Aligner:
         for record in self.store.records:
             if record.shape != shape or record.dtype != dtype:
                 continue
-            scale = float(np.linalg.norm(record.fingerprint))
-            distance = float(np.linalg.norm(record.fingerprint - print_)) / (scale + 1e-12)
-            scored.append((distance, record.index <= self.last_index, record.index, record))
+            scored.append((print_distance(print_, record.fingerprint), record.index <= self.last_index,
+                           record.index, record))
         if not scored:
             return None, "no baseline tensor of this shape and dtype"
         scored.sort(key=lambda s: s[:3])
@@ -225,9 +227,8 @@ class CandidateComparer:
         self.rows: List[IntermediateRow] = []
 
     def wants(self, name: str, op_type: str) -> bool:
-        """The selection's verdict; a tensor a TensorRT engine outputs carries op type
-        tensorrt_engine, which op-type globs never name: it is wanted when the baseline
-        tensor of its name was (the engine exposes the tensors marked from the baseline's)."""
+        """The selection's verdict; a TensorRT engine's output (op type tensorrt_engine) is
+        wanted when the baseline tensor of its name was."""
         if self.selection.wants(name, op_type):
             return True
         return (op_label(op_type).rsplit(".", 1)[-1] == "tensorrt_engine"
@@ -274,8 +275,8 @@ class HookRouter:
 
 
 class HookRouters:
-    """The router of each hooked predictor. An entry keeps its predictor alive (so ids stay
-    unique) until the predictor cache lets the predictor go: ``forget`` then drops both."""
+    """The router of each hooked predictor; an entry keeps its predictor alive (ids stay unique)
+    until ``forget``."""
 
     def __init__(self):
         self._routers: Dict[int, Tuple[object, HookRouter]] = {}

@@ -449,13 +449,11 @@ class Runner:
 
     def op_types(self, prepared: Prepared) -> List[str]:
         """The op types the baseline program runs, in first-use order."""
-        seen: List[str] = []
+        from .localize.trials import predictor_op_types
+
         predictor = self.predictors.get(prepared.model, self.baseline_calls(
             replace(prepared.case, baseline="auto"), prepared.model))
-        record = lambda op_type, name, tensor: seen.append(op_type.rsplit(":", 1)[0])
-        run_with_sink(self.hooks.for_predictor(predictor), record,
-                      lambda: run_predictor(predictor, prepared.inputs))
-        return [t for i, t in enumerate(seen) if t not in seen[:i]]
+        return predictor_op_types(self, predictor, prepared.inputs)
 
     def close(self) -> None:
         """Remove this process's spilled baseline tensors."""

@@ -184,7 +184,7 @@ def detect() -> Capabilities:
             return (0,)
 
     dist, _ = installed_paddle()
-    core = getattr(paddle, "base", None) or paddle.fluid  # paddle < 2.6 calls it fluid
+    core = paddle.base
     onednn = bool(getattr(core.core, "is_compiled_with_mkldnn", lambda: True)())
     return Capabilities(
         distribution=dist or "paddle",

@@ -1,10 +1,8 @@
 """After the ladder: the static Executor rung, pruning to the first bad op, and the repro.
 
-Runs in the executor process for a failing case under ``--paddle-localize``; the Paddle work
-runs in a child process (``prune_child.py``) whose ``FLAGS_enable_pir_api`` matches the
-program, so a crash there costs this step, not the case. What it finds goes into the case's
-localization lines, the local-error column of its intermediate tensors, and a repro folder:
-under the report dir (``--paddle-report``) or the cache dir's ``repro/``.
+The Paddle work runs in a child (``prune_child.py``), so a crash costs this step, not the case.
+Findings go to the localization lines, the intermediates' local-error column and a repro folder
+(under the report dir or the cache dir's ``repro/``).
 """
 from __future__ import annotations
 
@@ -25,11 +23,8 @@ MATCH_DISTANCE = 1e-3  # a pruned op's baseline value and a hooked baseline tens
 
 
 def prune_step(loc, runner, prepared) -> None:
-    """The step after the ladder (``ladder.localize_case`` calls it): the static Executor
-    rung when every optimization off still fails, then pruning and the repro folder; lines go to
-    ``loc.extra``. ``prepared.failed_result`` is the failing case's result (its divergent
-    tensors, rows and tolerances); a candidate that crashed has none, and its repro holds
-    the whole program."""
+    """The static Executor rung when every optimization off still fails, then pruning and the
+    repro folder; lines go to ``loc.extra``. A crashed candidate has no ``failed_result``."""
     from .static_rung import all_off_failed, static_rung
 
     try:
@@ -66,8 +61,8 @@ def _calls(runner, prepared):
 
 
 def _tolerance(prepared, result):
-    """(atol, rtol, cosine_min) the case judged its first failing output by (its first
-    judged intermediate when only that failed); without a result, the first output's rule."""
+    """(atol, rtol, cosine_min) of the first failing output (or judged intermediate); without
+    a result, the first output's rule."""
     if result is not None:
         failing = [r for r in result.rows if not r.passed] or \
                   [r.comparison for r in result.divergent if r.judged] or result.rows
@@ -225,26 +220,18 @@ def prune_lines(answer: dict, why_not: str) -> List[str]:
 
 
 def mark_local_errors(result, answer: dict, store) -> None:
-    """Each measured op's local error onto the intermediate rows of its output tensor:
-    paired by name (legacy) or by the baseline's values (PIR names are addresses)."""
-    import numpy as np
+    """Each measured op's local error onto the intermediate rows of its output tensor, paired by
+    name or by the baseline's values (PIR names are addresses)."""
+    from ..capture import nearest
 
     locals_ = answer.get("locals", [])
     if not locals_ or store is None:
         return
     by_baseline = {}
     for local in locals_:
-        record = store.by_name.get(local["tensor"])
-        if record is None:
-            want = np.asarray(local["fingerprint"], dtype=np.float64)
-            best = (MATCH_DISTANCE, None)
-            for candidate in store.records:
-                if list(candidate.shape) != list(local["shape"]) or candidate.fingerprint.shape != want.shape:
-                    continue
-                d = float(np.linalg.norm(candidate.fingerprint - want)) / (float(np.linalg.norm(want)) + 1e-12)
-                if d < best[0]:
-                    best = (d, candidate)
-            record = best[1]
+        record = store.by_name.get(local["tensor"]) or nearest(
+            local["fingerprint"], ((r, r.fingerprint) for r in store.records
+                                   if list(r.shape) == list(local["shape"])), MATCH_DISTANCE)
         if record is not None:
             by_baseline[record.name] = local
     for row in result.intermediates:

@@ -1,10 +1,6 @@
-"""A repro folder to attach to a bug report: a (pruned) program, its inputs, a standalone
-script that builds the baseline's and the candidate's ``paddle.inference.Config`` and shows
-the difference, and a README.
-
-The script needs paddle and numpy only (not this plugin): it exits 1 when an output is
-outside tolerance, 0 when all are within; ``--atol``/``--rtol`` override the case's.
-"""
+"""A repro folder for a bug report: a (pruned) program, its inputs, a README and a script
+(paddle and numpy only) that compares the baseline's and the candidate's ``paddle.inference.Config``
+and exits 1 when an output is outside tolerance."""
 from __future__ import annotations
 
 import textwrap
@@ -17,8 +13,8 @@ INPUTS = "inputs.npz"
 
 
 def call_source(call) -> str:
-    """A recipe call as Python on ``config``; one the installed Paddle may lack is guarded.
-    TensorRT's optim cache dir becomes a folder beside the script, so the repro travels."""
+    """A recipe call as Python on ``config``; one the installed Paddle may lack is guarded. The
+    optim cache dir becomes a folder beside the script, so the repro travels."""
     args = [repr(a) for a in call.args] + [f"{k}={v!r}" for k, v in call.kwargs]
     if call.method == "set_optim_cache_dir":
         args = ['os.path.join(HERE, "optim_cache", "")']  # Paddle concatenates engine_info_*
@@ -29,8 +25,7 @@ def call_source(call) -> str:
 
 
 def _body(calls: Sequence) -> str:
-    lines = [call_source(c) for c in calls] or ["pass"]
-    return "\n    ".join(lines)
+    return "\n    ".join([call_source(c) for c in calls] or ["pass"])
 
 
 def script_text(case_id: str, what: str, program: str, baseline_calls: Sequence,
