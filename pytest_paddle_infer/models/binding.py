@@ -1,15 +1,9 @@
 """How a builder's inputs meet its layer's ``forward``: by name, whatever order they are listed in.
 
-``forward_parameters(layer)`` (in a child process, where the layer lives) describes
-``forward``'s parameters as plain data; ``bind(parameters, names)`` (anywhere, no paddle) says
-which input goes to which parameter, or raises a ``BindingError`` naming both lists. The
-exporter builds its ``InputSpec`` list in ``forward``'s order from the binding, and the dygraph
-baseline calls ``forward`` with keyword arguments from it, so the program input named
-``scale_factor`` is the tensor ``forward`` takes as ``scale_factor``.
-
-One exception to names: a single input and a ``forward`` with a single parameter without a
-default bind whatever their names (``nn.Sequential.forward(self, input)`` takes ``x``); a
-single tensor cannot be bound to the wrong parameter.
+``forward_signature(layer)`` (in the child where the layer lives) describes ``forward``'s
+parameters as data; ``bind(signature, names)`` (no paddle) says which input goes to which
+parameter, or raises a ``BindingError``. One input and one required parameter bind whatever
+their names (``nn.Sequential.forward(self, input)``).
 """
 from __future__ import annotations
 
@@ -73,8 +67,8 @@ class BindingError(ModelError):
 
 @dataclass(frozen=True)
 class Binding:
-    """``slots``: forward's positional parameters up to the last one given, in order, each
-    with the input it takes, or None where the parameter keeps its default."""
+    """``slots``: forward's positional parameters up to the last one given, each with its
+    input (None: the default)."""
 
     slots: Tuple[Tuple[str, Optional[str]], ...]
 

@@ -1,9 +1,8 @@
 """Model sources -> model files: a zoo name, a directory or file pair on disk, or a builder.
 
-Zoo entries and builders are exported once per cache dir by a child process
-(``exporter.py``). Exports are built in a temporary directory, described by a manifest
-(file sizes and hashes) and renamed into place under a file lock, so workers that start
-at once build each entry once, and a partial or corrupt entry is detected and rebuilt.
+Zoo entries and builders are exported once per cache dir by a child (``exporter.py``), built in
+a temporary directory, described by a manifest (sizes, hashes) and renamed into place under a
+file lock: workers build each entry once, and a partial or corrupt entry is rebuilt.
 """
 from __future__ import annotations
 
@@ -43,8 +42,7 @@ VERIFIED = ".verified"  # the files' stat stamps when their hashes last matched 
 
 
 def _stamps(directory: Path, names) -> dict:
-    """What changes whenever a file's content can have changed: size, mtime, inode, and the
-    ctime, which no user call can set back (touching a file's mtime moves its ctime)."""
+    """What changes whenever a file's content can: size, mtime, ctime (no call sets it back), inode."""
     out = {}
     for name in [MANIFEST, *names]:
         st = (directory / name).stat()
@@ -97,8 +95,7 @@ def remove_entry(path: Path) -> None:
 
 
 def cache_subdir(path: Path) -> Path:
-    """A directory of the cache, made when missing; a file in its place (damage) is removed:
-    everything in the cache is the plugin's own and can be rebuilt."""
+    """A directory of the cache, made when missing; a file in its place (damage) is removed."""
     if path.exists() and not path.is_dir():
         remove_entry(path)
     path.mkdir(parents=True, exist_ok=True)
@@ -112,8 +109,7 @@ OWN_DIRS = ("models", "inspect", "signatures", "executor", "spill", "optim", "ba
 
 def heal_cache_dirs(cache_dir: Path) -> None:
     """Remove a file or link in the place of one of the cache's own directories, only in a
-    directory marked as the plugin's cache (ownership.py): anywhere else a file named
-    ``models`` or ``repro`` is someone's."""
+    directory marked as the plugin's cache (ownership.py)."""
     from ..ownership import marker_kind
 
     if marker_kind(Path(cache_dir)) != "cache":
@@ -128,9 +124,8 @@ def heal_cache_dirs(cache_dir: Path) -> None:
 
 
 def remove_stale_builds(directory: Path, held: str = "") -> None:
-    """Temporary export directories a killed process left behind (``*.tmp-*``, a full model
-    each): those of the entry ``held`` (its lock is the caller's) and any other whose lock is
-    free; one whose lock is held elsewhere is being built right now and stays."""
+    """Remove the temporary export directories a killed process left behind: those of the entry
+    ``held`` (the caller holds its lock) and any whose lock is free (not being built now)."""
     from filelock import FileLock, Timeout
 
     for tmp in Path(directory).glob(f"*{TMP_MARK}*"):
@@ -184,11 +179,9 @@ class ChildTimedOut(ModelError):
 def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
               module: str = "pytest_paddle_infer.models.exporter",
               timeout: Optional[float] = None, timeout_option: str = "") -> dict:
-    """Run the exporter (or another child ``module``) in a child process; its last stdout
-    line is JSON. ``search_path`` goes first on the child's PYTHONPATH, so a builder beside a
-    suite file can be imported. A child still running after ``timeout`` seconds is killed
-    with its process group (ChildTimedOut, naming ``timeout_option``, the option that set
-    the deadline); it dies with this process too (children.py)."""
+    """Run the exporter (or another ``module``) in a child process; its last stdout line is
+    JSON. ``search_path`` goes first on the child's PYTHONPATH (a builder beside a suite). Past
+    ``timeout`` seconds it is killed: ChildTimedOut, naming ``timeout_option``."""
     from ..children import ChildTimeout, oom_kills, run
 
     env = dict(os.environ)
@@ -217,9 +210,7 @@ def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
 
 
 def child_failure(what: str, returncode: int, stderr: str, oom_before: Optional[int] = None) -> str:
-    """``WHAT failed: the child process was killed by SIGSEGV`` (or ``exited with status 3``;
-    a SIGKILL says what most often sends it), then the end of what it printed: never
-    "failed:" with nothing after it."""
+    """``WHAT failed: the child process was killed by SIGSEGV``, then the end of what it printed."""
     from ..children import how_it_ended
 
     how = f"the child process {how_it_ended(returncode, oom_before)}"
@@ -245,9 +236,8 @@ USER_FRAMES = 4
 
 
 def _user_traceback(lines) -> str:
-    """A Python traceback from a child, told as the user's part of it: the frames of their
-    own code (not this plugin's, Python's or an installed package's, at most the last
-    ``USER_FRAMES``) and the exception."""
+    """A child's traceback as the user's part of it: the last ``USER_FRAMES`` frames of their own
+    code (not this plugin's, Python's or a package's) and the exception."""
     frames, current, i = [], None, 0
     while i < len(lines) and lines[i].startswith(" "):
         line = lines[i]
@@ -284,11 +274,8 @@ def export_dir(source: ModelSource, cache_dir: Path, legacy: bool) -> Path:
 
 
 def resolve(source: ModelSource, cache_dir: Path, legacy: bool = False) -> ModelFiles:
-    """Model files for a source; zoo entries and builders are exported on first use.
-
-    ``legacy=True`` asks for the ``.pdmodel`` program format, which keeps tensor names
-    meaningful for intermediate-tensor comparison.
-    """
+    """Model files for a source; zoo entries and builders are exported on first use
+    (``legacy``: as a ``.pdmodel`` program)."""
     if source.kind == "path":
         prog, params = find_model_files(source.ref)
         if legacy and prog.suffix != ".pdmodel":
@@ -350,8 +337,7 @@ def _valid_inputs(inputs) -> bool:
 
 
 # -- records: small JSON files the cache keeps (inspections, signatures) -------------------
-# Each carries a digest of its content and key, checked on every read as export manifests
-# are: an edited or truncated record is read again from the model, never trusted.
+# Each carries a digest of its content and key: an edited or truncated record is never trusted.
 
 
 def _record_digest(key: str, data) -> str:
@@ -381,11 +367,8 @@ _signatures: Dict[str, object] = {}  # per process: each builder is asked once
 
 
 def builder_signature(source: ModelSource, cache_dir: Path, timeout: Optional[float] = None):
-    """The ``binding.Signature`` of the layer a builder source returns, or None when the
-    builder cannot be built here (its cases then error when it is exported, with the reason);
-    ChildTimedOut when building it runs past ``timeout`` (--paddle-timeout; the child is killed).
-    Asked of a child process that builds the layer, and kept in the cache dir with the
-    sources it read, so an edit to any of them asks again."""
+    """The ``binding.Signature`` of the layer a builder returns (asked of a child, cached with
+    the sources it read), or None when it cannot be built here (its export then says why)."""
     from .binding import Signature
 
     text = json.dumps([source.ref, source.kwargs, source.fingerprint, installed_paddle()[1],

@@ -1,8 +1,5 @@
-"""Model inputs: what each input is (name, shape, dtype, value range) and seeded data for it.
-
-Data are generated per input name, not per position, so the same seed gives the same arrays
-whatever order a model declares its inputs in, in every worker and every run.
-"""
+"""Model inputs: what each input is (name, shape, dtype, value range) and seeded data for it,
+generated per input name: the same seed gives the same arrays whatever the declared order."""
 from __future__ import annotations
 
 import zlib
@@ -47,8 +44,7 @@ def example_dims(declared: Sequence[int], batch: int = 1) -> str:
 
 def fill_shape(declared: Sequence[int], given: Optional[Sequence[int]], name: str,
                default_batch: int = 1) -> Tuple[int, ...]:
-    """A concrete shape: ``given`` checked against ``declared``, or ``declared`` with its
-    dynamic dims filled (batch from ``default_batch``, others must be given)."""
+    """``given`` checked against ``declared``, or ``declared`` with its batch dim filled."""
     if given is None:
         dims = []
         for i, d in enumerate(declared):
