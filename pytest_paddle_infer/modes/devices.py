@@ -1,9 +1,5 @@
-"""Which GPU a worker's GPU run modes use: ``--paddle-device`` and the xdist worker id.
-
-Under xdist each worker is its own process; worker k (``PYTEST_XDIST_WORKER=gwk``) takes GPU
-k mod count, so ``-n 4`` on a 4-GPU machine spreads the cases over every card. Nothing here
-imports paddle: the GPU count comes from the caller.
-"""
+"""Which GPU a worker's GPU run modes use: ``--paddle-device`` and the xdist worker id (worker
+k takes GPU k mod count). No paddle here: the GPU count comes from the caller."""
 from __future__ import annotations
 
 import os
@@ -67,8 +63,7 @@ def worker_index(worker: str) -> int:
 
 
 def gpu_for_worker(choice: DeviceChoice, worker: str, gpu_count: int) -> int:
-    """The GPU id ``worker`` uses. Explicit ids are returned even when this machine sees
-    fewer GPUs: the capability check then skips the case naming the id it asked for."""
+    """The GPU id ``worker`` uses; an explicit id even where fewer GPUs are seen (the case skips)."""
     ids: Sequence[int] = choice.ids or range(gpu_count)
     if not ids:
         return 0  # no GPU visible: GPU cases skip before any device is used
