@@ -1,10 +1,6 @@
 """One path from a Case to its CaseResult, for every case: command line, suite, marker.
-
-``CasePath`` sends the case to the executor (a supervised child, supervise.py, or the same
-process with ``--paddle-executor=inline``), and afterwards records the figures, writes the
-report files and raises the failure. The Paddle work (model files, inputs, baseline,
-candidate, comparison, localization) is the engine's (engine/service.py).
-"""
+``CasePath`` sends the case to the executor (supervise.py; engine/service.py does the Paddle
+work), then records the figures, writes the report files and raises the failure."""
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -47,8 +43,8 @@ class CasePath:
             self.executor = Executor(init, log_dir, settings.timeout, fork_server)
 
     def start(self) -> None:
-        """Start the executor now: it imports paddle while pytest collects; meanwhile this
-        process imports what reading a result needs (numpy), off the case's critical path."""
+        """Start the executor now (it imports paddle while pytest collects); meanwhile this
+        process imports what reading a result needs."""
         self.executor.start()
         if not self._warming:
             import threading
@@ -62,8 +58,8 @@ class CasePath:
         return self.executor.call("about")
 
     def prepare(self, key: str, case) -> dict:
-        """Model files, inputs, baseline and candidate predictor; raises CaseSkipped when the
-        installation lacks what the mode needs. Returns {"int8": ..., "recipe": ...}."""
+        """Model files, inputs, baseline and candidate predictor (CaseSkipped when the mode cannot
+        run here). Returns {"int8": ..., "recipe": ...}."""
         self.seeds[key] = case.seed  # --paddle-suggest-tolerances measures the next seeds too
         with self._localize_said():
             return self.executor.call("prepare", key, case)
@@ -74,8 +70,8 @@ class CasePath:
 
     @contextmanager
     def _localize_said(self):
-        """With --paddle-localize, a case that errors before any output was compared says
-        that localization did not run, and why (a crash says it its own way)."""
+        """With --paddle-localize, a case that errors before any output was compared says that
+        localization did not run."""
         try:
             yield
         except PaddleInferError as e:
@@ -92,9 +88,8 @@ class CasePath:
             raise said from None
 
     def localize_crash(self, key: str, case, failure: str = "crashed") -> dict:
-        """After the executor died on ``case`` (or its candidate raised: ``failure``
-        "raised"): the ladder, each trial in a child of the executor (see
-        localize_crashed_case)."""
+        """After the executor died on ``case`` (or its candidate raised): the ladder, each trial
+        in a child of the executor."""
         return self.executor.call("localize_crash", key, case, failure)
 
     def tensors(self, key: str, which: str):
@@ -108,8 +103,7 @@ class CasePath:
             pass  # a child that died has nothing left to release
 
     def finish(self, nodeid: str, result, record: List) -> None:
-        """Figures into the test's properties (JUnit, xdist, the summary), report files,
-        and the failure."""
+        """Figures into the test's properties, report files, and the failure."""
         from ..report.text import failure_message, properties
 
         vacuous = result.vacuous if result.passed else []
@@ -150,8 +144,8 @@ class CasePath:
         return result
 
     def measure(self, key: str, result) -> str:
-        """--paddle-suggest-tolerances: the case on the inputs of its next seeds too; the
-        worst figures and suggestions per output as JSON (verdict/suggest.py)."""
+        """--paddle-suggest-tolerances: the case on its next seeds' inputs too; the worst figures
+        and suggestions per output as JSON (verdict/suggest.py)."""
         from ..verdict.suggest import case_suggestion
 
         first = self.seeds.get(key, 0)
@@ -167,16 +161,13 @@ class CasePath:
 
 
 def _import_result_readers() -> None:
-    """A case's result unpickles into protocol.py's classes and is reported with
-    report.text (numpy-free: verdict/rows.py), imported while the executor starts rather than
-    between its first answer and the verdict."""
+    """What reading a result needs, imported while the executor starts."""
     from .. import protocol  # noqa: F401
     from ..report import text  # noqa: F401
 
 
 def warn_vacuous(result) -> None:
-    """A pass that checked nothing: a PaddleInferWarning naming each output and why, in
-    pytest's warnings summary (relayed from xdist workers like any warning)."""
+    """A pass that checked nothing: a PaddleInferWarning naming each output and why."""
     import warnings
 
     from .paddle_warning import PaddleInferWarning
@@ -189,8 +180,8 @@ def warn_vacuous(result) -> None:
 
 
 def crash_message(died, repro: str, localization: Sequence[str] = ()) -> str:
-    """What a case whose executor died says: how, where, the recipe, Paddle's last words,
-    the command that reproduces just this case, and the localization when asked for."""
+    """What a case whose executor died says: how, where, the recipe, Paddle's last words, a
+    command that reproduces just this case, and the localization."""
     lines = [str(died)]
     if died.recipe:
         lines.append(f"recipe: {died.recipe}")

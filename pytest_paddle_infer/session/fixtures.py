@@ -1,6 +1,5 @@
-"""What the fixtures hand out: a declared case's handle (through the case path, like every
-case), and predictor, input and dygraph-layer factories that hand Paddle objects to the test
-in its own process: the one place the session side uses the engine, in function bodies."""
+"""What the fixtures hand out: a declared case's handle (through the case path), and factories
+of Paddle objects for the test's own process: the one place the session side uses the engine."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,9 +32,8 @@ class PredictorHandle:
 
 
 class CaseHandle:
-    """A declared case for a Python test: prepared (model, inputs, baseline, candidate
-    predictor) in the executor by the fixture; run and judged when the test asks, through
-    the same path as suite and command-line cases (report files, localization)."""
+    """A declared case for a Python test: prepared in the executor by the fixture; run and
+    judged when the test asks, through the same path as every case."""
 
     def __init__(self, node, case):
         self.node = node  # the test item: its node id names the case's files and records figures
@@ -62,8 +60,7 @@ class CaseHandle:
         return self._get("baseline_outputs")
 
     def run(self):
-        """Run the candidate and compare it with the baseline: a CaseResult. Figures and
-        report files are recorded; it does not raise on a failing comparison."""
+        """Run and compare: a CaseResult, recorded; a failing comparison does not raise."""
         from .case_path import CaseFailed
 
         try:

@@ -8,9 +8,7 @@ from typing import List, Optional
 from .state import HEADER_SHOWN, installation, settings_of
 
 def case_header(config, settings) -> List[str]:
-    """The ``paddle-infer:`` lines of a session with cases, goldens aside: what Paddle can run
-    here, the CPU and its CPU run modes, the baseline, tolerances, seed and cache, the
-    program, the GPU mapping."""
+    """The ``paddle-infer:`` lines of a session with cases, goldens aside."""
     caps, _ = installation(config)
     tol = ("atol={} rtol={}".format(settings.atol if settings.atol is not None else "mode default",
                                     settings.rtol if settings.rtol is not None else "mode default"))
@@ -33,9 +31,7 @@ def case_header(config, settings) -> List[str]:
 
 
 def late_case_header(config) -> List[str]:
-    """For a session that found its cases only by collecting (suites, markers): the case
-    header's lines that the session has not printed yet. Nothing is looked for before
-    collection, so a session without cases pays nothing for this."""
+    """For a session that found its cases by collecting: the case header's lines not printed yet."""
     if settings_of(config).active:
         return []
     shown = config.stash.setdefault(HEADER_SHOWN, [])
@@ -55,8 +51,7 @@ def program_header(settings, cases_ahead: bool = False) -> List[str]:
 
 
 def golden_header(config, settings) -> List[str]:
-    """Where goldens are recorded, or what the compared ones were recorded with when that
-    differs from this run (a suite's own golden baselines show in their failures)."""
+    """Where goldens are recorded, or what the compared ones were recorded with when that differs."""
     from ..cases.baseline_forms import GOLDEN, golden_dir, kind_of
 
     if settings.save_goldens is not None:

@@ -50,8 +50,7 @@ class PaddleCaseItem(pytest.Item):
 
 
 def case_marks(case) -> list:
-    """The marks of a case's test; the keyword copies let -m select:
-    -m "paddle_run_mode(mode='onednn_bf16')"."""
+    """The marks of a case's test; keyword copies let -m select ``paddle_run_mode(mode='onednn_bf16')``."""
     return [pytest.mark.paddle_model(case.model.name, name=case.model.name),
             pytest.mark.paddle_run_mode(case.run_mode.mode, mode=case.run_mode.mode),
             pytest.mark.xdist_group(case.model.name)]
@@ -101,16 +100,14 @@ def _crash(item, case, died, from_cli: bool) -> PaddleInferError:
 
 
 def _localized_error(item, case, error) -> PaddleInferError:
-    """A candidate that raised a Paddle error: with --paddle-localize, the error and what the
-    ladder found (a Paddle bug is no error a user can fix first)."""
+    """A candidate that raised a Paddle error, with what --paddle-localize found."""
     lines = _localize_crash(item, case, None, "raised")
     return type(error)("\n".join([str(error)] + lines)) if lines else error
 
 
 def _localize_crash(item, case, died, failure: str = "crashed") -> list:
-    """--paddle-localize on a case whose candidate killed the executor (``died``), or raised
-    (``failure``): the ladder in the executor (a fresh one after a crash), every trial in a
-    child of it, so a crashing trial is one bad outcome."""
+    """--paddle-localize on a case whose candidate killed the executor (``died``) or raised
+    (``failure``): the ladder in a (fresh) executor, every trial in a child of it."""
     from ..supervise import ExecutorDied
 
     if not settings_of(item.config).localize or (died is not None and "candidate" not in died.phase):
@@ -161,17 +158,12 @@ def build_cases(settings) -> list:
     from ..cases.tolerance_precedence import case_tolerances
     from ..verdict.tolerances import Rule
 
-    cases = []
     sources = [with_declared_inputs(source, settings.cache_dir, settings.timeout) for source in settings.models]
     shapes = shapes_by_model(sources, settings.shapes, settings.batch)
-    for source in sources:
-        for spec in settings.run_modes:
-            cases.append(Case(
-                model=source, run_mode=spec, baseline=settings.baseline, seed=settings.seed,
-                threads=settings.threads, program=settings.program, shapes=shapes[source.name],
-                tolerances=case_tolerances(spec.mode, command_line=Rule(settings.atol, settings.rtol)),
-            ))
-    return cases
+    return [Case(model=source, run_mode=spec, baseline=settings.baseline, seed=settings.seed,
+                 threads=settings.threads, program=settings.program, shapes=shapes[source.name],
+                 tolerances=case_tolerances(spec.mode, command_line=Rule(settings.atol, settings.rtol)))
+            for source in sources for spec in settings.run_modes]
 
 
 def with_declared_inputs(source, cache_dir, timeout=None):
@@ -209,8 +201,7 @@ CASE_ONLY_OPTIONS = ("--run-mode", "--paddle-localize", "--paddle-intermediates"
 
 
 def warn_idle_options(config) -> None:
-    """A session with no case (no --paddle-model, suite or paddle_case test collected) that
-    was given options which act on cases only: they would do nothing, silently."""
+    """Warn of options that act on cases only, given to a session with no case."""
     from .options import OPTIONS
 
     dests = {o.flag: o.ini for o in OPTIONS}
@@ -225,9 +216,8 @@ def warn_idle_options(config) -> None:
 
 
 def narrow_declared_cases(config, items, collection_errors: int = 0) -> bool:
-    """With suites or paddle_case tests collected, --paddle-model and --run-mode keep the
-    cases they name (True: no standalone cases are added). Keeping none is a usage error
-    (a check was asked for), unless a suite failed to collect: that error fails the session."""
+    """With suites or paddle_case tests collected, --paddle-model and --run-mode keep the cases
+    they name (True: no standalone cases are added); keeping none is a usage error."""
     cases = [c for c in map(declared_case, items) if c is not None]
     if not cases and not config.stash.get(SUITES_SEEN, False):
         return False
@@ -261,8 +251,7 @@ def item_where(item):
 
 
 def effective_case(item, case):
-    """The case with the command line's tolerances over a paddle_tolerance marker's over
-    the case's own (precedence: command line > marker > the suite's layers)."""
+    """The case with the command line's tolerances over a paddle_tolerance marker's over its own."""
     from dataclasses import replace
 
     from ..cases.tolerance_precedence import overridden
@@ -304,8 +293,7 @@ def add_command_line_cases(session, config, items) -> None:
     added = [PaddleCaseItem.from_parent(session, name=case.id, nodeid=case.id, case=case)
              for case in cases]
     items.extend(added)
-    # reported as collected, so pytest's "collected N items" counts them (not "collected 0
-    # items" before they appear), and said where they come from
+    # reported as collected, so pytest's "collected N items" counts them
     config.hook.pytest_collectreport(report=pytest.CollectReport(
         nodeid="", outcome="passed", longrepr=None, result=added))
     are = "is a case" if len(cases) == 1 else "are cases"

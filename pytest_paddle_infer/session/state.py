@@ -15,20 +15,10 @@ FORK_SERVER_INPUT = "paddle_infer_fork_server"  # the key of xdist's workerinput
 SHARED_DIR = "shared-baselines"  # under the cache dir: the baselines xdist workers share, per run
 
 SETTINGS = pytest.StashKey["opts.Settings"]()
-
-
 RUNNER = pytest.StashKey[object]()
-
-
 CASE_PATH = pytest.StashKey[object]()
-
-
 SUITES_SEEN = pytest.StashKey[bool]()
-
-
 NARROWED = pytest.StashKey[list]()
-
-
 HEADER_SHOWN = pytest.StashKey[list]()  # paddle-infer lines the session has printed so far
 
 
@@ -50,8 +40,7 @@ def settings_of(config) -> "opts.Settings":
 
 
 def case_path_of(config):
-    """The per-process path every case takes (case_path.py): its executor child starts on
-    first use."""
+    """The per-process path every case takes (case_path.py); its executor starts on first use."""
     if CASE_PATH not in config.stash:
         from .case_path import CasePath
         from ..models.cache import heal_cache_dirs
@@ -70,13 +59,11 @@ def case_path_of(config):
 
 
 class UnusableDirectory(PaddleInferError, pytest.UsageError):
-    """A directory the session must write cannot be written: a usage error at configure
-    time, a collection error (its text alone) when a suite file's collection finds it."""
+    """A directory the session must write cannot be written (a usage error, or a collection error)."""
 
 
 def check_cache_dir(settings) -> None:
-    """The cache dir is made (when missing) and takes a file, or UnusableDirectory naming it:
-    read-only, not writable by this user, /proc, a full disk."""
+    """The cache dir is made (when missing) and takes a file, or UnusableDirectory says why."""
     import os
     import tempfile
 
@@ -104,9 +91,8 @@ def check_cache_dir(settings) -> None:
 
 
 def installation(config):
-    """(Capabilities, environment) of the installed Paddle. The executor imports paddle and
-    reports them; they are remembered per installation, so the pytest process (and the xdist
-    controller, which runs no case) never imports paddle."""
+    """(Capabilities, environment) of the installed Paddle, as the executor reports them,
+    remembered per installation: the pytest process never imports paddle."""
     from ..modes.capabilities import known_installation
 
     def ask():
@@ -128,9 +114,8 @@ def installation(config):
 
 
 def stop_idle_executor(config) -> None:
-    """No case here after all (-k deselected them): the executor a suite's collection
-    started, never asked anything, stops importing paddle now rather than at the session's
-    end; a later request would start another."""
+    """No case here after all (-k deselected them): stop the executor a suite's collection
+    started and never asked anything."""
     executor = getattr(config.stash.get(CASE_PATH, None), "executor", None)
     if getattr(executor, "conn", True) is None:  # Executor (not inline), never connected
         executor.close()
@@ -145,9 +130,8 @@ def display_path(config, path: Path) -> str:
 
 
 def expects_cases(config, settings) -> bool:
-    """Whether this session will have cases, as far as the command line tells before any
-    collection: --paddle-model, --paddle-suite, or a suite file among the paths given or in
-    their first levels (an xdist controller collects nothing itself)."""
+    """Whether this session will have cases, as the command line tells before collection:
+    --paddle-model, --paddle-suite, or a suite file among (the first levels of) the paths given."""
     from ..cases.suite_scan import is_suite_name
 
     if settings.active or settings.suites:
