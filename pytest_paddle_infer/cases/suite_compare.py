@@ -6,9 +6,6 @@
     compare: {topk: 5, min_agreement: 0.99}          # axis: -1 unless given
     compare: argmax                                  # or {argmax: 1, min_agreement: 0.999}
     compare: sorted                                  # or {sorted: 0}
-
-The kind's own value is its main setting (k, the axis, the columns); the other keys are its
-options.
 """
 from __future__ import annotations
 

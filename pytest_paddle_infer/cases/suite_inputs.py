@@ -151,8 +151,8 @@ def check_input_file(node: Node, spec: InputSpec, ctx: Context) -> Path:
 
 
 def file_array_shape(spec: InputSpec, node: Node) -> Tuple[int, ...]:
-    """The shape of the array an input file holds for ``spec``, checked against the dtype and
-    the shape the model declares (an .npy is mapped, not read)."""
+    """The shape of the array an input file holds for ``spec``, checked against the declared
+    dtype and shape (an .npy is mapped, not read)."""
     from ..files import ArrayFileError, WantedArray, load_arrays
     from ..models.inputs import numpy_dtype
 
@@ -255,7 +255,4 @@ def check_rank(node: Node, name: str, declared: Tuple[int, ...], shape: Tuple[in
 
 
 def _example(declared: Sequence[int], given: Sequence[int]) -> str:
-    dims = []
-    for i, d in enumerate(declared):
-        dims.append(d if d >= 0 else (given[i] if i < len(given) else 1))
-    return str(dims)
+    return str([d if d >= 0 else (given[i] if i < len(given) else 1) for i, d in enumerate(declared)])
