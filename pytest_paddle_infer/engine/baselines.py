@@ -1,23 +1,13 @@
 """Baselines: what a case's candidate predictor is compared with.
 
-    auto | cpu | gpu  a plain predictor of the exported model (fp32, IR optim off, oneDNN
-                      off; ``check.py`` builds it)
-    dygraph           the ``nn.Layer`` the model was exported from, run eagerly in eval mode:
-                      checks the dy2static export itself
-    static            the exported program under ``paddle.static.Executor``: the framework's
-                      own kernels without inference passes, which tells a framework bug from
-                      an inference bug (precision-tracing seed, step 2.2)
-    golden:DIR        outputs recorded earlier with ``--paddle-save-goldens`` (``goldens.py``)
+    auto | cpu | gpu  a plain predictor of the exported model (runner.py builds it)
+    dygraph           the ``nn.Layer`` the model was exported from, eagerly in eval mode
+    static            the program under ``paddle.static.Executor`` (no inference passes)
+    golden:DIR        outputs recorded with ``--paddle-save-goldens`` (``goldens.py``)
 
-``dygraph`` and ``static`` run in a child process (``baseline_child.py``) for the reasons the
-exporter does; each runs once per worker for a model, device and set of inputs.
-
-A dygraph layer's outputs may be a tensor, or dicts, lists and tuples of them. They are
-flattened the way ``paddle.jit.save`` flattens them into the exported program's outputs (dict
-keys sorted, ``None`` and other non-tensors left out) and named by their path: ``out``,
-``out[1]``, ``out.boxes``, ``out.feats[0]``. The exported program's outputs (``fetch_name_0``,
-...) come in that same order, so the two are paired by position; the comparison table shows
-both names, e.g. ``fetch_name_1 (out.scores)``.
+``dygraph`` and ``static`` run in a child (``baseline_child.py``), once per worker for a model,
+device and inputs. A dygraph layer's outputs are flattened as ``paddle.jit.save`` flattens them
+and named by their path (``out.boxes``, ``out.feats[0]``): they pair with the program's by position.
 """
 from __future__ import annotations
 
@@ -44,9 +34,8 @@ INPUTS, OUTPUTS = "<inputs.npz>", "<outputs.npz>"  # placeholders in a child's a
 
 
 def flatten_named(value: Any, is_tensor: Callable[[Any], bool], prefix: str = "out") -> Iterator[Tuple[str, Any]]:
-    """(path, tensor) pairs in ``paddle.utils.flatten`` order: dict keys sorted (in insertion
-    order when they cannot be sorted, as Paddle does), lists and tuples in order, anything
-    that is not a tensor left out, as ``paddle.jit.save`` leaves it out of the program."""
+    """(path, tensor) pairs in ``paddle.utils.flatten`` order: dict keys sorted (where they can
+    be), non-tensors left out, as ``paddle.jit.save`` does."""
     if is_tensor(value):
         yield prefix, value
     elif isinstance(value, dict):
@@ -78,8 +67,7 @@ def layer_builder(source: "ModelSource") -> Tuple[str, Dict[str, Any]]:
 
 def build_dygraph_layer(model: Any, **kwargs):
     """In this process: the eval-mode layer of a zoo name, a builder ``'package.module:callable'``
-    (called with ``kwargs``) or a zoo/builder ModelSource. Seeds paddle's, numpy's and Python's
-    global generators first, as the exporter does, so the layer has the exported weights."""
+    (called with ``kwargs``) or a ModelSource, seeded as the exporter seeds it."""
     from ..models.exporter import build_layer
     from ..models.source import ModelSource
     from ..cases.suite_sources import BUILDER_PATTERN
@@ -111,9 +99,8 @@ PredictorBaseline = Callable[[str], BaselineOutputs]  # kind (auto|cpu|gpu) -> o
 
 
 class Baselines:
-    """Per worker: every case's baseline outputs, whatever produced them. Predictor baselines
-    come from ``predictor_baseline`` (check.py); dygraph and static ones from a child process,
-    cached; goldens from disk. Records goldens as ``policy`` asks."""
+    """Per worker: every case's baseline outputs, whatever produced them; records goldens as
+    ``policy`` asks."""
 
     def __init__(self, cache_dir: Path, policy: GoldenPolicy = GoldenPolicy()):
         self.work_dir = Path(cache_dir) / "baselines" / f"pid{os.getpid()}"
@@ -147,8 +134,7 @@ class Baselines:
     def live_outputs(self, case: "Case", model: "ModelFiles", inputs: Mapping[str, "np.ndarray"],
                      digest: str, device_of: Callable[[str], str],
                      predictor_baseline: PredictorBaseline) -> BaselineOutputs:
-        """The case's live baseline (not a golden) for these inputs, recording nothing: for
-        measurements on other inputs (--paddle-suggest-tolerances)."""
+        """The case's live baseline for these inputs, recording nothing (other seeds' inputs)."""
         return self._live(kind_of(case.baseline), case, model, inputs, digest, device_of,
                           predictor_baseline)
 
@@ -283,8 +269,7 @@ class Baselines:
 
 
 def golden_store(golden):
-    """The golden's intermediate tensors as a baseline store (None when it holds none). A
-    golden recorded from another program format still pairs by structure and values."""
+    """The golden's intermediate tensors as a baseline store (None when it holds none)."""
     from .saved_tensors import saved_tensors
 
     return saved_tensors(golden.path, golden.meta)

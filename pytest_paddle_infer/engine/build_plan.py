@@ -133,7 +133,7 @@ class ConvertPir:
     reuse: bool  # +use_static: a converted program from an earlier run is kept
 
     def __str__(self) -> str:
-        return f"PIR TensorRT conversion: {pir_tensorrt.describe_calls(self.calls)}"
+        return f"PIR TensorRT conversion: {describe_recipe(self.calls)}"
 
 
 @dataclass(frozen=True)
@@ -563,7 +563,7 @@ def convert_pir(step: ConvertPir, inputs: Optional[Mapping[str, "np.ndarray"]] =
         missing = [str(p) for p in out if not p.is_file()]
         if missing:
             raise PredictorError(f"paddle.tensorrt.convert wrote no {', '.join(missing)}; "
-                                 f"calls: {pir_tensorrt.describe_calls(step.calls)}")
+                                 f"calls: {describe_recipe(step.calls)}")
         lacked = f" (this Paddle's TensorRTConfig lacks {', '.join(skipped)})" if skipped else ""
         how = f"paddle.tensorrt.convert wrote {step.program}{lacked}"
     engines = sum(n for t, n in program_op_types(step.program).items()

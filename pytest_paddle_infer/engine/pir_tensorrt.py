@@ -106,10 +106,6 @@ class TrtCall:
         return text + " [if available]" if self.optional else text
 
 
-def describe_calls(calls: Sequence[TrtCall]) -> str:
-    return "; ".join(str(c) for c in calls)
-
-
 # -- which path a case takes ---------------------------------------------------------------
 
 

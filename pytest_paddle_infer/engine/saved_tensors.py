@@ -1,11 +1,9 @@
-"""Saved runs on disk: a run's outputs and its selected intermediate tensors in one
-compressed ``.npz``, written member by member (never more than one tensor in memory), and
-read back as a baseline store the aligner pairs a candidate's tensors with.
+"""Saved runs on disk: a run's outputs and selected intermediate tensors in one compressed
+``.npz`` written member by member (one tensor in memory at a time), read back as a baseline store.
 
-Members: ``o0, o1, ...`` the outputs, ``t00000, t00001, ...`` the intermediates in execution
-order, ``__meta__`` a JSON text; ``meta["intermediates"]`` lists each tensor's index, name,
-op type, shape and dtype (the dtype it was computed in; ``stored`` says when it was stored
-as float16 to halve the file). ``numpy.load`` reads the file like any ``.npz``.
+Members: ``o0, o1, ...`` the outputs, ``t00000, ...`` the intermediates in execution order,
+``__meta__`` JSON; ``meta["intermediates"]`` lists each tensor's index, name, op type, shape and
+dtype (``stored``: float16 storage).
 """
 from __future__ import annotations
 
@@ -73,9 +71,8 @@ def _fits_float16(array: np.ndarray) -> bool:
 
 
 class SavedTensors:
-    """A saved run's intermediates, read like a spilled baseline store (capture.Aligner and
-    CandidateComparer use ``records``, ``by_name`` and ``load``). Each tensor is read once
-    here for its fingerprint, then again when a candidate tensor pairs with it."""
+    """A saved run's intermediates, read like a spilled baseline store (``records``,
+    ``by_name``, ``load``)."""
 
     def __init__(self, path: Path, entries: Iterable[Mapping[str, object]]):
         self.path = Path(path)
@@ -93,8 +90,7 @@ class SavedTensors:
             self.by_name[record.name] = record
 
     def _read(self, record: Record) -> np.ndarray:
-        """The first read of a tensor: a member the metadata lists but the file lacks (or
-        holds damaged) is the file's fault, said as a golden's is."""
+        """The first read of a tensor: a missing or damaged member is the file's fault."""
         from ..files import load_error_text
         from ..goldens import GoldenError
 

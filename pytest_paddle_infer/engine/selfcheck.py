@@ -1,10 +1,6 @@
-"""The self-check's Paddle work, in the executor child: the machine's facts, and each run
-mode's positive and negative control on a tiny zoo model (see ``__init__``).
-
-The positive control builds the candidate as a case does (``CandidateBuilder.plan`` and the
-plan executor: TensorRT's cache dir, calibration and all); the negative control builds a plain
-predictor from that recipe less the call that engages the mode. Both runs are recorded through
-the output hooks like a case's candidate (execute/recording.py).
+"""The self-check's Paddle work, in the executor child: the machine's facts, and each run mode's
+positive control (the candidate built as a case builds it) and negative control (that recipe
+less the call that engages the mode), both recorded through the output hooks (recording.py).
 """
 from __future__ import annotations
 
@@ -128,8 +124,7 @@ def cannot_run(caps, mode: RunMode, device_id: Optional[int]) -> Optional[Tuple[
 
 
 def machine_facts(caps) -> dict:
-    """Paddle, CUDA, cuDNN and TensorRT versions, the GPUs and their compute capability,
-    TF32, the CPU."""
+    """Paddle, CUDA, cuDNN and TensorRT versions, the GPUs, TF32, the CPU."""
     from ..modes.capabilities import import_paddle
 
     paddle = import_paddle()
@@ -158,8 +153,7 @@ def machine_facts(caps) -> dict:
 
 
 def tf32_state(gpus: Sequence[dict]) -> dict:
-    """Paddle's TF32 switches for cuBLAS and cuDNN (process-wide, on unless turned off) and
-    whether a GPU here computes TF32 at all (compute capability 8.0 and up)."""
+    """Paddle's TF32 switches for cuBLAS and cuDNN, and the GPUs with TF32 (8.0 and up)."""
     from paddle.base import core
 
     def switch(name: str) -> Optional[bool]:
@@ -227,9 +221,8 @@ def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: 
 
 
 def positive(runner, spec, on_phase, pir: bool = False):
-    """The candidate of ``spec`` on the self-check's model, built by the plugin's own plan,
-    run once and recorded: (model, recipe, Seen, Built). ``pir``: the model's
-    ``.json`` export, whatever the mode (TensorRT then takes the PIR path)."""
+    """The candidate of ``spec`` on the self-check's model, built by the plugin's own plan, run
+    once and recorded: (model, recipe, Seen, Built). ``pir``: on the model's ``.json`` export."""
     from .int8_evidence import program_op_types, wants_int8_kernels
     from ..models.program import exports_legacy
     from ..models.source import parse_source
@@ -253,9 +246,8 @@ def positive(runner, spec, on_phase, pir: bool = False):
 
 
 def engine_problems(row: dict, spec, built) -> List[str]:
-    """Legacy TensorRT: what its engines recorded (engine_info_*.json), as a case reads it
-    (execute/runner.py ``judge_engines``), into ``row["engines"]``; an int8 engine without
-    an int8 layer is a problem: the mode did not engage."""
+    """Legacy TensorRT: what its engines recorded, as a case reads it (runner.judge_engines),
+    into ``row["engines"]``; an int8 engine without an int8 layer did not engage."""
     if not built.engine_dirs:
         return []
     from .runner import judge_engines
