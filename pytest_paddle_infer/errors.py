@@ -1,8 +1,5 @@
-"""Exceptions that carry a message meant for the person running pytest.
-
-Anything derived from ``PaddleInferError`` is reported as its text alone: no traceback
-through the plugin's own code.
-"""
+"""Exceptions that carry a message meant for the person running pytest: a ``PaddleInferError``
+is reported as its text alone, with no traceback through the plugin's own code."""
 import re
 import signal
 
@@ -47,8 +44,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def strip_ansi(text: str) -> str:
-    """Paddle's logs and messages colour their words with ANSI escapes; reports, JUnit and
-    summary.json get the plain text."""
+    """Paddle's messages without their ANSI colours, for reports, JUnit and summary.json."""
     return _ANSI.sub("", text)
 
 
