@@ -108,8 +108,7 @@ class WantedArray:
 
 
 class ArrayFileError(InputError, ValueError):
-    """An array file that cannot be used, in parts a caller may format its own way (a
-    ValueError too, like numpy's own errors for a bad file)."""
+    """An array file that cannot be used, in parts a caller may format (a ValueError too)."""
 
     def __init__(self, path: PathLike, problem: str, expected: str, found: str, fix: str = ""):
         self.path, self.problem, self.expected, self.found, self.fix = Path(path), problem, expected, found, fix
@@ -151,8 +150,7 @@ def load_arrays(path: PathLike, wanted: Sequence[WantedArray], exact: bool = Fal
 
 
 def open_array_file(path: Path, mmap: bool = False):
-    """``numpy.load`` without pickle; errors say what is wrong with the file (never to load it
-    unsafely). An ``.npz`` is returned open."""
+    """``numpy.load`` without pickle, errors said as the file's; an ``.npz`` is returned open."""
     import numpy as np
 
     try:

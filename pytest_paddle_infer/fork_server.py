@@ -84,8 +84,7 @@ def environment_digest(env) -> str:
 
 
 def start() -> str:
-    """Start the server (once per process); its spec for the workers (xdist's workerinput),
-    "" where none runs."""
+    """Start the server (once per process); its spec for the workers, "" where none runs."""
     if _SERVERS:
         return _SERVERS[0][2]
     if not available():
@@ -124,8 +123,7 @@ def stop() -> None:
 
 
 class ForkedChild:
-    """An executor child the server forked, supervised like a ``subprocess.Popen``: its exit
-    status comes from the file the server writes when it reaps it."""
+    """An executor child the server forked, supervised like a Popen: its status from the server's file."""
 
     def __init__(self, pid: int, status_file: Path):
         self.pid = pid
@@ -178,8 +176,7 @@ def _alive(pid: int) -> bool:
 
 def request(spec: str, address: str, authkey: str, log_path: Path, authkey_env: str,
             entry: str) -> Optional[ForkedChild]:
-    """Ask the server of ``spec`` (this worker's controller's) for an executor child that
-    connects to ``address``; None where it cannot serve this worker (the caller spawns one)."""
+    """An executor child from the server of ``spec``, connecting to ``address``; None: spawn one."""
     try:
         found = json.loads(spec)
         pid, directory, key = int(found["pid"]), Path(found["directory"]), str(found["key"])
@@ -267,8 +264,7 @@ def _child(request: Dict, listener, conn) -> None:
 
 
 def serve(directory: Path) -> int:
-    """The server: import paddle and the engine, then fork a child per request until the
-    controller is gone or stops it; what keeps it from serving goes to ``refused``."""
+    """Import paddle and the engine, then fork a child per request until the controller goes."""
     try:
         return _serve(directory)
     except BaseException as e:  # the workers spawn their own children

@@ -44,8 +44,7 @@ VNNI_FAMILIES = (INT8_AMX, INT8_AVX512_VNNI, INT8_AVX_VNNI)
 
 
 def vector_level(flags: str) -> str:
-    """The widest vector set of ``flags`` oneDNN uses: "avx512" (avx512_core), "avx2", "avx",
-    "sse4_2"; "" when none is known."""
+    """The widest vector set oneDNN uses: "avx512" (avx512_core), "avx2", "avx", "sse4_2" or ""."""
     have = set(flags.split())
     if all(f in have for f in AVX512_CORE):
         return "avx512"
@@ -62,8 +61,7 @@ def isa_text(flags: str) -> str:
 
 
 def int8_kernels(flags: str) -> str:
-    """The family of oneDNN int8 kernels a CPU with ``flags`` runs (INT8_*), "" when it has
-    none (no avx2: Paddle's ``supports_int8()`` is False)."""
+    """The oneDNN int8 kernel family of a CPU with ``flags`` (INT8_*); "" for none (no avx2)."""
     have = set(flags.split())
     if "amx_int8" in have:
         return INT8_AMX

@@ -93,8 +93,7 @@ class CaseResult:
 
     @property
     def mismatched_text(self) -> str:
-        """``mismatched/total`` over the outputs; ``shape`` when an output's shape differs and
-        no task comparison counts it."""
+        """``mismatched/total`` over the outputs; ``shape`` when an uncounted output's shape differs."""
         if any(not r.counted for r in self.rows):
             return "shape"
         return f"{self.mismatched}/{self.total}"

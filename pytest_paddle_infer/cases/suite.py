@@ -357,8 +357,7 @@ def check_unique(cases: Sequence[SuiteCase]) -> None:
 
 
 def marker_cases(args: Sequence[Any], kwargs: Mapping[str, Any], where: Where, ctx: Context) -> List[SuiteCase]:
-    """The cases a ``@pytest.mark.paddle_case(model=..., shapes=..., run_modes=..., atol=...)``
-    declares; the same schema as a suite's model entry, with tolerances given directly."""
+    """The cases a ``paddle_case`` marker declares: a suite model entry's schema, tolerances direct."""
     ctx = replace(ctx, suite=False)  # no file holds these cases: nothing to rewrite
     node = Node(dict(kwargs), where, "paddle_case")
     if args:

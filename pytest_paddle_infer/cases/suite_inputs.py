@@ -151,8 +151,7 @@ def check_input_file(node: Node, spec: InputSpec, ctx: Context) -> Path:
 
 
 def file_array_shape(spec: InputSpec, node: Node) -> Tuple[int, ...]:
-    """The shape of the array an input file holds for ``spec``, checked against the declared
-    dtype and shape (an .npy is mapped, not read)."""
+    """The shape of the array an input file holds for ``spec``, checked (an .npy is mapped, not read)."""
     from ..files import ArrayFileError, WantedArray, load_arrays
     from ..models.inputs import numpy_dtype
 

@@ -99,8 +99,7 @@ PredictorBaseline = Callable[[str], BaselineOutputs]  # kind (auto|cpu|gpu) -> o
 
 
 class Baselines:
-    """Per worker: every case's baseline outputs, whatever produced them; records goldens as
-    ``policy`` asks."""
+    """Per worker: every case's baseline outputs; records goldens as ``policy`` asks."""
 
     def __init__(self, cache_dir: Path, policy: GoldenPolicy = GoldenPolicy()):
         self.work_dir = Path(cache_dir) / "baselines" / f"pid{os.getpid()}"

@@ -90,8 +90,7 @@ class GeneratedBatches:
 
 @dataclass(frozen=True)
 class FileBatches:
-    """Calibration batches from a directory, sorted by name: an ``.npz`` by input name, an
-    ``.npy`` for a single-input model; at most ``limit``."""
+    """Calibration batches from a directory (``.npz`` by input name, or ``.npy``); at most ``limit``."""
 
     directory: str
     limit: Optional[int]
@@ -388,8 +387,7 @@ def check_static_shape(spec: RunModeSpec, model: "ModelFiles") -> None:
 
 def pir_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec], cache: Path,
              steps: List[Step], threads: Optional[int], device_id: int) -> Plan:
-    """A ``.json`` program under TensorRT: ``paddle.tensorrt`` converts it into the cache dir
-    and a plain GPU predictor runs the result."""
+    """A ``.json`` program under TensorRT: converted by ``paddle.tensorrt``, run by a GPU predictor."""
     pir_tensorrt.check_takes(spec, model.format, model.prog_file)
     prog = Path(model.prog_file).resolve()
     params = Path(model.params_file).resolve()
@@ -543,8 +541,7 @@ def engine_dirs(plan: Plan, model: "ModelFiles") -> Tuple[str, ...]:
 
 
 def convert_pir(step: ConvertPir, inputs: Optional[Mapping[str, "np.ndarray"]] = None) -> str:
-    """Run a PIR TensorRT conversion (or keep one under +use_static); says how many
-    tensorrt_engine ops the written program holds."""
+    """Run a PIR TensorRT conversion (or keep one); says how many tensorrt_engine ops it holds."""
     from .int8_evidence import program_op_types
     from ..verdict.evidence import TENSORRT_ENGINE, base_name
 

@@ -227,8 +227,7 @@ class CandidateComparer:
         self.rows: List[IntermediateRow] = []
 
     def wants(self, name: str, op_type: str) -> bool:
-        """The selection's verdict; a TensorRT engine's output (op type tensorrt_engine) is
-        wanted when the baseline tensor of its name was."""
+        """The selection's verdict; a TensorRT engine's output is wanted when its baseline tensor was."""
         if self.selection.wants(name, op_type):
             return True
         return (op_label(op_type).rsplit(".", 1)[-1] == "tensorrt_engine"
@@ -275,8 +274,7 @@ class HookRouter:
 
 
 class HookRouters:
-    """The router of each hooked predictor; an entry keeps its predictor alive (ids stay unique)
-    until ``forget``."""
+    """The router of each hooked predictor, which it keeps alive (ids stay unique) until ``forget``."""
 
     def __init__(self):
         self._routers: Dict[int, Tuple[object, HookRouter]] = {}

@@ -170,8 +170,7 @@ def plugin_library_found() -> bool:
 
 def check_takes(spec, program_format: str, prog_file: str = "",
                 trt_compile: Optional[Sequence[int]] = None) -> None:
-    """Skip a case the PIR path cannot take; with ``trt_compile`` (the executor, before the
-    case runs) also one whose tensorrt package is missing."""
+    """Skip a case the PIR path cannot take; with ``trt_compile`` also one lacking tensorrt."""
     reason = skip_reason(spec, program_format, prog_file)
     if reason is None and trt_compile is not None:
         reason = package_reason(spec, program_format, trt_compile)
@@ -246,8 +245,7 @@ def predictor_recipe(calls) -> Tuple:
 
 
 def run_calls(calls: Sequence[TrtCall], inputs: Optional[Mapping[str, Any]] = None) -> List[str]:
-    """Make ``calls`` with ``paddle.tensorrt.export`` (``inputs`` fill ``CaseArray``); returns
-    the optional fields this Paddle lacked."""
+    """Make ``calls`` (``inputs`` fill ``CaseArray``); returns the optional fields this Paddle lacked."""
     import importlib
 
     try:

@@ -51,8 +51,7 @@ def warm_up(router: HookRouter, run: Callable) -> None:
 
 def hooked_run(router: HookRouter, sink: Optional[Callable], tally: Tally, run: Callable,
                warm: bool = False):
-    """``run`` with ``sink`` (intermediate tensors, ...) and ``tally`` (evidence) on its
-    hooks; ``warm``: a warm-up run first (``needs_warm_up``)."""
+    """``run`` with ``sink`` and ``tally`` on its hooks; ``warm``: a warm-up run first."""
     if warm:
         warm_up(router, run)
     if sink is None:

@@ -133,8 +133,7 @@ class Runner:
             raise ModelError(f"{e}\nthe legacy export was wanted: program {why}") from None
 
     def prepare(self, case: Case, build_candidate: bool = True) -> Prepared:
-        """Everything a case needs before its run; without ``build_candidate`` (a crashed
-        candidate, to localize) the candidate is None."""
+        """Everything a case needs before its run; without ``build_candidate`` the candidate is None."""
         self.candidates.check_ranges(case)  # a bad dynamic range errors even where GPUs are missing
         self.check_capabilities(case)
         self.on_phase("exporting the model")
@@ -190,8 +189,7 @@ class Runner:
         return prepared_case(case, model, inputs, baseline, plan, built, seeds, extra)
 
     def build_candidate(self, plan, model: ModelFiles, inputs: Dict[str, np.ndarray]):
-        """The candidate's predictor; Paddle's error building it is a CandidateError (localized)
-        unless a hint says what to do."""
+        """The candidate's predictor; a Paddle error without a hint becomes a CandidateError."""
         try:
             return self.candidates.executor.run(plan, model, inputs)
         except PredictorError as e:
@@ -261,8 +259,7 @@ class Runner:
 
     def predictor_baseline(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                            digest: str) -> BaselineOutputs:
-        """A plain predictor's outputs (and selected intermediates), once per model, recipe and
-        inputs; ``case.baseline`` is auto, cpu or gpu."""
+        """A plain predictor's outputs (and intermediates), once per model, recipe and inputs."""
         if case.baseline == "gpu":
             self.check_capabilities(case)  # a golden being rewritten may name the gpu baseline
         selection = Selection(case.intermediates)
@@ -441,8 +438,7 @@ class Runner:
         return rows, measured, notes
 
     def localize(self, prepared: Prepared, failure: str = "fails"):
-        """The localization ladder for a failing case (localize/ladder.py); trials run in a
-        supervised child when the executor set ``trial_init``."""
+        """The localization ladder (localize/ladder.py); trials in a child when ``trial_init`` is set."""
         from .localize.ladder import localize_case
 
         return localize_case(self, prepared, self.trial_init, failure)
@@ -564,8 +560,7 @@ def judge_evidence(result: CaseResult, candidate: Evidence, baseline: Optional[d
 
 
 def judge_engines(result: CaseResult, spec, directories: Tuple[str, ...], built_at: float) -> None:
-    """What legacy TensorRT engines recorded (engine_info_*.json), into the notes; an int8
-    engine without an int8 layer fails the case."""
+    """What legacy TensorRT engines recorded, into the notes; an int8 engine without int8 layers fails."""
     from ..modes.run_modes import INT8
     from ..modes.trt_marking import engine_text, fresh_engine_info, int8_engine_problem
 
@@ -601,8 +596,7 @@ def quantized_trt(spec) -> bool:
 
 def marked_tensors(case: Case, store: Optional[BaselineStore],
                    program_format: str = "legacy") -> Tuple[str, ...]:
-    """Selected baseline tensors, marked as TensorRT engine outputs so hooks see them (legacy
-    path only: paddle.tensorrt's convert has no marking)."""
+    """Selected baseline tensors to mark as TensorRT engine outputs (legacy path only)."""
     if store is None or not case.run_mode.run_mode.tensorrt \
             or pir_tensorrt.takes_pir_path(case.run_mode.run_mode, program_format):
         return ()

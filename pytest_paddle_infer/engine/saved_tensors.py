@@ -71,8 +71,7 @@ def _fits_float16(array: np.ndarray) -> bool:
 
 
 class SavedTensors:
-    """A saved run's intermediates, read like a spilled baseline store (``records``,
-    ``by_name``, ``load``)."""
+    """A saved run's intermediates, read like a spilled baseline store."""
 
     def __init__(self, path: Path, entries: Iterable[Mapping[str, object]]):
         self.path = Path(path)
@@ -119,8 +118,7 @@ def saved_tensors(path: Path, meta: Mapping[str, object]) -> Optional[SavedTenso
 
 def write_golden(directory: Path, case_id: str, outputs: Mapping[str, "np.ndarray"],
                  meta: Mapping[str, object], store=None, float16: bool = False) -> Path:
-    """Write one case's golden atomically, with the intermediate tensors of ``store`` (a
-    spilled baseline store) when given; returns its path."""
+    """Write one case's golden atomically, with ``store``'s intermediate tensors; returns its path."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = golden_path(directory, case_id)

@@ -172,8 +172,7 @@ def tf32_state(gpus: Sequence[dict]) -> dict:
 
 
 def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: bool = False) -> dict:
-    """One mode's row: status, why, its rule, and each control's recipe and evidence.
-    ``pir``: a TensorRT mode on the model's ``.json`` export (paddle.tensorrt.convert)."""
+    """One mode's row; ``pir``: a TensorRT mode on the model's ``.json`` export."""
     spec = parse_run_mode(mode.name)
     device_id = runner.candidates.device_id(spec) if mode.device == GPU else None
     row: dict = {"mode": mode.name, "label": f"{mode.name} (PIR)" if pir else mode.name,

@@ -43,8 +43,7 @@ _saved: Optional[Tuple[bool, bool]] = None
 
 @contextlib.contextmanager
 def true_fp32() -> Iterator[str]:
-    """Both TF32 switches off for the block, restored when the last block open in any thread
-    ends; yields what it did, in words."""
+    """Both switches off for the block, restored when the last such block ends; yields what it did."""
     global _holders, _saved
     if switches() is None:
         yield "TF32 could not be turned off: this Paddle has no cuBLAS/cuDNN TF32 switch"

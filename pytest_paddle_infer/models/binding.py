@@ -67,8 +67,7 @@ class BindingError(ModelError):
 
 @dataclass(frozen=True)
 class Binding:
-    """``slots``: forward's positional parameters up to the last one given, each with its
-    input (None: the default)."""
+    """``slots``: forward's positional parameters up to the last given, with their inputs."""
 
     slots: Tuple[Tuple[str, Optional[str]], ...]
 

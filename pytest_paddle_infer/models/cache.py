@@ -108,8 +108,7 @@ OWN_DIRS = ("models", "inspect", "signatures", "executor", "spill", "optim", "ba
 
 
 def heal_cache_dirs(cache_dir: Path) -> None:
-    """Remove a file or link in the place of one of the cache's own directories, only in a
-    directory marked as the plugin's cache (ownership.py)."""
+    """Remove a file or link in place of one of the cache's own directories (a marked cache only)."""
     from ..ownership import marker_kind
 
     if marker_kind(Path(cache_dir)) != "cache":
@@ -274,8 +273,7 @@ def export_dir(source: ModelSource, cache_dir: Path, legacy: bool) -> Path:
 
 
 def resolve(source: ModelSource, cache_dir: Path, legacy: bool = False) -> ModelFiles:
-    """Model files for a source; zoo entries and builders are exported on first use
-    (``legacy``: as a ``.pdmodel`` program)."""
+    """Model files for a source; zoo entries and builders exported on first use (``legacy``: .pdmodel)."""
     if source.kind == "path":
         prog, params = find_model_files(source.ref)
         if legacy and prog.suffix != ".pdmodel":
@@ -315,8 +313,7 @@ def resolve(source: ModelSource, cache_dir: Path, legacy: bool = False) -> Model
 
 
 def declared_inputs(prog: Path, cache_dir: Path, timeout: Optional[float] = None) -> Tuple[InputSpec, ...]:
-    """Input names, shapes and dtypes a model file declares (read once, cached by content);
-    ``timeout``: --paddle-timeout, the reading child's deadline."""
+    """A model file's declared inputs (cached by content); ``timeout``: the reading child's deadline."""
     stat = prog.stat()
     key = hashlib.sha256(f"{prog.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
     path = Path(cache_dir) / "inspect" / f"{key}.json"

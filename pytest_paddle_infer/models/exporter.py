@@ -37,8 +37,7 @@ BUILD_SEED = 2024  # the global generators' seed before a builder runs
 
 
 def build_layer(builder: str, kwargs: dict):
-    """The builder's layer in eval mode, the generators seeded first (the same weights in the
-    exporting process and the dygraph baseline's)."""
+    """The builder's layer in eval mode, the generators seeded first (the same weights each time)."""
     import random
 
     import numpy as np

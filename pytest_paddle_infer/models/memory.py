@@ -64,8 +64,7 @@ def size_text(n: float) -> str:
 
 
 def check_fits(model: str, specs: Sequence[InputSpec], available=available_memory) -> None:
-    """Raise ``InputError`` with the figures when the inputs, held ``HELD_COPIES`` times over,
-    need more memory than is available."""
+    """``InputError`` when the inputs, held ``HELD_COPIES`` times over, need more than is available."""
     need_inputs = input_bytes(specs)
     if not need_inputs:
         return

@@ -37,8 +37,7 @@ def never_re_exported(source: "ModelSource") -> str:
 
 
 def exports_legacy(source: "ModelSource", program: str, mode: "RunMode", paddle_version: str) -> bool:
-    """Whether the case checks the legacy export of a zoo entry or builder; a ModelError for
-    ``legacy`` on a model file."""
+    """Whether the case checks a zoo entry's or builder's legacy export (legacy on a file: ModelError)."""
     if source.kind == "path":
         if program == LEGACY:
             raise ModelError(never_re_exported(source))

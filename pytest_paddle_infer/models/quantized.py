@@ -43,8 +43,7 @@ def post_training_quantize(layer, inputs: Tuple[InputSpec, ...]):
 
 
 def store_int8_weights(prefix: str) -> int:
-    """Store every weight a ``dequantize_linear`` op of the legacy program ``prefix`` reads as
-    int8; returns how many were converted. Runs in the exporter child."""
+    """Store the weights ``dequantize_linear`` ops read as int8 in legacy ``prefix``; returns how many."""
     import numpy as np
     import paddle
 

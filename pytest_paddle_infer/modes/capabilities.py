@@ -72,8 +72,7 @@ class Capabilities:
         return self.int8_kernels in VNNI_FAMILIES
 
     def cpu_modes_line(self) -> str:
-        """The header's CPU line: the CPU, the CPU run modes that run or skip here, and the
-        int8 kernel family."""
+        """The header's CPU line: the CPU, the modes that run or skip, the int8 kernel family."""
         runs, skips = [], []
         for mode in RUN_MODES.values():
             if mode.device != CPU:
@@ -244,8 +243,7 @@ def installation_key() -> list:
 
 
 def incomplete(caps: Capabilities) -> bool:
-    """A CUDA build that saw no GPU, or TensorRT without its runtime: never remembered, as
-    what fixes it (a driver, libnvinfer) is outside the key."""
+    """A CUDA build without a GPU, or TensorRT without its runtime: fixed outside the key, not kept."""
     return caps.cuda and (caps.gpu_count == 0
                           or (any(caps.trt_compile) and not any(caps.trt_runtime)))
 

@@ -46,8 +46,7 @@ class Slot:
 
 @dataclass(frozen=True)
 class Call:
-    """One method call on a ``paddle.inference.Config``; ``optional``: skipped where the
-    installed Config lacks the method."""
+    """One call on a ``paddle.inference.Config``; ``optional``: skipped where the method is missing."""
 
     method: str
     args: Tuple[Any, ...] = ()
@@ -106,8 +105,7 @@ class NameSet(frozenset):
 
 
 class EveryOpTypeExcept(NameSet):
-    """Every op type Paddle registers but these (``set_bfloat16_op`` takes those to include);
-    engine/predictor.py fills it in."""
+    """Every op type Paddle registers but these (for ``set_bfloat16_op``); predictor.py fills it in."""
 
     def __repr__(self) -> str:
         return f"<every op type except {NameSet.__repr__(self)}>"
@@ -473,8 +471,7 @@ MATRIX_MULTIPLY_OPS = ("mul", "matmul", "matmul_v2")
 
 
 def disabled_trt_ops(spec: RunModeSpec) -> Tuple[str, ...]:
-    """``disable_trt_op`` values as Config gets them: with a dynamic shape, a matmul-kind op
-    is disabled as ``matrix_multiply`` too."""
+    """``disable_trt_op`` values as Config gets them (with a dynamic shape, plus matrix_multiply)."""
     ops = tuple(spec.disable_trt_ops)
     if spec.dynamic_shape is not None and set(ops) & set(MATRIX_MULTIPLY_OPS) \
             and "matrix_multiply" not in ops:
@@ -519,8 +516,7 @@ def _gpu_toggle_calls(spec: RunModeSpec, shape_range_file: Optional[Union[str, P
 def recipe(spec: RunModeSpec, threads: Optional[int] = None, device_id: int = 0,
            shape_range_file: Optional[Union[str, Path]] = None,
            max_batch_size: int = 1, explicit_quantization: bool = True) -> Tuple[Call, ...]:
-    """The Config calls of a run mode and its toggles; ``threads``: the session's, for a spec
-    without its own."""
+    """The Config calls of a run mode and its toggles; ``threads``: the session's default."""
     mode = spec.run_mode
     table = spec.TABLE  # TOGGLES, or the table of a spec type made from other rows
     values = {row.name: getattr(spec, row.name) for row in table}

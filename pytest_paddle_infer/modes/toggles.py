@@ -229,8 +229,7 @@ class Choice(Kind):
 
 @dataclass(frozen=True)
 class Directory(Kind):
-    """A directory ``+NAME=DIR`` (in a suite, relative to it); ``what`` names it, ``holds``
-    says what it holds."""
+    """A directory ``+NAME=DIR`` (in a suite, relative to it), ``what`` holding ``holds``."""
 
     what: str
     holds: str
@@ -311,8 +310,7 @@ def _and(names: Sequence[str]) -> str:
 
 
 class ToggleTable:
-    """The rows and what follows from them, for ``modes`` (name -> mode; ``canonical`` turns
-    a name or alias into a key)."""
+    """The rows and what follows from them, for ``modes`` (``canonical``: name or alias -> key)."""
 
     def __init__(self, rows: Sequence[Toggle], modes: Mapping[str, Any],
                  canonical: Callable[[str], str], examples: Sequence[str] = (),

@@ -98,8 +98,7 @@ def fresh_engine_info(directories: Sequence[Union[str, Path]], since: float) -> 
     """engine_info files written at or after ``since`` (a time.time()) in ``directories``."""
     return sorted({p for d in directories for p in engine_info_files(d) if p.stat().st_mtime >= since - 1})
 def int8_engine_problem(mode_name: str, files: Sequence[Path]) -> str:
-    """An int8 engine without an int8 layer (the scales did not reach TensorRT); "" when int8
-    layers were built or nothing was recorded."""
+    """An int8 engine without int8 layers; "" when some were built or nothing was recorded."""
     layers = [layer for f in files for layer in read_engine_info(f)]
     precisions = engine_precisions(layers)
     if not layers or not any(layer.precisions for layer in layers) or precisions.get("Int8"):

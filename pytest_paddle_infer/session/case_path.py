@@ -43,8 +43,7 @@ class CasePath:
             self.executor = Executor(init, log_dir, settings.timeout, fork_server)
 
     def start(self) -> None:
-        """Start the executor now (it imports paddle while pytest collects); meanwhile this
-        process imports what reading a result needs."""
+        """Start the executor now (it imports paddle while pytest collects), and the result readers."""
         self.executor.start()
         if not self._warming:
             import threading
@@ -58,8 +57,7 @@ class CasePath:
         return self.executor.call("about")
 
     def prepare(self, key: str, case) -> dict:
-        """Model files, inputs, baseline and candidate predictor (CaseSkipped when the mode cannot
-        run here). Returns {"int8": ..., "recipe": ...}."""
+        """Model files, inputs, baseline and candidate; CaseSkipped when the mode cannot run here."""
         self.seeds[key] = case.seed  # --paddle-suggest-tolerances measures the next seeds too
         with self._localize_said():
             return self.executor.call("prepare", key, case)
@@ -70,8 +68,7 @@ class CasePath:
 
     @contextmanager
     def _localize_said(self):
-        """With --paddle-localize, a case that errors before any output was compared says that
-        localization did not run."""
+        """With --paddle-localize, an error before any comparison says localization did not run."""
         try:
             yield
         except PaddleInferError as e:
@@ -88,8 +85,7 @@ class CasePath:
             raise said from None
 
     def localize_crash(self, key: str, case, failure: str = "crashed") -> dict:
-        """After the executor died on ``case`` (or its candidate raised): the ladder, each trial
-        in a child of the executor."""
+        """The ladder after the executor died on ``case`` (or its candidate raised)."""
         return self.executor.call("localize_crash", key, case, failure)
 
     def tensors(self, key: str, which: str):

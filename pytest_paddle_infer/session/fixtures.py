@@ -32,8 +32,7 @@ class PredictorHandle:
 
 
 class CaseHandle:
-    """A declared case for a Python test: prepared in the executor by the fixture; run and
-    judged when the test asks, through the same path as every case."""
+    """A declared case for a Python test, prepared by the fixture, run and judged on request."""
 
     def __init__(self, node, case):
         self.node = node  # the test item: its node id names the case's files and records figures

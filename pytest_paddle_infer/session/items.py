@@ -64,8 +64,7 @@ def case_properties(case) -> list:
 
 
 def prepare_case(item, case, from_cli: bool) -> dict:
-    """Prepare ``case`` in the executor under the item's node id; a dead executor errors the
-    case with how it died and a command that reproduces it."""
+    """Prepare ``case`` in the executor; a dead executor errors it with how, and a repro command."""
     from ..supervise import ExecutorDied
 
     try:
@@ -151,8 +150,7 @@ def repro_command(item, case, from_cli: bool) -> str:
 
 
 def build_cases(settings) -> list:
-    """The --paddle-model x --run-mode cases; OptionError for --paddle-shape/--paddle-batch
-    values the models cannot take."""
+    """The --paddle-model x --run-mode cases; OptionError for shapes the models cannot take."""
     from ..cases.case import Case
     from ..cases.cli_shapes import shapes_by_model
     from ..cases.tolerance_precedence import case_tolerances
@@ -167,8 +165,7 @@ def build_cases(settings) -> list:
 
 
 def with_declared_inputs(source, cache_dir, timeout=None):
-    """Disk models: read their inputs now so ids show shapes; a model that cannot be read
-    keeps ``inputs=None`` and its cases report the problem when they run."""
+    """Disk models' inputs, read now so ids show shapes (unreadable: the case says so when run)."""
     from dataclasses import replace
 
     from ..models.source import find_model_files

@@ -35,8 +35,7 @@ def default_cache_dir(config) -> Path:
 
 
 def main(config, out: Optional[TextIO] = None) -> int:
-    """``pytest --paddle-selfcheck``: 0 when every mode that runs here engages and its
-    negative control does not; 1 otherwise; 4 for a usage error."""
+    """``pytest --paddle-selfcheck``: 0 when every mode engages as it should, 1 if not, 4 on usage."""
     from . import options as opts
     from ..errors import OptionError, PaddleInferError
 

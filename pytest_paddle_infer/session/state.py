@@ -114,8 +114,7 @@ def installation(config):
 
 
 def stop_idle_executor(config) -> None:
-    """No case here after all (-k deselected them): stop the executor a suite's collection
-    started and never asked anything."""
+    """No case after all (-k deselected them): stop the executor a suite's collection started."""
     executor = getattr(config.stash.get(CASE_PATH, None), "executor", None)
     if getattr(executor, "conn", True) is None:  # Executor (not inline), never connected
         executor.close()

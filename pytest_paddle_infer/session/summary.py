@@ -11,8 +11,7 @@ from .items import ERRORED_IN_CALL
 from .state import installation, settings_of
 
 class SessionSummary:
-    """Outcome and figures of every case, gathered from the test reports (on the controller
-    under xdist): the terminal summary and the report index are written from them."""
+    """Outcome and figures of every case, from the test reports: the terminal summary and index."""
 
     def __init__(self, config):
         self.config = config

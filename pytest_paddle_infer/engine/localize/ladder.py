@@ -82,8 +82,7 @@ Trial = Callable[..., Tuple[Optional[bool], float, str]]
 
 
 def make_trial(runner, prepared) -> Trial:
-    """A trial in this process (``trials.TrialServer`` runs them in a child); an error building
-    or running the varied candidate is a bad outcome."""
+    """A trial in this process; an error building or running the varied candidate is a bad outcome."""
     from .trials import judge_trial
 
     def trial(spec: RunModeSpec, extra: Sequence = ()):
@@ -97,8 +96,7 @@ def make_trial(runner, prepared) -> Trial:
 
 
 def applied_passes(spec: RunModeSpec, model, threads: Optional[int], off_calls: Sequence = ()):
-    """The passes this recipe runs beyond those of optimizations off, in order, by delete_pass
-    name (pir_passes.py), listed in this process."""
+    """The passes this recipe runs beyond those of optimizations off, listed in this process."""
     from .pir_passes import list_passes, pass_log
 
     return list_passes(spec, model, threads, off_calls,
@@ -335,8 +333,7 @@ def search_op_types(spec: RunModeSpec, program_format: str, baseline: List[str],
 
 
 def localize_case(runner, prepared, init: Optional[dict] = None, failure: str = FAILS) -> Localization:
-    """The ladder for a failing prepared case, then the steps after it; with ``init`` (the
-    executor's runner settings) trials run in a supervised child."""
+    """The ladder for a failing case, then the steps after; ``init``: trials in a supervised child."""
     from ...modes.run_modes import passes_off
 
     case, model = prepared.case, prepared.model

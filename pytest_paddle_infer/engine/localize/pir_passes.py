@@ -112,8 +112,7 @@ PIR_PROBE, LEGACY_PROBE = "dead_code_elimination_pass", "fc_fuse_pass"
 
 @functools.lru_cache(maxsize=1)
 def _pir_registry() -> Optional[Callable[[str], Optional[str]]]:
-    """registered name -> the name the PIR pass is logged under (None: no such pass); None
-    when this Paddle has no PIR pass registry."""
+    """registered name -> the name the PIR pass is logged under; None: no PIR pass registry."""
     try:
         from paddle.base import libpaddle
 

@@ -186,8 +186,7 @@ def feed_name(key: str) -> str:
 
 
 def extract(prog: Program, feeds: Sequence[str], fetches: Sequence[str], dest: Path) -> Tuple[List[str], List[str]]:
-    """Write the sub-program computing ``fetches`` from ``feeds`` to ``dest/inference.*``;
-    return (input names, output names) as a predictor sees them."""
+    """Write the sub-program from ``feeds`` to ``fetches`` to ``dest``: (input names, output names)."""
     import shutil
 
     import paddle

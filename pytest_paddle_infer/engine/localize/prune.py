@@ -61,8 +61,7 @@ def _calls(runner, prepared):
 
 
 def _tolerance(prepared, result):
-    """(atol, rtol, cosine_min) of the first failing output (or judged intermediate); without
-    a result, the first output's rule."""
+    """(atol, rtol, cosine_min) of the first failing output, else of the first output."""
     if result is not None:
         failing = [r for r in result.rows if not r.passed] or \
                   [r.comparison for r in result.divergent if r.judged] or result.rows

@@ -95,8 +95,7 @@ class Pruner:
         return self._cuts[key]
 
     def baseline_values(self) -> "Spilled":
-        """The baseline's value of every tensor an op reads or writes first, fetched at most
-        CHUNK_BYTES at a time and spilled to disk."""
+        """The baseline's value of every tensor an op reads or writes first, spilled in chunks."""
         if self._base is None:
             used = [k for op in self.prog.ops for k in op.inputs + op.outputs[:1] if k in self.prog.dense]
             keys = [k for k in dict.fromkeys(used + list(self.prog.outputs)) if k not in self.prog.inputs]
@@ -192,8 +191,7 @@ class Pruner:
         return cuts[hi]
 
     def shortest_failing_run(self, end: Optional[int]) -> Optional[int]:
-        """The latest start from which the ops up to ``end`` (None: the outputs) still break
-        tolerance; None if not even from the inputs."""
+        """The latest start from which the ops up to ``end`` (None: the outputs) still fail, or None."""
         last = end if end is not None else len(self.prog.ops)
         if self.segment(0, end)["passed"] is not False:
             return None

@@ -141,8 +141,7 @@ class TrialServer:
         return list_passes(spec, model, case.threads, off_calls, self._pass_log)
 
     def _pass_log(self, spec, extra: Sequence = ()) -> Tuple[List[str], str]:
-        """(the passes Paddle named building ``spec``, in order; "" or how the build stopped);
-        after a crash, read from the log the child was writing."""
+        """(passes named building ``spec``; "" or how it stopped), after a crash from the child's log."""
         from ...supervise import ExecutorBug, ExecutorDied
         from ...modes.run_modes import PIR_FORMAT
         from .pir_passes import read_pass_log
