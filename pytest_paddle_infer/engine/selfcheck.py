@@ -9,14 +9,22 @@ import traceback
 from dataclasses import dataclass, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from ..models.program import exports_legacy, paddle_major
+from ..models.source import parse_source
+from ..modes.capabilities import detect, import_paddle, installed_paddle
 from ..modes.run_modes import (FP16, FP32, GPU, INT8, ONEDNN, RUN_MODES, TENSORRT, Call,
                                Precision, RunMode, parse_run_mode)
-from ..models.program import paddle_major
-from ..verdict.evidence import RULES, Evidence, broken_rules
+from ..protocol import CANNOT_RUN, ENGAGED, NOT_ENGAGED, UNTELLABLE, CaseResult  # noqa: F401 (statuses)
+from ..verdict.evidence import RULES, Evidence, Tally, broken_rules
+from .build_plan import candidate_feeds
+from .capture import run_with_sink
+from .int8_evidence import program_op_types, wants_int8_kernels
+from .pir_tensorrt import predictor_recipe
+from .predictor import describe_recipe, run_predictor, trim_paddle_error
+from .recording import recorded
+from .runner import judge_engines
 
 FORMAT = 1  # of the JSON: bump when its keys change
-
-from ..protocol import CANNOT_RUN, ENGAGED, NOT_ENGAGED, UNTELLABLE  # noqa: F401 (the statuses)
 
 # Evidence of modes whose row in the mode table requires none (RunMode.shows is empty):
 ONEDNN_LAYOUT = "tensors in oneDNN's layout"
@@ -77,8 +85,6 @@ def negative_recipe(mode: RunMode, calls: Sequence[Call]) -> Tuple[Tuple[Call, .
     """The recipe without what engages ``mode``, and what was taken out, in words."""
     calls = tuple(calls)
     if mode.engine == TENSORRT:
-        from .pir_tensorrt import predictor_recipe
-
         return predictor_recipe(calls), "without enable_tensorrt_engine() (plain GPU fp32)"
     if mode.device == GPU and mode.precision == FP16:
         fp32 = tuple(replace(c, args=tuple(Precision(FP32) if isinstance(a, Precision) else a
@@ -125,8 +131,6 @@ def cannot_run(caps, mode: RunMode, device_id: Optional[int]) -> Optional[Tuple[
 
 def machine_facts(caps) -> dict:
     """Paddle, CUDA, cuDNN and TensorRT versions, the GPUs, TF32, the CPU."""
-    from ..modes.capabilities import import_paddle
-
     paddle = import_paddle()
     cuda = str(paddle.version.cuda())
     built_cuda = cuda not in ("False", "", "None")
@@ -188,17 +192,17 @@ def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: 
     started = time.perf_counter()
     try:
         model, recipe, seen, built = positive(runner, spec, on_phase, pir)
-        row.update(model=model.name, program=model.prog_file, recipe=_text(recipe),
+        row.update(model=model.name, program=model.prog_file, recipe=describe_recipe(recipe),
                    notes=list(built.notes), positive=seen.to_dict())
         problems = rule_problems(mode, seen) + engine_problems(row, spec, built)
         if problems:
             row.update(status=NOT_ENGAGED, why="; ".join(problems))
             return row
         calls, taken = negative_recipe(mode, recipe)
-        on_phase(f"self-check {mode.name}: negative control", _text(calls))
+        on_phase(f"self-check {mode.name}: negative control", describe_recipe(calls))
         negative_seen = run_recorded(runner, model, calls, f"{mode.name} negative control",
                                      runner.inputs(model, {}, 0))
-        row["negative"] = dict(negative_seen.to_dict(), recipe=_text(calls), taken=taken)
+        row["negative"] = dict(negative_seen.to_dict(), recipe=describe_recipe(calls), taken=taken)
         negative_problems = rule_problems(mode, negative_seen)
         row["negative"]["fails_rule"] = bool(negative_problems)
         row["negative"]["why"] = "; ".join(negative_problems)
@@ -210,8 +214,6 @@ def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: 
                        why=f"the recipe {taken} still shows {rule_of(mode)}: this check cannot "
                            f"tell {mode.name} ran")
     except Exception as e:  # the mode errors here: not engaged, with Paddle's words
-        from .predictor import trim_paddle_error
-
         row.update(status=NOT_ENGAGED, why=f"error: {trim_paddle_error(e)}",
                    traceback=traceback.format_exc(limit=6))
     finally:
@@ -222,12 +224,6 @@ def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: 
 def positive(runner, spec, on_phase, pir: bool = False):
     """The candidate of ``spec`` on the self-check's model, built by the plugin's own plan, run
     once and recorded: (model, recipe, Seen, Built). ``pir``: on the model's ``.json`` export."""
-    from .int8_evidence import program_op_types, wants_int8_kernels
-    from ..models.program import exports_legacy
-    from ..models.source import parse_source
-    from .build_plan import candidate_feeds
-    from ..modes.capabilities import installed_paddle
-
     mode = spec.run_mode
     source = parse_source(QUANTIZED_MODEL if wants_int8_kernels(mode) else MODEL)
     on_phase(f"self-check {mode.name}: exporting {source.name}")
@@ -237,7 +233,7 @@ def positive(runner, spec, on_phase, pir: bool = False):
     inputs = runner.inputs(model, {}, 0)
     ops = program_op_types(model.prog_file) if mode.precision == INT8 else None
     plan = runner.candidates.plan(spec, model, specs, program_ops=ops)
-    on_phase(f"self-check {mode.name}: positive control", _text(plan.final.recipe))
+    on_phase(f"self-check {mode.name}: positive control", describe_recipe(plan.final.recipe))
     built = runner.build_candidate(plan, model, inputs)
     seen = run_recorded(runner, model, plan.final.recipe, mode.name, candidate_feeds(plan, inputs),
                         predictor=built.predictor, program=plan.final.program)
@@ -249,8 +245,6 @@ def engine_problems(row: dict, spec, built) -> List[str]:
     into ``row["engines"]``; an int8 engine without an int8 layer did not engage."""
     if not built.engine_dirs:
         return []
-    from .runner import judge_engines
-    from ..protocol import CaseResult
 
     judged = CaseResult(spec.label, [], "", "", "")
     judge_engines(judged, spec, built.engine_dirs, built.built_at)
@@ -260,11 +254,6 @@ def engine_problems(row: dict, spec, built) -> List[str]:
 
 def run_recorded(runner, model, calls, role: str, inputs, predictor=None, program=None) -> Seen:
     """Run ``predictor`` (else one built from ``calls``) once, recording what its hooks saw."""
-    from .capture import run_with_sink
-    from .predictor import run_predictor
-    from .recording import recorded
-    from ..verdict.evidence import Tally
-
     if predictor is None:
         predictor = runner.predictors.get(model, tuple(calls))
     prog = program[0] if program else model.prog_file
@@ -281,19 +270,11 @@ def run_recorded(runner, model, calls, role: str, inputs, predictor=None, progra
     return seen
 
 
-def _text(calls: Sequence[Call]) -> str:
-    from .predictor import describe_recipe
-
-    return describe_recipe(calls)
-
-
 # -- the whole check ----------------------------------------------------------------------
 
 
 def run_selfcheck(runner, on_phase: Callable[..., None] = lambda name, recipe="": None) -> dict:
     """The JSON the report prints and writes: the machine, then one row per run mode."""
-    from ..modes.capabilities import detect
-
     caps = detect()
     started = time.time()
     rows = [check_mode(runner, caps, mode, on_phase) for mode in RUN_MODES.values()]

@@ -14,9 +14,12 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ...errors import PaddleInferError
-from ...modes.run_modes import BF16, FP16, INT8, PIR_FORMAT, RunModeSpec
+from ...modes.run_modes import BF16, FP16, INT8, PIR_FORMAT, RunModeSpec, passes_off
 from .op_blame import OpKnob, knob_for
-from .trials import CRASHED, RAISED  # Rung.detail prefixes: the trial's process died; it raised
+from .trials import CRASHED, RAISED, TrialServer, judge_trial
+from .pir_passes import list_passes, pass_log
+from .. import pir_tensorrt
+from .prune import prune_step
 
 
 @dataclass
@@ -83,8 +86,6 @@ Trial = Callable[..., Tuple[Optional[bool], float, str]]
 
 def make_trial(runner, prepared) -> Trial:
     """A trial in this process; an error building or running the varied candidate is a bad outcome."""
-    from .trials import judge_trial
-
     def trial(spec: RunModeSpec, extra: Sequence = ()):
         try:
             return judge_trial(runner, prepared.case, prepared.model, prepared.inputs,
@@ -97,8 +98,6 @@ def make_trial(runner, prepared) -> Trial:
 
 def applied_passes(spec: RunModeSpec, model, threads: Optional[int], off_calls: Sequence = ()):
     """The passes this recipe runs beyond those of optimizations off, listed in this process."""
-    from .pir_passes import list_passes, pass_log
-
     return list_passes(spec, model, threads, off_calls,
                        lambda varied, extra=(): pass_log(varied, model, threads, extra))
 
@@ -319,8 +318,6 @@ def search_op_types(spec: RunModeSpec, program_format: str, baseline: List[str],
     placement or the TensorRT teller sees), then the program's own (``baseline``).
     ``ran(spec)``: the op types a predictor of ``spec`` runs (None: none here). Legacy
     TensorRT: the candidate without the subgraph pass shows the fused names the teller matches."""
-    from .. import pir_tensorrt
-
     if ran is None:
         return baseline
     if spec.run_mode.tensorrt:
@@ -334,15 +331,11 @@ def search_op_types(spec: RunModeSpec, program_format: str, baseline: List[str],
 
 def localize_case(runner, prepared, init: Optional[dict] = None, failure: str = FAILS) -> Localization:
     """The ladder for a failing case, then the steps after; ``init``: trials in a supervised child."""
-    from ...modes.run_modes import passes_off
-
     case, model = prepared.case, prepared.model
     spec = case.run_mode
     server = None
     off = passes_off(model.format, spec.run_mode.engine)
     if init is not None:
-        from .trials import TrialServer
-
         server = TrialServer(init, case, model, prepared.inputs, prepared.baseline_outputs)
         trial, listed = server.trial, lambda: server.passes(spec, off)
     else:
@@ -356,7 +349,6 @@ def localize_case(runner, prepared, init: Optional[dict] = None, failure: str = 
     try:
         loc = localize(spec, trial, listed, op_types, off, model.format, failure)
         loc.listing_builds = server.listing_builds if server is not None else 0
-        from .prune import prune_step  # the static rung, pruning, the repro
 
         prune_step(loc, runner, prepared)
         return loc

@@ -18,6 +18,11 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
+from ..predictor import apply_recipe, trim_paddle_error
+from ...modes.run_modes import PIR_FORMAT, recipe
+from ...errors import PredictorError
+from ...modes.capabilities import installed_paddle
+from .repro import call_source
 
 PIR_PASS_LINE = re.compile(r"--- Running PIR pass \[([A-Za-z0-9_]+)\]")
 MAX_RELISTS = 6  # builds that stop inside a pass, listed again without it, before giving up
@@ -31,9 +36,6 @@ def parse_pir_passes(log: str) -> List[str]:
 def _config(spec, model, threads: Optional[int], extra=()):
     from paddle import inference
 
-    from ..predictor import apply_recipe
-    from ...modes.run_modes import recipe
-
     config = inference.Config(model.prog_file, model.params_file)
     apply_recipe(config, tuple(recipe(spec, threads)) + tuple(extra))
     return config
@@ -43,14 +45,10 @@ def pass_log(spec, model, threads: Optional[int], extra=(), path=None) -> Tuple[
     """(the passes this recipe (and ``extra`` calls) runs on ``model``, in order; "" or
     "raised: " and Paddle's error). A PIR program's lines go to ``path`` as printed, for a
     parent to read when the build kills this process."""
-    from ...modes.run_modes import PIR_FORMAT
-
     config = _config(spec, model, threads, extra)
     if getattr(model, "format", "") != PIR_FORMAT:
         return list(dict.fromkeys(config.pass_builder().all_passes())), ""
     from paddle import inference
-
-    from ..predictor import trim_paddle_error
 
     raised: List[str] = []
 
@@ -66,8 +64,6 @@ def pass_log(spec, model, threads: Optional[int], extra=(), path=None) -> Tuple[
 
 def passes_run(spec, model, threads: Optional[int], extra=()) -> List[str]:
     """The passes this recipe (and ``extra`` calls) runs on ``model``, in order."""
-    from ...errors import PredictorError
-
     names, raised = pass_log(spec, model, threads, extra)
     if raised:
         raise PredictorError(f"building the predictor to list its passes {raised}")
@@ -151,8 +147,6 @@ def _legacy_registry() -> Optional[Callable[[str], Optional[str]]]:
 
 
 def _registry(program_format: str):
-    from ...modes.run_modes import PIR_FORMAT
-
     return _pir_registry() if program_format == PIR_FORMAT else _legacy_registry()
 
 
@@ -187,17 +181,12 @@ def deletable_names(logged: Iterable[str], program_format: str) -> Tuple[List[st
 
 
 def _format_words(program_format: str) -> str:
-    from ...modes.run_modes import PIR_FORMAT
-
     return "a PIR (.json) program" if program_format == PIR_FORMAT else "a legacy (.pdmodel) program"
 
 
 def delete_pass_problem(spec, model, threads: Optional[int] = None) -> Optional[str]:
     """The error for ``+delete_pass=NAME`` naming no pass Paddle knows for this program's format
     (it would change nothing while the id says it did), with the right name or close matches."""
-    from ...modes.capabilities import installed_paddle
-    from ...modes.run_modes import PIR_FORMAT
-
     if not spec.delete_passes:
         return None
     program_format = getattr(model, "format", "legacy")
@@ -242,9 +231,6 @@ def _known_names(spec, model, threads, registry) -> List[str]:
 
 def by_hand_command(spec, model, threads: Optional[int] = None, extra=()) -> str:
     """A shell command that prints the passes ``spec`` runs on ``model``, with Paddle alone."""
-    from .repro import call_source
-    from ...modes.run_modes import PIR_FORMAT, recipe
-
     calls = []
     for c in tuple(recipe(spec, threads)) + tuple(extra):
         line = call_source(replace(c, optional=False))
@@ -285,8 +271,6 @@ def list_passes(spec, model, threads: Optional[int], off_calls: Sequence, log: P
     """The passes ``spec`` runs beyond those of optimizations off (with ``off_calls``), by
     ``delete_pass`` name. A build that stops inside a pass is listed again without it, until
     one builds or no new pass shows."""
-    from ...modes.run_modes import PIR_FORMAT
-
     program_format = getattr(model, "format", "legacy")
     by_hand = by_hand_command(spec, model, threads)
     if program_format != PIR_FORMAT:

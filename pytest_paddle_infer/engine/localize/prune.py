@@ -16,7 +16,11 @@ from typing import List, Optional
 
 from ...errors import PaddleInferError
 from ...files import safe_file_stem
-from .static_rung import CHILD, CHILD_TIMEOUT
+from .static_rung import CHILD, CHILD_TIMEOUT, all_off_failed, static_rung
+from ..capture import ADDRESS_NAME, nearest
+from ...models.cache import run_child
+from ...ownership import fresh_folder, record_tree
+from .repro import INPUTS, write_repro
 
 LOCAL_BUDGET = 24  # ops measured alone per case, in execution order from the first
 MATCH_DISTANCE = 1e-3  # a pruned op's baseline value and a hooked baseline tensor: the same
@@ -25,8 +29,6 @@ MATCH_DISTANCE = 1e-3  # a pruned op's baseline value and a hooked baseline tens
 def prune_step(loc, runner, prepared) -> None:
     """The static Executor rung when every optimization off still fails, then pruning and the
     repro folder; lines go to ``loc.extra``. A crashed candidate has no ``failed_result``."""
-    from .static_rung import all_off_failed, static_rung
-
     try:
         if all_off_failed(loc):
             loc.extra.extend(static_rung(runner, prepared))
@@ -76,8 +78,6 @@ def _tolerance(prepared, result):
 
 def _hint(prepared, result) -> Optional[dict]:
     """The first divergent intermediate tensor, as the baseline holds it."""
-    from ..capture import ADDRESS_NAME
-
     store = prepared.baseline_store
     divergent = result.divergent if result is not None else []
     if result is not None and all(r.passed for r in result.rows):  # a tensor tolerance failed it
@@ -93,10 +93,6 @@ def _hint(prepared, result) -> Optional[dict]:
 
 def prune_case(runner, prepared, result) -> List[str]:
     import numpy as np
-
-    from ...models.cache import run_child
-    from ...ownership import fresh_folder, record_tree
-    from .repro import INPUTS, write_repro
 
     case = prepared.case
     runner.on_phase("localizing", "pruning the program")
@@ -221,8 +217,6 @@ def prune_lines(answer: dict, why_not: str) -> List[str]:
 def mark_local_errors(result, answer: dict, store) -> None:
     """Each measured op's local error onto the intermediate rows of its output tensor, paired by
     name or by the baseline's values (PIR names are addresses)."""
-    from ..capture import nearest
-
     locals_ = answer.get("locals", [])
     if not locals_ or store is None:
         return

@@ -21,6 +21,11 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
+from .program_cut import extract, load, params_file
+from ..predictor import apply_recipe, run_predictor, trim_paddle_error
+from ...verdict.compare import compare_arrays
+from ..capture import fingerprint, nearest
+from ...models.exporter import run_command
 
 MATCH_DISTANCE = 1e-3  # a hinted baseline tensor and the child's own baseline value: equal
 CHUNK_BYTES = 256 << 20  # baseline values fetched per run (then spilled): bounded memory
@@ -54,8 +59,6 @@ class Spilled:
 
 class Pruner:
     def __init__(self, request: dict):
-        from .program_cut import load
-
         self.req = request
         self.work = Path(request["work_dir"])
         self.prog = load(request["prog_file"])
@@ -72,9 +75,6 @@ class Pruner:
     def run(self, model_dir: Path, calls, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
         from paddle import inference
 
-        from ..predictor import apply_recipe, run_predictor
-        from .program_cut import params_file
-
         config = inference.Config(str(model_dir / f"inference{self.suffix}"), params_file(model_dir))
         apply_recipe(config, calls)
         config.disable_glog_info()
@@ -84,8 +84,6 @@ class Pruner:
 
     def cut(self, start: int, targets: Sequence[str]):
         """(model dir, feed keys, feed names) of the ops from ``start`` computing ``targets``."""
-        from .program_cut import extract
-
         key = (start, tuple(targets))
         if key not in self._cuts:
             feeds = self.prog.crossing(start, targets)
@@ -126,8 +124,6 @@ class Pruner:
     def judge(self, what: str, start: int, targets: Sequence[str], ops: Sequence[int]) -> dict:
         """The ops from ``start`` under the candidate's recipe, fed the baseline's values at the
         cut; each target against the baseline's value."""
-        from ...verdict.compare import compare_arrays
-
         base = self.baseline_values()
         trial = {"what": what, "start": start, "ops": list(ops), "targets": list(targets)}
         self.trials.append(trial)
@@ -135,8 +131,6 @@ class Pruner:
             dest, feeds, names = self.cut(start, targets)
             got = self.run(dest, self.req["candidate_calls"], {n: base[k] for n, k in zip(names, feeds)})
         except Exception as e:  # a cut, build or run that errs: neither within tolerance nor out
-            from ..predictor import trim_paddle_error
-
             trial.update(passed=None, error=trim_paddle_error(e).splitlines()[0][:200],
                          max_abs=float("nan"), max_rel=float("nan"))
             return trial
@@ -163,8 +157,6 @@ class Pruner:
 
     def hinted_op(self) -> Optional[int]:
         """The op that wrote the case's first divergent tensor: by name, else by fingerprint."""
-        from ..capture import fingerprint, nearest
-
         hint = self.req.get("hint")
         if not hint:
             return None
@@ -259,8 +251,6 @@ class Pruner:
         return None, self.shortest_failing_run(divergent)
 
     def _describe_local(self, index: int, trial: dict) -> dict:
-        from ..capture import fingerprint
-
         op = self.prog.ops[index]
         key = op.outputs[0]
         value = self.baseline_values()[key]
@@ -272,8 +262,6 @@ class Pruner:
                     divergent: Optional[int]) -> dict:
         """The smallest failing program found, with the baseline's values of its inputs."""
         import shutil
-
-        from .program_cut import params_file
 
         if first_bad is not None:
             start, end, what = first_bad, first_bad, "op"
@@ -314,8 +302,6 @@ def static(request_path: str) -> dict:
     device, without inference passes (``onednn``: its oneDNN kernels); outputs to ``out_npz``."""
     import paddle
 
-    from .program_cut import load
-
     with open(request_path, "rb") as f:
         request = pickle.load(f)
     if request.get("onednn"):
@@ -335,8 +321,6 @@ def static(request_path: str) -> dict:
 
 
 def main(argv) -> int:
-    from ...models.exporter import run_command
-
     return run_command(argv, {"prune": prune, "static": static})
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 from typing import Sequence
+from ...modes.capabilities import installed_paddle
+from ...files import atomic_write
 
 SCRIPT = "repro.py"
 README = "README.md"
@@ -128,8 +130,6 @@ def readme_text(case_id: str, what: str, baseline_calls: Sequence, candidate_cal
                 atol: float, rtol: float, details: Sequence[str]) -> str:
     import platform
 
-    from ...modes.capabilities import installed_paddle
-
     calls = lambda cs: "; ".join(str(c) for c in cs) or "(none)"
     found = " ".join(installed_paddle()) or "an unknown Paddle"
     lines = [f"# Repro: {case_id}", "", what, "",
@@ -149,8 +149,6 @@ def write_repro(folder: Path, case_id: str, what: str, program_name: str, baseli
                 candidate_calls: Sequence, atol: float, rtol: float,
                 details: Sequence[str] = ()) -> Path:
     """Write the script and README into ``folder`` (which holds ``model/`` and the inputs)."""
-    from ...files import atomic_write
-
     folder = Path(folder)
     script = folder / SCRIPT
     text = script_text(case_id, what, program_name, baseline_calls, candidate_calls, atol, rtol)

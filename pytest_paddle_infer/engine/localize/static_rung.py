@@ -9,6 +9,10 @@ import pickle
 import shutil
 from pathlib import Path
 from typing import List, Optional, Tuple
+from ...errors import PaddleInferError
+from ...models.cache import run_child
+from ...verdict.outputs import compare_outputs
+from ...modes.run_modes import ONEDNN
 
 RUNG = "static Executor"
 ALL_OFF = "all optimizations off"
@@ -48,10 +52,6 @@ def run_static(runner, prepared, onednn: bool, device: str = "cpu") -> Tuple[Opt
     """(within the case's tolerances?, max abs, error) of the Executor's outputs."""
     import numpy as np
 
-    from ...errors import PaddleInferError
-    from ...models.cache import run_child
-    from ...verdict.outputs import compare_outputs
-
     work = Path(runner.cache_dir) / "static-rung" / f"pid{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -79,8 +79,6 @@ def run_static(runner, prepared, onednn: bool, device: str = "cpu") -> Tuple[Opt
 
 
 def static_rung(runner, prepared) -> List[str]:
-    from ...modes.run_modes import ONEDNN
-
     case = prepared.case
     if case.baseline == "static":
         return [f"  {RUNG:<28} not run: the case's baseline is the static Executor already"]

@@ -12,6 +12,13 @@ from pathlib import Path
 from typing import List, Mapping, Optional, Sequence, Tuple
 
 from ...errors import PaddleInferError
+from ..predictor import describe_recipe, run_predictor, trim_paddle_error
+from ..build_plan import candidate_feeds
+from ...verdict.outputs import compare_outputs
+from ..capture import run_with_sink
+from .pir_passes import list_passes, pass_log, read_pass_log
+from ...supervise import Executor, ExecutorBug, ExecutorDied
+from ...modes.run_modes import PIR_FORMAT
 
 TRIAL_TIMEOUT = 300.0  # seconds one trial (build and run) may take before it counts as hung
 CRASHED, RAISED = "crashed", "raised"  # ladder.Rung.detail prefixes
@@ -19,8 +26,6 @@ CRASHED, RAISED = "crashed", "raised"  # ladder.Rung.detail prefixes
 
 def build_trial(runner, case, model, inputs, spec, extra: Sequence = ()):
     """(plan, built) of ``spec`` (plus ``extra`` Config calls) like the case's candidate."""
-    from ..predictor import describe_recipe
-
     plan = runner.candidates.plan(spec, model, runner.input_specs(model, dict(case.shapes)),
                                   case.threads, case.seed)
     plan = with_extra_calls(plan, extra)  # e.g. the passes a PIR program runs whatever switch_ir_optim says
@@ -30,10 +35,6 @@ def build_trial(runner, case, model, inputs, spec, extra: Sequence = ()):
 
 def judge_trial(runner, case, model, inputs, baseline_outputs, spec, extra: Sequence = ()):
     """A trial judged with the case's tolerances on its inputs: (passed, max abs, "")."""
-    from ..predictor import describe_recipe, run_predictor
-    from ..build_plan import candidate_feeds
-    from ...verdict.outputs import compare_outputs
-
     plan, built = build_trial(runner, case, model, inputs, spec, extra)
     runner.on_phase("running the candidate", describe_recipe(plan.final.recipe))
     outputs = run_predictor(built.predictor, candidate_feeds(plan, inputs))  # as the case feeds it
@@ -51,9 +52,6 @@ def with_extra_calls(plan, extra: Sequence):
 
 def predictor_op_types(runner, predictor, inputs) -> List[str]:
     """The op types a predictor runs, in first-use order (from its output hooks)."""
-    from ..capture import run_with_sink
-    from ..predictor import run_predictor
-
     seen: List[str] = []
     record = lambda op_type, name, tensor: seen.append(op_type.rsplit(":", 1)[0])  # noqa: E731
     run_with_sink(runner.hooks.for_predictor(predictor), record,
@@ -69,8 +67,6 @@ _STATE: dict = {}
 def serve(runner, op: str, *args):
     """One request of the trial child: setup(case, model, inputs, baseline outputs),
     run(spec, extra), pass_log(spec, extra, log path), op_types(spec)."""
-    from ..predictor import trim_paddle_error
-
     try:
         return _serve(runner, op, *args)
     except PaddleInferError:
@@ -88,14 +84,10 @@ def _serve(runner, op: str, *args):
         spec, extra = args
         return judge_trial(runner, case, model, inputs, _STATE["baseline"], spec, extra)
     if op == "pass_log":
-        from .pir_passes import pass_log
-
         spec, extra, path = args
         runner.on_phase("listing the passes", spec.label)
         return pass_log(spec, model, case.threads, extra, path)
     if op == "op_types":
-        from ..build_plan import candidate_feeds
-
         plan, built = build_trial(runner, case, model, inputs, *args)
         return predictor_op_types(runner, built.predictor, candidate_feeds(plan, inputs))
     raise PaddleInferError(f"unknown trial request {op!r}")
@@ -109,8 +101,6 @@ class TrialServer:
 
     def __init__(self, init: dict, case, model, inputs: Mapping, baseline_outputs: Mapping,
                  timeout: float = TRIAL_TIMEOUT):
-        from ...supervise import Executor
-
         log_dir = Path(init["cache_dir"]) / "executor" / "trials"
         self.executor = Executor(dict(init), log_dir, timeout)
         self.payload = (case, model, dict(inputs), dict(baseline_outputs))
@@ -124,8 +114,6 @@ class TrialServer:
         return self.executor.call("trial", op, *args)
 
     def trial(self, spec, extra: Sequence = ()) -> Tuple[Optional[bool], float, str]:
-        from ...supervise import ExecutorBug, ExecutorDied
-
         try:
             return self._call("run", spec, tuple(extra))
         except ExecutorDied as died:
@@ -135,17 +123,11 @@ class TrialServer:
 
     def passes(self, spec, off_calls: Sequence = ()):
         """pir_passes.list_passes, each listing build in the child."""
-        from .pir_passes import list_passes
-
         case, model = self.payload[:2]
         return list_passes(spec, model, case.threads, off_calls, self._pass_log)
 
     def _pass_log(self, spec, extra: Sequence = ()) -> Tuple[List[str], str]:
         """(passes named building ``spec``; "" or how it stopped), after a crash from the child's log."""
-        from ...supervise import ExecutorBug, ExecutorDied
-        from ...modes.run_modes import PIR_FORMAT
-        from .pir_passes import read_pass_log
-
         if self.payload[1].format == PIR_FORMAT:
             self.listing_builds += 1  # a legacy program's list is the pass builder's: no build
         path = self.executor.log_dir / f"passes-{os.getpid()}-{self.listing_builds}.log"
@@ -160,8 +142,6 @@ class TrialServer:
 
     def op_types(self, spec) -> List[str]:
         """The op types ``spec``'s predictor runs; none when it crashes or raises."""
-        from ...supervise import ExecutorBug, ExecutorDied
-
         self.listing_builds += 1
         try:
             return list(self._call("op_types", spec))
