@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from .baselines import flatten_named
+from ..models.binding import BindingError, bind, forward_signature
+from ..models.exporter import build_layer, run_command, weights_digest
 
 
 def _read_inputs(path: str):
@@ -31,10 +34,6 @@ def _write_outputs(path: str, named) -> list:
 def dygraph(builder: str, kwargs: dict, inputs_npz: str, out_npz: str, device: str,
             weights: str = "") -> dict:
     import paddle
-
-    from .baselines import flatten_named
-    from ..models.binding import BindingError, bind, forward_signature
-    from ..models.exporter import build_layer, weights_digest
 
     paddle.set_device(device)
     order, inputs = _read_inputs(inputs_npz)
@@ -84,8 +83,6 @@ def _fetch_names(program, fetch_targets, ext: str) -> list:
 
 
 def main(argv) -> int:
-    from ..models.exporter import run_command
-
     return run_command(argv, {
         "dygraph": lambda builder, kwargs, *rest: dygraph(builder, json.loads(kwargs), *rest),
         "static": static,

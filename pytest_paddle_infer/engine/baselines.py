@@ -22,6 +22,12 @@ from ..cases.baseline_forms import GOLDEN, PREDICTOR_KINDS, golden_dir, kind_of
 from ..errors import ModelError, OptionError
 from ..goldens import GoldenError, GoldenPolicy, describe, environment, golden_path, input_mismatch, \
     read_golden, read_meta
+from ..models.zoo import ZOO
+from ..models.exporter import build_layer
+from ..models.source import MANIFEST, ModelSource
+from ..cases.suite_sources import BUILDER_PATTERN
+from ..models.cache import run_child
+from .saved_tensors import saved_tensors, write_golden
 
 if TYPE_CHECKING:  # numpy and the model types only when a baseline is computed
     import numpy as np
@@ -52,8 +58,6 @@ def flatten_named(value: Any, is_tensor: Callable[[Any], bool], prefix: str = "o
 
 def layer_builder(source: "ModelSource") -> Tuple[str, Dict[str, Any]]:
     """The ``module:callable`` and kwargs that build a source's ``nn.Layer``."""
-    from ..models.zoo import ZOO
-
     if source.kind == "zoo":
         return ZOO[source.ref].builder, {}
     if source.kind == "builder":
@@ -68,11 +72,6 @@ def layer_builder(source: "ModelSource") -> Tuple[str, Dict[str, Any]]:
 def build_dygraph_layer(model: Any, **kwargs):
     """In this process: the eval-mode layer of a zoo name, a builder ``'package.module:callable'``
     (called with ``kwargs``) or a ModelSource, seeded as the exporter seeds it."""
-    from ..models.exporter import build_layer
-    from ..models.source import ModelSource
-    from ..cases.suite_sources import BUILDER_PATTERN
-    from ..models.zoo import ZOO
-
     if isinstance(model, ModelSource):
         ref, given = layer_builder(model)
         return build_layer(ref, {**given, **kwargs})
@@ -186,8 +185,6 @@ class Baselines:
 
         import numpy as np
 
-        from ..models.cache import run_child
-
         self.work_dir.mkdir(parents=True, exist_ok=True)
         in_path = self.work_dir / "inputs.npz"
         out_path = self.work_dir / "outputs.npz"
@@ -258,7 +255,6 @@ class Baselines:
             "program": {"format": model.format, "file": Path(model.prog_file).name},
             "intermediates_selected": case.intermediates,
         }
-        from .saved_tensors import write_golden
 
         return write_golden(directory, case.id, result.outputs, meta, result.store,
                             self.policy.float16)
@@ -269,15 +265,11 @@ class Baselines:
 
 def golden_store(golden):
     """The golden's intermediate tensors as a baseline store (None when it holds none)."""
-    from .saved_tensors import saved_tensors
-
     return saved_tensors(golden.path, golden.meta)
 
 
 def exported_weights(model: "ModelFiles") -> str:
     """The weights digest the exporter recorded for a zoo or builder export ('' if none)."""
-    from ..models.source import MANIFEST
-
     try:
         return json.loads((Path(model.prog_file).parent / MANIFEST).read_text()).get("weights", "")
     except (OSError, ValueError):

@@ -17,11 +17,18 @@ from typing import (TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequ
 from ..modes.devices import MAIN_WORKER, AUTO, DeviceChoice, current_worker, gpu_for_worker
 from ..errors import InputError, OptionError, PredictorError
 from ..models.inputs import InputSpec, fill_shape, generate_all, numpy_dtype
-from ..files import file_lock
+from ..files import ArrayFileError, WantedArray, file_lock, load_arrays
 from ..modes.trt_marking import INSPECTOR, marking_calls
 from . import pir_tensorrt
 from .predictor import PredictorCache, build_predictor, describe_recipe, run_predictor
-from ..modes.run_modes import (GPU, INT8, PIR_FORMAT, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec, calibration_batch_count, calibration_tables, check_shape_in_range, needs_calibration, optim_cache_call, optim_cache_subdir, recipe, shape_collect_recipe)
+from ..modes.run_modes import (GPU, INT8, MATRIX_MULTIPLY_OPS, PIR_FORMAT, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE,
+                               Call, DynamicShape, RunModeSpec, calibration_batch_count, calibration_tables,
+                               check_shape_in_range, needs_calibration, optim_cache_call, optim_cache_subdir,
+                               recipe, shape_collect_recipe)
+from ..models.program import paddle_major
+from ..modes.capabilities import detect, installed_paddle
+from ..verdict.evidence import TENSORRT_ENGINE, base_name, is_fused
+from .int8_evidence import program_op_types
 
 if TYPE_CHECKING:  # numpy and the model types are only needed when a plan runs
     import numpy as np
@@ -195,10 +202,6 @@ def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None,
     """Toggles whose Config call Paddle takes but does not act on, read from its source.
     ``trt_version``: this machine's (None: not known); ``explicit``: Q/DQ ops would take
     explicit quantization."""
-    from ..models.program import paddle_major
-    from ..modes.capabilities import installed_paddle
-    from ..modes.run_modes import MATRIX_MULTIPLY_OPS
-
     version = installed_paddle()[1] if paddle_version is None else paddle_version
     remarks = []
     if spec.memory_optim and spec.run_mode.device == GPU and paddle_major(version) >= 3:
@@ -250,8 +253,6 @@ def fp32_ops_problem(spec: RunModeSpec, program_ops: Mapping[str, int],
                      program_format: str) -> Optional[str]:
     """``+fp32_op`` on a GPU mixed-precision mode naming ops the program does not hold and no
     fusion makes: an error, as it would keep nothing in fp32 while the id says it did."""
-    from ..verdict.evidence import base_name, is_fused
-
     if not spec.fp32_ops or spec.run_mode.device != GPU or spec.run_mode.tensorrt:
         return None
     held = {base_name(t) for t in program_ops}
@@ -542,9 +543,6 @@ def engine_dirs(plan: Plan, model: "ModelFiles") -> Tuple[str, ...]:
 
 def convert_pir(step: ConvertPir, inputs: Optional[Mapping[str, "np.ndarray"]] = None) -> str:
     """Run a PIR TensorRT conversion (or keep one); says how many tensorrt_engine ops it holds."""
-    from .int8_evidence import program_op_types
-    from ..verdict.evidence import TENSORRT_ENGINE, base_name
-
     out = [Path(step.program), Path(step.params)]
     if step.reuse and all(p.is_file() for p in out):
         how = f"kept from an earlier run (+use_static): {step.program}"
@@ -606,8 +604,6 @@ def load_batches(batches: Batches) -> List[Dict[str, "np.ndarray"]]:
 
 
 def _file_batches(source: FileBatches) -> List[Dict[str, "np.ndarray"]]:
-    from ..files import ArrayFileError, WantedArray, load_arrays
-
     directory = Path(source.directory)
     if not directory.is_dir():
         raise InputError(f"calib_data: no such directory {directory}")
@@ -638,12 +634,10 @@ class CandidateBuilder:
         self.device = device or AUTO
         self.worker = worker or current_worker()
         self.executor = PlanExecutor(predictors)
-        self._gpu_count = gpu_count or _visible_gpus
+        self._gpu_count = gpu_count or (lambda: detect().gpu_count)
 
     def trt_version(self) -> Optional[Tuple[int, ...]]:
         """The TensorRT runtime Paddle found (else the one it was built with); None: none."""
-        from ..modes.capabilities import detect
-
         caps = detect()
         return known_trt(caps.trt_runtime) or known_trt(caps.trt_compile)
 
@@ -677,9 +671,3 @@ class CandidateBuilder:
               seed: int = 0, mark_outputs: Sequence[str] = ()) -> Built:
         return self.executor.run(self.plan(spec, model, specs, threads, seed, mark_outputs),
                                  model, inputs)
-
-
-def _visible_gpus() -> int:
-    from ..modes.capabilities import detect
-
-    return detect().gpu_count

@@ -10,6 +10,7 @@ import json
 from collections import Counter
 from pathlib import Path
 from typing import Dict, Optional
+from ..modes.run_modes import INT8, ONEDNN
 
 QUANTIZE_OPS = frozenset({
     "quantize_linear", "dequantize_linear",  # paddle.quantization, PaddleSlim's onnx format
@@ -26,8 +27,6 @@ _op_types: Dict[str, Dict[str, int]] = {}  # per process, by program file and it
 
 def wants_int8_kernels(run_mode) -> bool:
     """oneDNN int8 (``onednn_int8``), by the mode's traits."""
-    from ..modes.run_modes import INT8, ONEDNN
-
     return run_mode.engine == ONEDNN and run_mode.precision == INT8
 
 

@@ -21,9 +21,9 @@ from ..models.program import choice_text, describe_program, exports_legacy
 from ..models.source import ModelFiles, ModelSource
 from ..modes import capabilities
 from .build_plan import CandidateBuilder, candidate_feeds, fp32_ops_problem as gpu_fp32_ops_problem
-from ..modes.run_modes import RUN_MODES, baseline_recipe, fp32_ops_problem, recipe_shows
-from . import pir_tensorrt
-from ..modes.trt_marking import FUSION_WARNING
+from ..modes.run_modes import INT8, QUANTIZED, RUN_MODES, baseline_recipe, fp32_ops_problem, recipe_shows
+from . import pir_tensorrt, tf32
+from ..modes.trt_marking import FUSION_WARNING, engine_text, fresh_engine_info, int8_engine_problem
 from ..verdict.outputs import check_output_names, compare_outputs
 from ..protocol import CaseResult
 from ..verdict.evidence import Evidence, Tally, broken_rules, converted_program, coverage_note, shipped_fused
@@ -31,10 +31,12 @@ from ..verdict.vacuity import OTHER_SEED_OFFSET, SeedPair, judge_outputs
 from ..cases.baseline_forms import GOLDEN, kind_of
 from .baselines import BaselineOutputs, Baselines
 from .capture import (selection_problems, BaselineStore, CandidateComparer, HookRouters, Selection, run_with_sink)
-from ..goldens import GoldenPolicy
+from ..goldens import RUN, GoldenPolicy, environment
 from .int8_evidence import (DtypeTally, int8_kernels_text, int8_note, no_int8_problem, not_quantized_reason, program_op_types, quantize_ops, wants_int8_kernels)
 from .predictor import PredictorCache, describe_recipe, run_predictor
 from .recording import hooked_run, needs_warm_up, recorded, warm_up
+from .saved_tensors import write_golden
+from ..files import atomic_write, file_lock
 
 @dataclass
 class Prepared:
@@ -312,8 +314,6 @@ class Runner:
         if wants_int8_kernels(case.run_mode.run_mode):  # its figures depend on the CPU's kernels
             shown.evidence.kernels = int8_kernels_text(capabilities.detect())
         if case.run_mode.run_mode.device == "gpu":  # what TF32 the candidate may use
-            from . import tf32
-
             shown.evidence.tf32 = tf32.candidate_text(
                 case.run_mode.run_mode.tensorrt, tf32.switches(),
                 tf32.capability(self.candidates.gpu_id()))
@@ -387,9 +387,6 @@ class Runner:
     def save_run(self, prepared: Prepared, outputs, store: Optional[BaselineStore],
                  result: CaseResult) -> None:
         """The candidate's outputs and tensors, in the goldens' format, for paddle-infer-diff."""
-        from ..goldens import RUN, environment
-        from .saved_tensors import write_golden
-
         case = prepared.case
         device = self.baseline_device(case, "auto")
         meta = {"role": RUN, "run_mode": case.run_mode.label, "recipe": prepared.candidate_recipe,
@@ -508,8 +505,6 @@ def shared_outputs(shared_dir: Optional[Path], key: Tuple, run,
     from collections import OrderedDict
     import json
 
-    from ..files import atomic_write, file_lock
-
     path = shared_path(shared_dir, key)
     with file_lock(path.with_suffix(".lock")):
         if path.is_file():
@@ -561,9 +556,6 @@ def judge_evidence(result: CaseResult, candidate: Evidence, baseline: Optional[d
 
 def judge_engines(result: CaseResult, spec, directories: Tuple[str, ...], built_at: float) -> None:
     """What legacy TensorRT engines recorded, into the notes; an int8 engine without int8 layers fails."""
-    from ..modes.run_modes import INT8
-    from ..modes.trt_marking import engine_text, fresh_engine_info, int8_engine_problem
-
     if not directories:
         return
     files = fresh_engine_info(directories[:1], 0.0) + fresh_engine_info(directories[1:], built_at)
@@ -589,8 +581,6 @@ def empty_store_note(selected: str, baseline_evidence: Optional[dict]) -> str:
 
 def quantized_trt(spec) -> bool:
     """TensorRT int8 from the model's own quantize ops (``int8_source=quantized``)."""
-    from ..modes.run_modes import INT8, QUANTIZED
-
     return spec.run_mode.tensorrt and spec.run_mode.precision == INT8 and spec.int8_source == QUANTIZED
 
 

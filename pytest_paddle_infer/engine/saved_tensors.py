@@ -15,7 +15,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from ..files import atomic_write
+from ..files import atomic_write, load_error_text
 from ..goldens import FORMAT, GoldenError, golden_path, legacy_file_name, replaceable
 from .capture import Record, fingerprint
 
@@ -90,9 +90,6 @@ class SavedTensors:
 
     def _read(self, record: Record) -> np.ndarray:
         """The first read of a tensor: a missing or damaged member is the file's fault."""
-        from ..files import load_error_text
-        from ..goldens import GoldenError
-
         try:
             return self.load(record)
         except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile) as e:

@@ -10,14 +10,13 @@ from __future__ import annotations
 import contextlib
 import threading
 from typing import Iterator, Optional, Tuple
+from ..modes.capabilities import import_paddle
 
 # compute capability from which GPUs have TF32 tensor cores (Ampere)
 TF32_CAPABILITY = (8, 0)
 
 
 def _core():
-    from ..modes.capabilities import import_paddle
-
     return import_paddle().base.core
 
 
