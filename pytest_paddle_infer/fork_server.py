@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Dict, Optional
 
@@ -156,10 +157,8 @@ class ForkedChild:
     def kill(self) -> None:
         if self.poll() is not None:  # reaped: its pid may be another process's by now
             return
-        try:
+        with suppress(ProcessLookupError, PermissionError):
             os.kill(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     terminate = kill
 

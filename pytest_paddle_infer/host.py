@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import platform
 import re
+from contextlib import suppress
 from typing import Dict
 
 # flags that select kernels; the rest of /proc/cpuinfo's list changes no result
@@ -16,7 +17,7 @@ KERNEL_FLAGS = re.compile(r"^(sse4_[12]|avx\w*|fma|f16c|amx\w*|\w*vnni\w*|\w*bf1
 def cpu_description() -> Dict[str, str]:
     """``{"cpu": "AMD EPYC", "cpu_flags": "avx avx2 avx512f ... "}`` (values may be empty)."""
     model, flags = platform.processor() or platform.machine(), ""
-    try:
+    with suppress(OSError):  # not Linux
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
                 key, _, value = line.partition(":")
@@ -27,8 +28,6 @@ def cpu_description() -> Dict[str, str]:
                     flags = " ".join(sorted(w for w in value.split() if KERNEL_FLAGS.match(w)))
                 if flags and model:
                     break
-    except OSError:  # not Linux
-        pass
     return {"cpu": model, "cpu_flags": flags}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+
 from .baselines import flatten_named
 from ..models.binding import BindingError, bind, forward_signature
 from ..models.exporter import build_layer, run_command, weights_digest

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
@@ -35,12 +36,10 @@ def release_large_buffers_promptly() -> None:
     if _MMAP_SET:
         return
     _MMAP_SET = True
-    try:
+    with suppress(OSError, AttributeError):  # not glibc: nothing to tune
         import ctypes
 
         ctypes.CDLL("libc.so.6").mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD
-    except (OSError, AttributeError):  # not glibc: nothing to tune
-        pass
 
 
 def plain_numpy(tensor, view: bool = False) -> np.ndarray:

@@ -10,6 +10,7 @@ import json
 from collections import Counter
 from pathlib import Path
 from typing import Dict, Optional
+
 from ..modes.run_modes import INT8, ONEDNN
 
 QUANTIZE_OPS = frozenset({

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from typing import Iterator, Optional, Tuple
+
 from ..modes.capabilities import import_paddle
 
 # compute capability from which GPUs have TF32 tensor cores (Ampere)

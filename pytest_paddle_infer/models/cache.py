@@ -12,6 +12,7 @@ import os
 import shutil
 import sys
 import tempfile
+from contextlib import suppress
 from pathlib import Path
 from typing import Dict, Mapping, Optional, Tuple
 
@@ -70,10 +71,8 @@ def _valid_manifest(directory: Path) -> Optional[dict]:
                 p = directory / name
                 if p.stat().st_size != meta["size"] or file_sha256(p) != meta["sha256"]:
                     return None
-            try:
+            with suppress(OSError):  # a read-only cache: hashed again next time
                 atomic_write(directory / VERIFIED, json.dumps(stamps))
-            except OSError:
-                pass  # a read-only cache: hashed again next time
         for path, digest in manifest.get("sources", {}).items():  # a builder's code was edited
             if file_sha256(Path(path)) != digest:
                 return None
@@ -115,11 +114,9 @@ def heal_cache_dirs(cache_dir: Path) -> None:
         return
     for name in OWN_DIRS:
         path = Path(cache_dir) / name
-        try:
+        with suppress(FileNotFoundError):  # another worker healed it first
             if path.is_symlink() or (path.exists() and not path.is_dir()):
                 path.unlink()
-        except FileNotFoundError:  # another worker healed it first
-            pass
 
 
 def remove_stale_builds(directory: Path, held: str = "") -> None:
@@ -132,11 +129,9 @@ def remove_stale_builds(directory: Path, held: str = "") -> None:
         if owner == held:
             remove_entry(tmp)
             continue
-        try:
+        with suppress(Timeout, OSError):
             with FileLock(str(tmp.with_name(owner + ".lock")), timeout=0):
                 remove_entry(tmp)
-        except (Timeout, OSError):
-            pass
 
 
 _swept: set = set()  # per process: directories whose stale builds were looked for

@@ -6,6 +6,7 @@ tiny_cnn at 8x3x1024x1024 peaked at 13x its inputs).
 from __future__ import annotations
 
 import math
+from contextlib import suppress
 from pathlib import Path
 from typing import Optional, Sequence, Tuple
 
@@ -21,12 +22,10 @@ CGROUP_LIMITS = (  # (limit, usage): cgroup v2, then v1, as a container sees its
 
 
 def _meminfo_available(path: Path = MEMINFO) -> Optional[int]:
-    try:
+    with suppress(OSError, ValueError, IndexError):
         for line in path.read_text().splitlines():
             if line.startswith("MemAvailable:"):
                 return int(line.split()[1]) * 1024  # kB
-    except (OSError, ValueError, IndexError):
-        pass
     return None
 
 

@@ -6,6 +6,7 @@ import functools
 import json
 import os
 import sys
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 from importlib import metadata, util
 from pathlib import Path
@@ -254,25 +255,21 @@ def known_installation(cache_dir: Path, ask: Callable[[], Tuple[Capabilities, Di
     them, remembered per installation in the cache dir: the pytest process never imports paddle."""
     path = Path(cache_dir) / INSTALLATION_FILE
     key = installation_key()
-    try:
+    with suppress(OSError, ValueError, KeyError, TypeError):
         saved = json.loads(path.read_text())
         if saved["key"] == key:
             caps = saved["capabilities"]
             caps.update(trt_compile=tuple(caps["trt_compile"]),
                         trt_runtime=normalize_trt_version(tuple(caps["trt_runtime"])))
             return Capabilities(**caps), dict(saved["environment"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
     caps, environment = ask()
     if incomplete(caps):
         path.unlink(missing_ok=True)
         return caps, environment
-    try:
+    with suppress(OSError):  # remembering is an optimization
         from ..files import atomic_write
 
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, json.dumps({"key": key, "capabilities": asdict(caps),
                                        "environment": environment}, indent=1))
-    except OSError:
-        pass  # remembering is an optimization
     return caps, environment

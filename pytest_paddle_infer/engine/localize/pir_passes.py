@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
+
 from ..predictor import apply_recipe, trim_paddle_error
 from ...modes.run_modes import PIR_FORMAT, recipe
 from ...errors import PredictorError

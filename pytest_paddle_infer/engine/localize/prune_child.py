@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
+
 from .program_cut import extract, load, params_file
 from ..predictor import apply_recipe, run_predictor, trim_paddle_error
 from ...verdict.compare import compare_arrays

@@ -4,8 +4,10 @@ and exits 1 when an output is outside tolerance."""
 from __future__ import annotations
 
 import textwrap
+from contextlib import suppress
 from pathlib import Path
 from typing import Sequence
+
 from ...modes.capabilities import installed_paddle
 from ...files import atomic_write
 
@@ -116,13 +118,11 @@ def cpu_name() -> str:
     """The CPU's model name (bf16 and int8 kernels depend on it), best effort."""
     import platform
 
-    try:
+    with suppress(OSError):
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("model name"):
                     return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
     return platform.processor() or platform.machine()
 
 

@@ -9,6 +9,7 @@ import pickle
 import shutil
 from pathlib import Path
 from typing import List, Optional, Tuple
+
 from ...errors import PaddleInferError
 from ...models.cache import run_child
 from ...verdict.outputs import compare_outputs
