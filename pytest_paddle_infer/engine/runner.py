@@ -331,16 +331,12 @@ class Runner:
         tally = DtypeTally(comparer) if wants_int8_kernels(case.run_mode.run_mode) else None
         sink = tally if tally is not None else comparer
         saved = self.run_store(case)  # --paddle-save-runs: the candidate's own tensors
-        if saved is not None:
-            sink = fan_out(sink, saved)
+        sink = fan_out(sink, saved) if saved is not None else sink
+        router = self.hooks.for_predictor(prepared.candidate)
         if comparer is not None and needs_warm_up([prepared.candidate_recipe]):
-            warm_up(self.hooks.for_predictor(prepared.candidate),
-                    lambda: run_predictor(prepared.candidate, feeds))
+            warm_up(router, lambda: run_predictor(prepared.candidate, feeds))
         try:
-            if sink is not None:
-                outputs = run_with_sink(self.hooks.for_predictor(prepared.candidate), sink, run)
-            else:
-                outputs = run()
+            outputs = run_with_sink(router, sink, run) if sink is not None else run()
         except PredictorError as e:  # reported as building it is: with the recipe
             raise candidate_error(e)(f"the candidate ({case.run_mode.label}): {e}\n"
                                      f"recipe: {prepared.candidate_recipe}") from None
