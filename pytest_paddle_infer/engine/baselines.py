@@ -214,7 +214,7 @@ class Baselines:
                      f"inputs; this case has no golden of its own)")
         store = None
         if case.intermediates != "none":
-            store = golden_store(golden)
+            store = saved_tensors(golden.path, golden.meta)
             if store is None:
                 text += ("\n  (the golden holds no intermediate tensors: record it with "
                          "--paddle-intermediates to compare them)")
@@ -261,11 +261,6 @@ class Baselines:
 
     def close(self) -> None:
         shutil.rmtree(self.work_dir, ignore_errors=True)
-
-
-def golden_store(golden):
-    """The golden's intermediate tensors as a baseline store (None when it holds none)."""
-    return saved_tensors(golden.path, golden.meta)
 
 
 def exported_weights(model: "ModelFiles") -> str:

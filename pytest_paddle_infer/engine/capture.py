@@ -201,16 +201,11 @@ class Aligner:
         if best[0] > MATCH_DISTANCE:
             return None, f"no baseline tensor with these values (closest differs by {best[0]:.3g})"
         fits = [s for s in scored if s[0] <= max(best[0] * AMBIGUITY_RATIO, 1e-6)]
-        if len(fits) > 1 and not _same_values(s[3] for s in fits):
+        if len(fits) > 1 and not all(np.array_equal(best[3].fingerprint, s[3].fingerprint) for s in fits):
             return None, f"ambiguous: {len(fits)} baseline tensors fit"
         # one fit, or copies of one value (a fetch of an output, an in-place op): either is right
         self.last_index = best[2]
         return best[3], "structure"
-
-
-def _same_values(records) -> bool:
-    prints = [r.fingerprint for r in records]
-    return all(np.array_equal(prints[0], p) for p in prints[1:])
 
 
 class CandidateComparer:

@@ -47,14 +47,13 @@ class Seen:
         return dict(self.evidence.to_dict(), gpu_tensors=self.gpu_tensors)
 
 
-def _own_rules() -> Dict[str, Tuple[Callable[[Seen], bool], str]]:
-    """Signals of the modes the evidence rules have no row for: (holds, what it means)."""
-    return {
-        ONEDNN_LAYOUT: (lambda s: s.evidence.onednn_tensors > 0, "oneDNN's kernels"),
-        NATIVE_LAYOUT: (lambda s: s.evidence.seen and s.evidence.onednn_tensors == 0,
-                        "Paddle's native CPU kernels"),
-        GPU_TENSORS: (lambda s: s.gpu_tensors > 0, "GPU kernels"),
-    }
+# Signals of the modes the evidence rules have no row for: (holds, what it means)
+OWN_RULES: Dict[str, Tuple[Callable[[Seen], bool], str]] = {
+    ONEDNN_LAYOUT: (lambda s: s.evidence.onednn_tensors > 0, "oneDNN's kernels"),
+    NATIVE_LAYOUT: (lambda s: s.evidence.seen and s.evidence.onednn_tensors == 0,
+                    "Paddle's native CPU kernels"),
+    GPU_TENSORS: (lambda s: s.gpu_tensors > 0, "GPU kernels"),
+}
 
 
 def rule_of(mode: RunMode) -> str:
@@ -71,7 +70,7 @@ def rule_problems(mode: RunMode, seen: Seen) -> List[str]:
     rule = rule_of(mode)
     if rule in RULES:
         return broken_rules(mode.name, seen.evidence, (rule,))
-    holds, meaning = _own_rules()[rule]
+    holds, meaning = OWN_RULES[rule]
     if holds(seen):
         return []
     if not seen.evidence.seen:

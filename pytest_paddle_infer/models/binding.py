@@ -7,6 +7,7 @@ their names (``nn.Sequential.forward(self, input)``).
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -120,12 +121,13 @@ def bind(signature: Signature, names: Sequence[str]) -> Binding:
         return Binding(tuple((p.name, names[0] if p is target else None)
                              for p in named[:named.index(target) + 1]))
     if unknown:
-        closest = _closest(unknown[0], [p.name for p in named if p.name not in names])
+        close = difflib.get_close_matches(unknown[0], [p.name for p in named if p.name not in names],
+                                          n=1, cutoff=0.5)
         raise BindingError(
             f"input {unknown[0]!r} is not a parameter of {signature.owner}",
             f"inputs named after forward's parameters: {', '.join(signature.names()) or 'none'} ({where})",
             f"inputs {listed}",
-            (f"did you mean {closest!r}? " if closest else "") +
+            (f"did you mean {close[0]!r}? " if close else "") +
             "name each input after the forward parameter it feeds (inputs bind by name, not order)",
             unknown[0])
     missing = [p.name for p in required if p.name not in names]
@@ -145,10 +147,3 @@ def bind(signature: Signature, names: Sequence[str]) -> Binding:
         return Binding(())
     last = max(i for i, p in enumerate(positional) if p.name in names)
     return Binding(tuple((p.name, p.name if p.name in names else None) for p in positional[:last + 1]))
-
-
-def _closest(word: str, choices: Sequence[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.5)
-    return close[0] if close else ""

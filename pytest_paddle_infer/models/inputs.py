@@ -68,19 +68,13 @@ def fill_shape(declared: Sequence[int], given: Optional[Sequence[int]], name: st
     return tuple(int(g) for g in given)
 
 
-def _rng(seed: int, name: str) -> "np.random.Generator":
-    import numpy as np
-
-    return np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(name.encode())])
-
-
 def generate(spec: InputSpec, seed: int) -> "np.ndarray":
     """Seeded data for one concrete input."""
     import numpy as np
 
     if spec.file:
         return _load_file(spec)
-    rng = _rng(seed, spec.name)
+    rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(spec.name.encode())])
     shape = spec.shape
     if spec.values is not None:
         data = rng.choice(np.asarray(spec.values), size=shape)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 from ..errors import OptionError
 
@@ -70,10 +70,6 @@ def gpu_for_worker(choice: DeviceChoice, worker: str, gpu_count: int) -> int:
     return ids[worker_index(worker) % len(ids)]
 
 
-def worker_names(numprocesses: Optional[int]) -> List[str]:
-    return [f"gw{k}" for k in range(numprocesses)] if numprocesses else [MAIN_WORKER]
-
-
 def mapping_line(choice: DeviceChoice, numprocesses: Optional[int], gpu_count: int,
                  gpu_modes: Sequence[str]) -> str:
     """The report header's line for GPU run modes: which worker uses which GPU."""
@@ -81,6 +77,6 @@ def mapping_line(choice: DeviceChoice, numprocesses: Optional[int], gpu_count: i
     if gpu_count == 0 and not choice.ids:
         return f"paddle-infer: GPU run modes ({modes}): no GPU visible here, their cases skip"
     pairs = ", ".join(f"{w} -> gpu:{gpu_for_worker(choice, w, gpu_count)}"
-                      for w in worker_names(numprocesses))
+                      for w in ([f"gw{k}" for k in range(numprocesses)] if numprocesses else [MAIN_WORKER]))
     return (f"paddle-infer: GPU run modes ({modes}) per worker: {pairs} "
             f"(--paddle-device={choice.text}, {gpu_count} GPU(s) visible)")

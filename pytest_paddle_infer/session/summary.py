@@ -50,7 +50,7 @@ class SessionSummary:
 
             row = summary_row(report.nodeid, outcome, props, report.duration)
             if outcome in ("skipped", "error", "crashed", "timeout"):
-                row["reason"] = _short_reason(report)
+                row["reason"] = (_full_reason(report).splitlines() or [""])[0]
                 row["message"] = _full_reason(report)  # summary.json keeps all of it
             self.rows[report.nodeid] = row
 
@@ -132,10 +132,6 @@ def unused_update_goldens(settings, rows) -> str:
     return ("paddle-infer: warning: --paddle-update-goldens rewrote nothing: no case of this session "
             "compares against goldens (baseline golden:DIR in a suite or --paddle-baseline=golden:DIR); "
             "to record new goldens use --paddle-save-goldens=DIR")
-
-
-def _short_reason(report) -> str:
-    return (_full_reason(report).splitlines() or [""])[0]
 
 
 def _full_reason(report) -> str:

@@ -181,10 +181,6 @@ def deletable_names(logged: Iterable[str], program_format: str) -> Tuple[List[st
     return out, kept
 
 
-def _format_words(program_format: str) -> str:
-    return "a PIR (.json) program" if program_format == PIR_FORMAT else "a legacy (.pdmodel) program"
-
-
 def delete_pass_problem(spec, model, threads: Optional[int] = None) -> Optional[str]:
     """The error for ``+delete_pass=NAME`` naming no pass Paddle knows for this program's format
     (it would change nothing while the id says it did), with the right name or close matches."""
@@ -201,7 +197,8 @@ def delete_pass_problem(spec, model, threads: Optional[int] = None) -> Optional[
     lines = []
     for name in unknown:
         line = (f"{spec.label}: Paddle {version} has no pass {name} for "
-                f"{_format_words(program_format)}, so deleting it would change nothing")
+                f"{'a PIR (.json)' if program_format == PIR_FORMAT else 'a legacy (.pdmodel)'} program, "
+                f"so deleting it would change nothing")
         spelt = [n for n in _spellings(name)[1:] if registry(n) is not None]
         other = _legacy_registry() if program_format == PIR_FORMAT else _pir_registry()
         if spelt and registry(spelt[0]) == name:
