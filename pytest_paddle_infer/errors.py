@@ -36,8 +36,6 @@ class CaseSkipped(Exception):
     """The case cannot run on this installation; the message says what is missing."""
 
 
-# -- text about failures, shared by the pytest process and the children ---------------------
-
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 

@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-# -- a lock across processes --------------------------------------------------------------
-
 
 @contextmanager
 def file_lock(lock_path: PathLike) -> Iterator[None]:
@@ -31,9 +29,6 @@ def file_lock(lock_path: PathLike) -> Iterator[None]:
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(lock_path)):
         yield
-
-
-# -- atomic writes ------------------------------------------------------------------------
 
 
 def atomic_write(path: PathLike, content: Union[bytes, str, Callable[[BinaryIO], None]],
@@ -67,8 +62,6 @@ def atomic_write(path: PathLike, content: Union[bytes, str, Callable[[BinaryIO],
     return path
 
 
-# -- file names from case ids -------------------------------------------------------------
-
 # nothing POSIX shells, cmd.exe or PowerShell treat specially inside a word ("=" and "," are
 # argument separators in cmd.exe, "," builds a list in PowerShell), valid on every file system
 SAFE_CHARACTERS = "A-Za-z0-9_.+-"
@@ -89,8 +82,6 @@ def safe_file_stem(case_id: str, limit: int = MAX_STEM) -> str:
         stem = f"{stem[:limit - len(digest) - 1]}-{digest}"
     return stem
 
-
-# -- numpy array files --------------------------------------------------------------------
 
 NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")  # an .npz is a zip archive (empty: end record only)

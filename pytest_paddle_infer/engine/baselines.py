@@ -136,8 +136,6 @@ class Baselines:
         return self._live(kind_of(case.baseline), case, model, inputs, digest, device_of,
                           predictor_baseline)
 
-    # -- the kinds ---------------------------------------------------------------------------
-
     def _live(self, kind: str, case: "Case", model: "ModelFiles", inputs, digest: str,
               device_of: Callable[[str], str], predictor_baseline: PredictorBaseline) -> BaselineOutputs:
         if kind in PREDICTOR_KINDS:
@@ -198,8 +196,6 @@ class Baselines:
                 return OrderedDict((name, data[f"o{i}"]) for i, name in enumerate(result["names"]))
         finally:
             shutil.rmtree(self.work_dir, ignore_errors=True)
-
-    # -- goldens -----------------------------------------------------------------------------
 
     def _from_golden(self, case: "Case", directory: Path, digest: str,
                      device_of: Callable[[str], str], model: "ModelFiles") -> BaselineOutputs:

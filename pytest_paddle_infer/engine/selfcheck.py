@@ -125,9 +125,6 @@ def cannot_run(caps, mode: RunMode, device_id: Optional[int]) -> Optional[Tuple[
     return short, full
 
 
-# -- the machine --------------------------------------------------------------------------
-
-
 def machine_facts(caps) -> dict:
     """Paddle, CUDA, cuDNN and TensorRT versions, the GPUs, TF32, the CPU."""
     paddle = import_paddle()
@@ -169,9 +166,6 @@ def tf32_state(gpus: Sequence[dict]) -> dict:
     capable = [g["id"] for g in gpus if float(g.get("compute_capability", "0") or 0) >= 8.0]
     return {"cublas": switch("get_cublas_switch"), "cudnn": switch("get_cudnn_switch"),
             "gpus_with_tf32": capable}
-
-
-# -- one mode -------------------------------------------------------------------------------
 
 
 def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: bool = False) -> dict:
@@ -267,9 +261,6 @@ def run_recorded(runner, model, calls, role: str, inputs, predictor=None, progra
     router = runner.hooks.for_predictor(predictor)
     run_with_sink(router, on_gpu, recorded(router, tally, lambda: run_predictor(predictor, inputs)))
     return seen
-
-
-# -- the whole check ----------------------------------------------------------------------
 
 
 def run_selfcheck(runner, on_phase: Callable[..., None] = lambda name, recipe="": None) -> dict:

@@ -26,9 +26,6 @@ from .zoo import ZOO, ZOO_VERSION
 BUILDER_PATH_ENV = "PADDLE_INFER_BUILDER_PATH"  # read by exporter.load_builder in the child
 
 
-# -- the cache ---------------------------------------------------------------------------
-
-
 def _write_manifest(directory: Path, extra: Mapping[str, object]) -> None:
     files = {p.name: {"size": p.stat().st_size, "sha256": file_sha256(p)}
              for p in sorted(directory.iterdir()) if p.name != MANIFEST}

@@ -19,9 +19,6 @@ class CaseFailed(AssertionError):
     """A case whose outputs are outside tolerance; the message is the table."""
 
 
-# -- in the pytest process ---------------------------------------------------------------
-
-
 class CasePath:
     """The pytest process's side of every case."""
 

@@ -59,8 +59,6 @@ def predictor_op_types(runner, predictor, inputs) -> List[str]:
     return list(dict.fromkeys(seen))
 
 
-# -- the child's side ------------------------------------------------------------------------
-
 _STATE: dict = {}
 
 
@@ -91,9 +89,6 @@ def _serve(runner, op: str, *args):
         plan, built = build_trial(runner, case, model, inputs, *args)
         return predictor_op_types(runner, built.predictor, candidate_feeds(plan, inputs))
     raise PaddleInferError(f"unknown trial request {op!r}")
-
-
-# -- the executor's side ---------------------------------------------------------------------
 
 
 class TrialServer:
