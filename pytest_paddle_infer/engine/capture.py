@@ -75,9 +75,8 @@ class SeenTensors:
         self.op_types.setdefault(label, None)
         if len(self.names) < self.SAMPLES and name not in self.names:
             self.names.append(name)
-        for glob in selection.globs:
-            if glob not in self.matched and selection.glob_matches(glob, name, op_type):
-                self.matched.add(glob)
+        self.matched.update(g for g in selection.globs
+                            if g not in self.matched and selection.glob_matches(g, name, op_type))
 
     def unmatched(self, selection: Selection) -> List[str]:
         return [g for g in selection.globs if g not in self.matched]

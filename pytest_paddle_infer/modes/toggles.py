@@ -105,8 +105,7 @@ class Switch(Kind):
     def tokens(self, name: str) -> Tuple[str, ...]:
         return (name, self.off)
 
-    def syntax(self, name: str) -> Tuple[str, ...]:
-        return (name, self.off)
+    syntax = tokens
 
     def take(self, key: str, eq: bool, value: str, state: Any) -> Any:
         if eq:
@@ -381,11 +380,8 @@ class ToggleTable:
                     raise OptionError(problem)
 
     def label(self, spec: Any) -> str:
-        parts = [spec.mode]
-        for row in self.rows:
-            if row.is_set(spec):
-                parts.extend(row.kind.label(row.name, getattr(spec, row.name)))
-        return "+".join(parts)
+        return "+".join([spec.mode] + [part for row in self.rows if row.is_set(spec)
+                                       for part in row.kind.label(row.name, getattr(spec, row.name))])
 
     def takers(self, row: Toggle) -> List[str]:
         """The modes whose default spec may set ``row``."""

@@ -148,11 +148,8 @@ def _registry(program_format: str):
 
 def _spellings(name: str) -> List[str]:
     """``name`` and its other spelling: Paddle renamed passes from mkldnn to onednn."""
-    out = [name]
-    for old, new in (("mkldnn", "onednn"), ("onednn", "mkldnn")):
-        if old in name and name.replace(old, new) not in out:
-            out.append(name.replace(old, new))
-    return out
+    swaps = (("mkldnn", "onednn"), ("onednn", "mkldnn"))
+    return list(dict.fromkeys([name] + [name.replace(old, new) for old, new in swaps if old in name]))
 
 
 def deletable_name(logged: str, program_format: str) -> Optional[str]:
