@@ -85,8 +85,7 @@ class CaseResult:
 
     @property
     def max_rel_elsewhere(self):
-        """When the largest Max Rtol is at a near-zero baseline value (compare.py): the largest
-        relative error of the outputs away from such values; else None."""
+        """The largest relative error away from near-zero baseline values if the max is at one, else None."""
         if not self.rows or not max(self.rows, key=lambda r: r.max_rel).max_rel_near_zero:
             return None
         return max(r.max_rel_elsewhere if r.max_rel_near_zero else r.max_rel for r in self.rows)

@@ -164,8 +164,7 @@ def file_array_shape(spec: InputSpec, node: Node) -> Tuple[int, ...]:
 
 def parse_shape_sets(node: Optional[Node], specs: Sequence[InputSpec], file_nodes: Mapping[str, Node],
                      model: str, model_node: Node) -> List[Shapes]:
-    """Concrete shapes for every input, one tuple per shape set, in the model's input order;
-    without ``shapes``, one set: the declared shapes at batch 1 (or the input files' shapes)."""
+    """Concrete shapes per shape set, in input order; without ``shapes``, the declared ones at batch 1."""
     names = [s.name for s in specs]
     file_shapes = {s.name: file_array_shape(s, file_nodes[s.name]) for s in specs if s.file}
     if node is None:
@@ -203,8 +202,7 @@ def parse_shape_sets(node: Optional[Node], specs: Sequence[InputSpec], file_node
 
 def complete(given: Mapping[str, Node], specs: Sequence[InputSpec], file_shapes: Mapping[str, Tuple[int, ...]],
              at: Node, model: str) -> Shapes:
-    """Concrete shapes for every input: those given, checked against the model; the rest from
-    their input file, or the declared shape with the dynamic batch dim taken from the set."""
+    """Concrete shapes for every input: given (and checked), from its file, or declared at the set's batch."""
     shapes = {name: parse_dims(n, f"the shape of {name!r}", dynamic=False) for name, n in given.items()}
     known = {**file_shapes, **shapes}  # what fixes the batch of the inputs left out
     batches = sorted({s[0] for s in known.values() if s})

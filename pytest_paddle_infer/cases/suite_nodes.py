@@ -117,8 +117,7 @@ def _check_depth(text: str) -> None:
 
 
 def _check_expansion(root) -> None:
-    """The document's size and depth with every alias expanded (MAX_NODES, MAX_DEPTH), counted
-    without expanding; an anchor that contains its own alias is refused."""
+    """Size and depth with aliases expanded, counted without expanding; self-containing anchors refused."""
     import yaml
 
     def children(node):

@@ -215,8 +215,7 @@ def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: 
 
 
 def positive(runner, spec, on_phase, pir: bool = False):
-    """The candidate of ``spec`` on the self-check's model, built by the plugin's own plan, run
-    once and recorded: (model, recipe, Seen, Built). ``pir``: on the model's ``.json`` export."""
+    """The self-check model's candidate, built by the plugin's own plan, run and recorded."""
     mode = spec.run_mode
     source = parse_source(QUANTIZED_MODEL if wants_int8_kernels(mode) else MODEL)
     on_phase(f"self-check {mode.name}: exporting {source.name}")
@@ -234,8 +233,7 @@ def positive(runner, spec, on_phase, pir: bool = False):
 
 
 def engine_problems(row: dict, spec, built) -> List[str]:
-    """Legacy TensorRT: what its engines recorded, as a case reads it (runner.judge_engines),
-    into ``row["engines"]``; an int8 engine without an int8 layer did not engage."""
+    """Legacy TensorRT engines' records into ``row["engines"]``; int8 ones without int8 layers: problems."""
     if not built.engine_dirs:
         return []
 

@@ -122,8 +122,7 @@ class Pruner:
         return [c for c in chunks if c]
 
     def judge(self, what: str, start: int, targets: Sequence[str], ops: Sequence[int]) -> dict:
-        """The ops from ``start`` under the candidate's recipe, fed the baseline's values at the
-        cut; each target against the baseline's value."""
+        """The ops from ``start`` under the candidate's recipe, fed the baseline's values; targets judged."""
         base = self.baseline_values()
         trial = {"what": what, "start": start, "ops": list(ops), "targets": list(targets)}
         self.trials.append(trial)
@@ -168,8 +167,7 @@ class Pruner:
                                              if v is not None and tuple(v.shape) == shape), MATCH_DISTANCE)
 
     def first_divergent(self, after: int = -1) -> Optional[int]:
-        """The first op after ``after`` whose output breaks tolerance, halving over prefixes (a
-        divergence is taken to stay); None when even the last op's does not."""
+        """The first op after ``after`` whose output breaks tolerance, halving over prefixes; else None."""
         cuts = [i for i in range(after + 1, len(self.prog.ops)) if self.prog.cuttable(i)]
         if not cuts or not self.prefix_fails(cuts[-1]):
             return None
@@ -237,8 +235,7 @@ class Pruner:
         return self._finish(answer, start_time)
 
     def locate(self, divergent: Optional[int], locals_: Dict[int, dict], budget: int):
-        """(first bad op, start of the shortest failing run): each op up to the divergence alone,
-        in order; when none fails alone (or past the budget), the shortest failing run."""
+        """(first bad op, start of the shortest failing run): ops up to the divergence alone, else a run."""
         last = divergent if divergent is not None else len(self.prog.ops) - 1
         for index in range(0, last + 1):
             if index in locals_ or not self.prog.cuttable(index):
