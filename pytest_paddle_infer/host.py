@@ -51,8 +51,7 @@ def vector_level(flags: str) -> str:
 
 
 def isa_text(flags: str) -> str:
-    """What of ``flags`` decides the CPU run modes: the vector level, then the VNNI, bf16 and
-    AMX flags ("avx512, amx_bf16, avx512_vnni")."""
+    """What of ``flags`` decides the CPU run modes: vector level, VNNI, bf16, AMX ("avx512, amx_bf16")."""
     have = flags.split()
     extra = [f for f in have if re.search(r"vnni|bf16|^amx_(int8|bf16)$", f)]
     parts = [p for p in [vector_level(flags)] + extra if p]

@@ -40,8 +40,7 @@ INPUTS, OUTPUTS = "<inputs.npz>", "<outputs.npz>"  # placeholders in a child's a
 
 
 def flatten_named(value: Any, is_tensor: Callable[[Any], bool], prefix: str = "out") -> Iterator[Tuple[str, Any]]:
-    """(path, tensor) pairs in ``paddle.utils.flatten`` order: dict keys sorted (where they can
-    be), non-tensors left out, as ``paddle.jit.save`` does."""
+    """(path, tensor) pairs in ``paddle.utils.flatten`` order, non-tensors left out (as jit.save does)."""
     if is_tensor(value):
         yield prefix, value
     elif isinstance(value, dict):
@@ -70,8 +69,7 @@ def layer_builder(source: "ModelSource") -> Tuple[str, Dict[str, Any]]:
 
 
 def build_dygraph_layer(model: Any, **kwargs):
-    """In this process: the eval-mode layer of a zoo name, a builder ``'package.module:callable'``
-    (called with ``kwargs``) or a ModelSource, seeded as the exporter seeds it."""
+    """The eval-mode layer of a zoo name, builder or ModelSource in this process, seeded as exported."""
     if isinstance(model, ModelSource):
         ref, given = layer_builder(model)
         return build_layer(ref, {**given, **kwargs})

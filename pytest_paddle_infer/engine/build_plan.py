@@ -300,8 +300,7 @@ def max_batch_size(shapes: Mapping[str, Sequence[int]], dynamic: Optional[Dynami
 
 
 def calibration_shapes(specs: Sequence[InputSpec], dynamic: Optional[DynamicShape]) -> Tuple[InputSpec, ...]:
-    """One shape for every calibration batch (Paddle's calibrator sizes its buffers from the
-    first): the case's, or a ranged input's opt shape."""
+    """One shape for every calibration batch (the calibrator sizes buffers from the first)."""
     ranges = dict(dynamic.ranges) if dynamic is not None and not dynamic.tuned else {}
     return tuple(replace(s, shape=tuple(ranges[s.name].opt)) if s.name in ranges else s
                  for s in specs)

@@ -171,8 +171,7 @@ class BaselineStore:
 
 
 class Aligner:
-    """Pairs a candidate tensor with its baseline tensor: by name where names are stable, else
-    by structure and values, only when unambiguous."""
+    """Pairs a candidate tensor with its baseline tensor: by name, else by values when unambiguous."""
 
     def __init__(self, store: BaselineStore):
         self.store = store
@@ -249,8 +248,7 @@ class CandidateComparer:
 
 
 class HookRouter:
-    """One hook per predictor (Paddle keeps hooks registered for every later run); each run
-    points it at the sink that wants that run's tensors."""
+    """One hook per predictor (Paddle keeps hooks for every later run), pointed at each run's sink."""
 
     def __init__(self, predictor):
         self.sink: Optional[Callable] = None

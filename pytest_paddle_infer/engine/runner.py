@@ -400,8 +400,7 @@ class Runner:
                 store.remove()
 
     def measure_seeds(self, prepared: Prepared, seeds) -> Tuple[List[list], List[int], List[str]]:
-        """--paddle-suggest-tolerances: the case compared on other seeds' inputs, with a live
-        baseline of the same kind for each. Returns (rows per seed, the seeds, notes)."""
+        """--paddle-suggest-tolerances: the case on other seeds' inputs: (rows per seed, seeds, notes)."""
         case = prepared.case
         if kind_of(case.baseline) == GOLDEN:
             return [], [], [f"{case.baseline}: goldens hold the recorded seed's outputs only: "

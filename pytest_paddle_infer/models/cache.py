@@ -116,8 +116,7 @@ def heal_cache_dirs(cache_dir: Path) -> None:
 
 
 def remove_stale_builds(directory: Path, held: str = "") -> None:
-    """Remove the temporary export directories a killed process left behind: those of the entry
-    ``held`` (the caller holds its lock) and any whose lock is free (not being built now)."""
+    """Remove temporary export dirs killed processes left: ``held``'s, and those whose lock is free."""
     from filelock import FileLock, Timeout
     for tmp in Path(directory).glob(f"*{TMP_MARK}*"):
         owner = tmp.name.split(TMP_MARK, 1)[0]

@@ -147,8 +147,7 @@ def input_spec(layer, inputs: list) -> list:
 
 
 def unused_inputs(static_layer, names: list) -> list:
-    """The inputs no output of the converted PIR program depends on (``paddle.jit.save``
-    refuses them), walking back from the outputs; empty when it cannot walk."""
+    """The inputs no output of the converted PIR program depends on (jit.save refuses them), or []."""
     try:
         from paddle.autograd.backward_utils import ValueSet, some_in_set
         from paddle.static.pir_io import get_real_op_inputs, get_real_op_outputs

@@ -195,8 +195,7 @@ def detect() -> Capabilities:
 
 
 def cpu_facts(core) -> Dict[str, object]:
-    """The Capabilities fields of the CPU: its model and flags (host.py), and Paddle's own
-    answers (``supports_bfloat16``, ...), which decide what its oneDNN kernels do."""
+    """The CPU's Capabilities fields: model and flags (host.py), and Paddle's own ``supports_*`` answers."""
     def ask(name: str) -> Optional[bool]:
         fn = getattr(core, name, None)
         try:

@@ -249,8 +249,7 @@ class ShapeRange:
 
 @dataclass(frozen=True)
 class DynamicShape:
-    """TensorRT dynamic-shape ranges: explicit per input, or ``tuned``: collected from the
-    case's own inputs by a first pass (``shape_collect_recipe``)."""
+    """TensorRT dynamic-shape ranges: explicit per input, or ``tuned`` (collected by a first pass)."""
 
     ranges: Tuple[Tuple[str, ShapeRange], ...] = ()
     tuned: bool = False
@@ -297,8 +296,7 @@ def _dims(shape: Sequence[int]) -> str:
 
 @dataclass(frozen=True)
 class DynamicShapeValue(Kind):
-    """``+dynamic_shape=tuned``, or ``+dynamic_shape=NAME:MIN:OPT:MAX`` per input with an
-    optional ``+disable_trt_plugin_fp16``: one DynamicShape."""
+    """``+dynamic_shape=tuned`` or ``=NAME:MIN:OPT:MAX`` per input (+``disable_trt_plugin_fp16``)."""
 
     plugin_flag: str = "disable_trt_plugin_fp16"
     default = None

@@ -39,8 +39,7 @@ class Kind:
         return (f"{name}={self.metavar}",)
 
     def take(self, key: str, eq: bool, value: str, state: Any) -> Any:
-        """Fold one ``key[=value]`` token into the value read so far (the default at first);
-        NotThisKind for a token this kind does not read."""
+        """Fold one ``key[=value]`` token into the value so far; NotThisKind for a token it does not read."""
         if not value:
             raise NotThisKind
         return value

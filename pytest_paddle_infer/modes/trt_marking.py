@@ -56,8 +56,7 @@ class EngineLayer:
 
 
 def engine_info_files(directory: Union[str, Path]) -> List[Path]:
-    """The engine_info files of an optim cache dir: inside it, and beside it as
-    ``<dir>engine_info_*.json`` (Paddle concatenates to a dir without a trailing separator)."""
+    """The engine_info files in an optim cache dir, and beside it (Paddle concatenates the dir's name)."""
     path = Path(directory)
     return sorted(set(path.glob("engine_info_*.json"))
                   | set(path.parent.glob(f"{glob.escape(path.name)}engine_info_*.json")))

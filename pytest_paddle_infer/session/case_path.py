@@ -128,8 +128,7 @@ class CasePath:
         return result
 
     def measure(self, key: str, result) -> str:
-        """--paddle-suggest-tolerances: the case on its next seeds' inputs too; the worst figures
-        and suggestions per output as JSON (verdict/suggest.py)."""
+        """--paddle-suggest-tolerances: the case on its next seeds too; suggestions as JSON (suggest.py)."""
         from ..verdict.suggest import case_suggestion
         first = self.seeds.get(key, 0)
         others = list(range(first + 1, first + self.settings.suggest_seeds))

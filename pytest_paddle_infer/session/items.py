@@ -204,8 +204,7 @@ def warn_idle_options(config) -> None:
 
 
 def narrow_declared_cases(config, items, collection_errors: int = 0) -> bool:
-    """With suites or paddle_case tests collected, --paddle-model and --run-mode keep the cases
-    they name (True: no standalone cases are added); keeping none is a usage error."""
+    """--paddle-model and --run-mode keep the declared cases they name (True: add no cases of their own)."""
     cases = [c for c in map(declared_case, items) if c is not None]
     if not cases and not config.stash.get(SUITES_SEEN, False):
         return False

@@ -90,8 +90,7 @@ def check_cache_dir(settings) -> None:
 
 
 def installation(config):
-    """(Capabilities, environment) of the installed Paddle, as the executor reports them,
-    remembered per installation: the pytest process never imports paddle."""
+    """(Capabilities, environment) from the executor, remembered per installation."""
     from ..modes.capabilities import known_installation
 
     def ask():

@@ -244,8 +244,7 @@ def _quoted(code: str) -> str:
 
 
 class PassList(list):
-    """Pass names (as ``delete_pass`` takes them), with why the list may be incomplete, a
-    command that prints it (``by_hand``) and the passes a listing build stopped in."""
+    """Pass names (as ``delete_pass`` takes them), why the list may be incomplete, and how to list it."""
 
     def __init__(self, names: Sequence[str] = (), problem: str = "", by_hand: str = "",
                  stopped_in: Sequence[str] = ()):

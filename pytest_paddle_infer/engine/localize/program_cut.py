@@ -65,8 +65,7 @@ class Program:
                 ops.update(self.needed(index, self.ops[index].outputs[:1]))
 
     def crossing(self, start: int, targets: Sequence[str]) -> List[str]:
-        """What a cut at ``start`` feeds: the values its ops read from before it (and targets
-        that are inputs or made before ``start``)."""
+        """What a cut at ``start`` feeds: the values its ops (or targets) take from before it."""
         ops = self.segment(start, targets)
         made = {k for i in ops for k in self.ops[i].outputs}
         reads = [k for i in ops for k in self.ops[i].inputs] + list(targets)

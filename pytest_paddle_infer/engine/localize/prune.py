@@ -214,8 +214,7 @@ def prune_lines(answer: dict, why_not: str) -> List[str]:
 
 
 def mark_local_errors(result, answer: dict, store) -> None:
-    """Each measured op's local error onto the intermediate rows of its output tensor, paired by
-    name or by the baseline's values (PIR names are addresses)."""
+    """Each measured op's local error onto the intermediate rows of its tensor (by name, else values)."""
     locals_ = answer.get("locals", [])
     if not locals_ or store is None:
         return

@@ -63,8 +63,7 @@ _STATE: dict = {}
 
 
 def serve(runner, op: str, *args):
-    """One request of the trial child: setup(case, model, inputs, baseline outputs),
-    run(spec, extra), pass_log(spec, extra, log path), op_types(spec)."""
+    """One request of the trial child: setup, run, pass_log or op_types."""
     try:
         return _serve(runner, op, *args)
     except PaddleInferError:
