@@ -9,5 +9,6 @@ __version__ = "0.1.0"
 def __getattr__(name):
     if name in __all__:
         from .verdict import compare
+
         return getattr(compare, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,6 +25,7 @@ def _selection(tensors: str):
     """``--tensors`` as the sessions' intermediates selection; a malformed one is a DiffError."""
     from .cases.tensor_selection import Selection
     from .errors import OptionError
+
     try:
         return Selection(tensors)
     except OptionError as e:
@@ -34,6 +35,7 @@ def _selection(tensors: str):
 def _selects_nothing(selection, tensors: str, store, path: Path) -> Optional[str]:
     """Globs that select none of a saved run's tensors: said, rather than pass on outputs alone."""
     from .cases.tensor_selection import op_label
+
     if not selection.globs or any(selection.wants(r.name, r.op_type) for r in store.records):
         return None
     kinds = sorted({op_label(r.op_type) for r in store.records})
@@ -52,6 +54,7 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
     from .verdict.outputs import pair_outputs
     from .verdict.tolerances import Rule
     from .protocol import CaseResult
+
     what, fix = "saved run", "record it again (--paddle-save-goldens or --paddle-save-runs)"
     try:
         ref, run = load_golden(a, what, fix), load_golden(b, what, fix)
@@ -117,6 +120,7 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
 def describe_saved(golden) -> str:
     """One line: what a saved run is, when, by what, on what."""
     from .goldens import RUN
+
     meta = golden.meta
     env = meta.get("environment", {})
     role = ("run of " + str(meta.get("run_mode")) if meta.get("role") == RUN
@@ -133,6 +137,7 @@ def describe_saved(golden) -> str:
 
 def environment_changes(a: Path, b: Path) -> List[str]:
     from .goldens import load_golden
+
     ea = load_golden(a).meta.get("environment", {})
     eb = load_golden(b).meta.get("environment", {})
     return [f"{k}: {ea.get(k, '-')} -> {eb.get(k, '-')}" for k in sorted(set(ea) | set(eb))
@@ -142,6 +147,7 @@ def environment_changes(a: Path, b: Path) -> List[str]:
 def tensor_table(result) -> str:
     """Every tensor compared, in execution order, then the outputs: the per-tensor table."""
     from .verdict.rows import TABLE_COLUMNS, format_table, table_rows
+
     rows = [(str(r.index), r.comparison.op_type or "-") + tuple(table_rows([r.comparison])[0])
             for r in result.intermediates]
     rows += [("-", "(output)") + tuple(table_rows([c])[0]) for c in result.rows]
@@ -150,6 +156,7 @@ def tensor_table(result) -> str:
 
 def report_text(result, a: Path, b: Path) -> str:
     from .report.text import divergence_lines
+
     failing = [c for c in result.rows if not c.passed]
     verdict = ("within tolerance" if not result.divergent and not failing else
                f"{len(result.divergent)} intermediate tensors and {len(failing)} outputs outside tolerance")
@@ -217,6 +224,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             passed = not result.divergent and result.passed
             if args.report is not None:
                 from .report.case_files import write_case
+
                 write_case(args.report, result.case_id, result)
                 outcomes[result.case_id] = {"status": "passed" if passed else "failed",
                                             "paddle_case": result.case_id}
@@ -226,6 +234,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     if outcomes:
         from .report.case_files import write_index
+
         page = write_index(args.report, outcomes, {
             "compared": f"{args.b} against {args.a}", "tolerance": f"atol={args.atol:g} rtol={args.rtol:g}",
             "command line": " ".join([PROG, *map(str, argv if argv is not None else sys.argv[1:])])})

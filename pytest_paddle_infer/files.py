@@ -25,6 +25,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 def file_lock(lock_path: PathLike) -> Iterator[None]:
     """Exclusive across processes while held; the lock file (which holds no data) may stay."""
     from filelock import FileLock
+
     lock_path = Path(lock_path)
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(lock_path)):
@@ -142,6 +143,7 @@ def load_arrays(path: PathLike, wanted: Sequence[WantedArray], exact: bool = Fal
 def open_array_file(path: Path, mmap: bool = False):
     """``numpy.load`` without pickle, errors said as the file's; an ``.npz`` is returned open."""
     import numpy as np
+
     try:
         with open(path, "rb") as f:
             head = f.read(len(NPY_MAGIC))
@@ -164,6 +166,7 @@ def open_array_file(path: Path, mmap: bool = False):
 
 def _member(path: PathLike, npz, name: str) -> "np.ndarray":
     import numpy as np
+
     try:
         array = npz[name]
     except Exception as e:
@@ -193,6 +196,7 @@ def _content_problem(e: BaseException) -> str:
 
 def _check(path: PathLike, want: WantedArray, array: "np.ndarray", shape_fix: str) -> None:
     import numpy as np
+
     if array.dtype != np.dtype(want.dtype):
         raise ArrayFileError(path, f"holds array {want.name!r} with the wrong dtype", str(np.dtype(want.dtype)),
                              str(array.dtype), f"save it as {np.dtype(want.dtype)}")

@@ -44,6 +44,7 @@ UNKNOWN_EXIT = -9  # a child that ended with no status recorded (its server is g
 def paddle_is_cpu_only() -> bool:
     """paddle/version/__init__.py says it was built without CUDA, ROCm and XPU (read as text)."""
     import importlib.util
+
     try:
         spec = importlib.util.find_spec("paddle")
     except (ImportError, ValueError):
@@ -188,6 +189,7 @@ def request(spec: str, address: str, authkey: str, log_path: Path, authkey_env: 
             return None
         time.sleep(0.05)
     from multiprocessing.connection import Client
+
     try:
         with Client(str(directory / "socket"), family="AF_UNIX", authkey=bytes.fromhex(key)) as conn:
             conn.send({"address": address, "authkey": authkey, "authkey_env": authkey_env,
@@ -248,9 +250,11 @@ def _child(request: Dict, listener, conn) -> None:
         os.environ[request["authkey_env"]] = request["authkey"]
         sys.argv = [request["entry"], request["address"]]
         import importlib
+
         code = importlib.import_module(request["entry"]).main()
     except BaseException:
         import traceback
+
         traceback.print_exc()
     finally:
         sys.stdout.flush()
@@ -269,6 +273,7 @@ def serve(directory: Path) -> int:
 
 def _serve(directory: Path) -> int:
     from multiprocessing.connection import Listener
+
     key = bytes.fromhex(os.environ.pop(KEY_ENV))
     parent = os.getppid()
 
@@ -282,11 +287,13 @@ def _serve(directory: Path) -> int:
     signal.setitimer(signal.ITIMER_REAL, 1.0, 1.0)
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     from .modes.capabilities import import_paddle
+
     paddle = import_paddle()
     if _paddle_uses_a_device(paddle):  # never fork after a device-capable import
         (directory / "refused").write_text("paddle can use a GPU or another device here")
         return 0
     import importlib
+
     importlib.import_module(ENGINE)  # the engine's modules, loaded once for every child
     signal.signal(signal.SIGCHLD, lambda *_: _reap(directory))
     listener = Listener(str(directory / "socket"), family="AF_UNIX", authkey=key)

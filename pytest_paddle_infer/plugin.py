@@ -38,6 +38,7 @@ def pytest_addoption(parser):
 def pytest_cmdline_main(config):
     """``--paddle-selfcheck``: the self-check instead of a test session (session/selfcheck.py)."""
     from .session.selfcheck import main, requested
+
     if requested(config):
         return main(config)
     return None
@@ -58,6 +59,7 @@ def pytest_configure(config):
         check_cache_dir(settings)  # read-only, /proc, a full disk: a usage error naming it, first
     if not hasattr(config, "workerinput"):  # the directories it writes into are its own (ownership.py)
         from .ownership import claim_directories
+
         try:
             config.stash[REPORT_LOCK] = claim_directories(
                 settings, "paddle_cache_dir" in settings.given,
@@ -68,14 +70,17 @@ def pytest_configure(config):
         case_path_of(config).start()  # the executor imports paddle while pytest collects
     if is_xdist_controller(config) and expects_cases(config, settings):
         from .fork_server import start
+
         # the workers' executors fork from one import of paddle, started before the workers
         config.stash[FORK_SERVER] = start()
     config.pluginmanager.register(SessionSummary(config), "paddle-infer-summary")
     if is_xdist_controller(config):  # usage errors the workers find while collecting
         from .session.xdist_usage import UsageRelay
+
         config.pluginmanager.register(UsageRelay(), "paddle-infer-usage-relay")
     if config.pluginmanager.hasplugin("xdist"):  # one worker per model's cases (xdist_grouping.py)
         from .session.xdist_grouping import register as register_xdist_grouping
+
         register_xdist_grouping(config)
     add_suite_args(config, settings.suites)
 
@@ -121,6 +126,7 @@ def pytest_sessionstart(session):
     settings = settings_of(session.config)
     if settings.report_dir is not None and not hasattr(session.config, "workerinput"):
         from .ownership import remove_recorded
+
         remove_recorded(settings.report_dir)  # only what an earlier run wrote, unchanged since
 
 
@@ -155,11 +161,14 @@ def pytest_report_teststatus(report, config):
 
 def pytest_unconfigure(config):
     from .children import kill_all
+
     if config.stash.get(REPORT_LOCK, None) is not None:
         from .ownership import release
+
         release(config.stash[REPORT_LOCK])
     if config.stash.get(FORK_SERVER, ""):
         from .fork_server import stop
+
         stop()
     if CASE_PATH in config.stash:
         config.stash[CASE_PATH].close()
@@ -175,6 +184,7 @@ def pytest_unconfigure(config):
 def paddle_infer_runner(pytestconfig):
     """The per-worker runner: model files, inputs, predictors and baselines, cached."""
     from .session.fixtures import runner_of
+
     return runner_of(pytestconfig)
 
 
@@ -183,6 +193,7 @@ def paddle_predictor(paddle_infer_runner, pytestconfig):
     """Factory: ``paddle_predictor("resnet50", run_mode="onednn_bf16")`` -> a predictor
     handle with ``.run(inputs) -> {output name: ndarray}``."""
     from .session.fixtures import predictor_factory
+
     return predictor_factory(paddle_infer_runner, settings_of(pytestconfig), baseline=False)
 
 
@@ -191,6 +202,7 @@ def paddle_baseline_predictor(paddle_infer_runner, pytestconfig):
     """Factory: ``paddle_baseline_predictor("resnet50", device="cpu")``: fp32, IR optim off,
     oneDNN off."""
     from .session.fixtures import predictor_factory
+
     return predictor_factory(paddle_infer_runner, settings_of(pytestconfig), baseline=True)
 
 
@@ -201,6 +213,7 @@ def paddle_dygraph_layer():
     ``paddle.nn.Layer``, built in this process with the seeds the exporter uses (so its
     weights are the exported model's). Building seeds paddle's global generator."""
     from .session.fixtures import dygraph_layer_factory
+
     return dygraph_layer_factory()
 
 
@@ -209,6 +222,7 @@ def paddle_inputs(paddle_infer_runner, pytestconfig):
     """Factory: ``paddle_inputs("resnet50", shapes={"x": (2, 3, 224, 224)}, seed=0)`` ->
     {input name: ndarray}, the data the cases feed."""
     from .session.fixtures import inputs_factory
+
     return inputs_factory(paddle_infer_runner, settings_of(pytestconfig))
 
 
@@ -221,6 +235,7 @@ def paddle_case(request):
         pytest.fail(f"{request.node.nodeid}: the paddle_case fixture needs "
                     "@pytest.mark.paddle_case(model=..., run_modes=[...]) on the test", pytrace=False)
     from .session.fixtures import CaseHandle
+
     node = request.node
     node.user_properties.extend(case_properties(case))
     handle = CaseHandle(node, effective_case(node, case))

@@ -154,6 +154,7 @@ def file_array_shape(spec: InputSpec, node: Node) -> Tuple[int, ...]:
     """The shape of the array an input file holds for ``spec``, checked (an .npy is mapped, not read)."""
     from ..files import ArrayFileError, WantedArray, load_arrays
     from ..models.inputs import numpy_dtype
+
     try:
         arrays = load_arrays(spec.file, [WantedArray(spec.name, str(numpy_dtype(spec.dtype)), spec.shape)],
                              mmap=True)

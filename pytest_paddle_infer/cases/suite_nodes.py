@@ -102,6 +102,7 @@ MAX_NODES = 100_000  # values in the document, aliases expanded
 def _check_depth(text: str) -> None:
     """Nesting deeper than MAX_DEPTH, from the parser's events (composing nodes recurses)."""
     import yaml
+
     depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
@@ -168,6 +169,7 @@ def _check_expansion(root) -> None:
 def read_yaml(path: Path, display: str):
     """The document in ``path`` as LineDict/LineList/scalars, or a SuiteError naming the line."""
     import yaml
+
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:

@@ -18,6 +18,7 @@ from ..models.exporter import build_layer, run_command, weights_digest
 
 def _read_inputs(path: str):
     import numpy as np
+
     with np.load(path, allow_pickle=False) as data:
         order = [str(n) for n in data["__order__"]]
         return order, {name: data[name] for name in order}
@@ -25,6 +26,7 @@ def _read_inputs(path: str):
 
 def _write_outputs(path: str, named) -> list:
     import numpy as np
+
     with open(path, "wb") as f:  # a file object: np.savez would append ".npz" to a name
         np.savez(f, **{f"o{i}": array for i, (_, array) in enumerate(named)})
     return [name for name, _ in named]
@@ -33,6 +35,7 @@ def _write_outputs(path: str, named) -> list:
 def dygraph(builder: str, kwargs: dict, inputs_npz: str, out_npz: str, device: str,
             weights: str = "") -> dict:
     import paddle
+
     paddle.set_device(device)
     order, inputs = _read_inputs(inputs_npz)
     layer = build_layer(builder, kwargs)
@@ -57,6 +60,7 @@ def dygraph(builder: str, kwargs: dict, inputs_npz: str, out_npz: str, device: s
 
 def static(prog_file: str, inputs_npz: str, out_npz: str, device: str) -> dict:
     import paddle
+
     paddle.enable_static()
     place = paddle.CPUPlace() if device == "cpu" else paddle.CUDAPlace(int(device.split(":")[1]))
     exe = paddle.static.Executor(place)

@@ -38,6 +38,7 @@ def release_large_buffers_promptly() -> None:
     _MMAP_SET = True
     with suppress(OSError, AttributeError):  # not glibc: nothing to tune
         import ctypes
+
         ctypes.CDLL("libc.so.6").mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD
 
 

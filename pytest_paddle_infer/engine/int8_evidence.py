@@ -41,6 +41,7 @@ def program_op_types(prog_file: str) -> Dict[str, int]:
             _pir_ops(json.loads(path.read_text()), counts)
         else:
             from paddle.base import core
+
             desc = core.ProgramDesc(path.read_bytes())
             for b in range(desc.num_blocks()):
                 block = desc.block(b)

@@ -133,6 +133,7 @@ def package_reason(spec, program_format: str, trt_compile: Sequence[int] = (),
         return None
     if found is None:
         import importlib.util
+
         found = importlib.util.find_spec("tensorrt") is not None
     version = ".".join(map(str, trt_compile)) if trt_compile and any(trt_compile) else ""
     pin = f"=={version}" if version else ""
@@ -155,6 +156,7 @@ def plugin_library_found() -> bool:
     """libnvinfer_plugin in the tensorrt wheels' packages, or where the dynamic loader looks."""
     import ctypes.util
     import importlib.util
+
     for name in ("tensorrt_libs", "tensorrt_cu12_libs", "tensorrt_cu11_libs", "tensorrt"):
         try:
             spec = importlib.util.find_spec(name)
@@ -245,6 +247,7 @@ def predictor_recipe(calls) -> Tuple:
 def run_calls(calls: Sequence[TrtCall], inputs: Optional[Mapping[str, Any]] = None) -> List[str]:
     """Make ``calls`` (``inputs`` fill ``CaseArray``); returns the optional fields this Paddle lacked."""
     import importlib
+
     try:
         export = importlib.import_module(EXPORT_MODULE)
     except ImportError as e:
@@ -276,6 +279,7 @@ def run_calls(calls: Sequence[TrtCall], inputs: Optional[Mapping[str, Any]] = No
             raise
         except Exception as e:
             from .predictor import trim_paddle_error
+
             raise PredictorError(f"{EXPORT_MODULE}: {c} raised: {trim_paddle_error(e)}") from None
     return skipped
 

@@ -18,9 +18,11 @@ from ..modes.run_modes import Call, EveryOpTypeExcept, Precision
 def _resolve_arg(value):
     if isinstance(value, Precision):
         from paddle import inference
+
         return getattr(inference.PrecisionType, value.name)
     if isinstance(value, EveryOpTypeExcept):
         from paddle.base import core
+
         return set(core.get_all_op_names()) - set(value)
     return value
 
@@ -63,6 +65,7 @@ def make_config(model: ModelFiles, calls: Sequence[Call]):
     calibration table's writer throw in a destructor). Quiet first: on the 2.6.2 GPU wheel
     ``disable_glog_info()`` after a TensorRT recipe brings back deleted passes (tests/gpu_wheel)."""
     from paddle import inference
+
     config = inference.Config(os.path.abspath(model.prog_file), os.path.abspath(model.params_file))
     if hasattr(config, "disable_glog_info"):
         config.disable_glog_info()
@@ -72,6 +75,7 @@ def make_config(model: ModelFiles, calls: Sequence[Call]):
 
 def build_predictor(model: ModelFiles, calls: Sequence[Call]):
     from paddle import inference
+
     config = make_config(model, calls)
     try:
         return inference.create_predictor(config)

@@ -143,6 +143,7 @@ class Runner:
         pir_tensorrt.check_takes(case.run_mode, model.format, model.prog_file,  # before any run
                                  capabilities.detect().trt_compile if case.run_mode.run_mode.tensorrt else ())
         from .localize.pir_passes import delete_pass_problem
+
         # toggles that would change nothing while the case's id says they did
         problem = fp32_ops_problem(case.run_mode, model.format) \
             or delete_pass_problem(case.run_mode, model, case.threads) \
@@ -431,11 +432,13 @@ class Runner:
     def localize(self, prepared: Prepared, failure: str = "fails"):
         """The localization ladder (localize/ladder.py); trials in a child when ``trial_init`` is set."""
         from .localize.ladder import localize_case
+
         return localize_case(self, prepared, self.trial_init, failure)
 
     def op_types(self, prepared: Prepared) -> List[str]:
         """The op types the baseline program runs, in first-use order."""
         from .localize.trials import predictor_op_types
+
         predictor = self.predictors.get(prepared.model, self.baseline_calls(
             replace(prepared.case, baseline="auto"), prepared.model))
         return predictor_op_types(self, predictor, prepared.inputs)
@@ -496,6 +499,7 @@ def shared_outputs(shared_dir: Optional[Path], key: Tuple, run,
         return run()
     from collections import OrderedDict
     import json
+
     path = shared_path(shared_dir, key)
     with file_lock(path.with_suffix(".lock")):
         if path.is_file():
@@ -514,6 +518,7 @@ def shared_outputs(shared_dir: Optional[Path], key: Tuple, run,
 def shared_path(shared_dir: Path, key: Tuple) -> Path:
     """Named by program (and its mtime), recipe and inputs."""
     import hashlib
+
     stamps = [os.stat(f).st_mtime_ns for f in key[0:1] if os.path.exists(f)]
     return shared_dir / f"{hashlib.sha1(repr((key, stamps)).encode()).hexdigest()}.npz"
 
@@ -524,6 +529,7 @@ def true_fp32_run(calls, tally: Tally, run):
     if not any(getattr(c, "method", "") == "enable_use_gpu" for c in calls):
         return run()
     from .tf32 import true_fp32
+
     with true_fp32() as what:
         tally.evidence.tf32 = what
         return run()

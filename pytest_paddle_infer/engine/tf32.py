@@ -66,6 +66,7 @@ def capability(device_id: int) -> Optional[Tuple[int, int]]:
     """The GPU's compute capability; None where it cannot be read."""
     try:
         import paddle
+
         major, minor = paddle.device.cuda.get_device_capability(device_id)
         return int(major), int(minor)
     except Exception:

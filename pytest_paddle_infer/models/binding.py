@@ -82,6 +82,7 @@ class Binding:
 def forward_signature(layer) -> Signature:
     """In the process that built ``layer``: its ``forward``'s parameters."""
     import inspect
+
     kinds = {inspect.Parameter.POSITIONAL_ONLY: "positional_only",
              inspect.Parameter.POSITIONAL_OR_KEYWORD: POSITIONAL,
              inspect.Parameter.KEYWORD_ONLY: KEYWORD,

@@ -106,6 +106,7 @@ OWN_DIRS = ("models", "inspect", "signatures", "executor", "spill", "optim", "ba
 def heal_cache_dirs(cache_dir: Path) -> None:
     """Remove a file or link in place of one of the cache's own directories (a marked cache only)."""
     from ..ownership import marker_kind
+
     if marker_kind(Path(cache_dir)) != "cache":
         return
     for name in OWN_DIRS:
@@ -118,6 +119,7 @@ def heal_cache_dirs(cache_dir: Path) -> None:
 def remove_stale_builds(directory: Path, held: str = "") -> None:
     """Remove temporary export dirs killed processes left: ``held``'s, and those whose lock is free."""
     from filelock import FileLock, Timeout
+
     for tmp in Path(directory).glob(f"*{TMP_MARK}*"):
         owner = tmp.name.split(TMP_MARK, 1)[0]
         if owner == held:
@@ -171,6 +173,7 @@ def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
     JSON. ``search_path`` goes first on the child's PYTHONPATH (a builder beside a suite). Past
     ``timeout`` seconds it is killed: ChildTimedOut, naming ``timeout_option``."""
     from ..children import ChildTimeout, oom_kills, run
+
     env = dict(os.environ)
     if search_path:
         env["PYTHONPATH"] = os.pathsep.join([*search_path, *filter(None, [env.get("PYTHONPATH")])])
@@ -199,6 +202,7 @@ def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
 def child_failure(what: str, returncode: int, stderr: str, oom_before: Optional[int] = None) -> str:
     """``WHAT failed: the child process was killed by SIGSEGV``, then the end of what it printed."""
     from ..children import how_it_ended
+
     how = f"the child process {how_it_ended(returncode, oom_before)}"
     tail = _trim_child_error(stderr)
     return f"{what} failed: {how}" + (f"\n{tail}" if tail else "")
@@ -354,6 +358,7 @@ def builder_signature(source: ModelSource, cache_dir: Path, timeout: Optional[fl
     """The ``binding.Signature`` of the layer a builder returns (asked of a child, cached with
     the sources it read), or None when it cannot be built here (its export then says why)."""
     from .binding import Signature
+
     text = json.dumps([source.ref, source.kwargs, source.fingerprint, installed_paddle()[1],
                        list(source.search_path)], sort_keys=True, default=str)
     key = hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -56,6 +56,7 @@ def build_layer(builder: str, kwargs: dict):
 def weights_digest(layer) -> str:
     """A hash of every parameter and buffer: tells whether two builds made the same network."""
     import hashlib
+
     h = hashlib.sha256()
     for name, tensor in sorted(layer.state_dict().items()):
         h.update(name.encode())
@@ -68,6 +69,7 @@ def local_sources() -> dict:
     module and its imports): an edit makes the export stale. Paths under the working directory
     are relative, so a checkout elsewhere still matches."""
     import hashlib
+
     cwd = os.path.realpath(os.getcwd())
     skip = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     skip.add(os.path.realpath(os.path.dirname(__file__)))
@@ -90,6 +92,7 @@ def export(builder: str, kwargs: dict, inputs: list, out_prefix: str,
     """``paddle.jit.to_static`` with an InputSpec per declared input, then ``paddle.jit.save``
     (as PaddleClas's ``export_model.py``); ``int8_weights``: quantized weights stored as int8."""
     import paddle
+
     layer = build_layer(builder, kwargs)
     weights = weights_digest(layer)
     spec = input_spec(layer, inputs)  # in forward's order, bound by name
@@ -98,6 +101,7 @@ def export(builder: str, kwargs: dict, inputs: list, out_prefix: str,
     extra = {}
     if int8_weights:
         from .quantized import store_int8_weights
+
         extra["int8_weights"] = store_int8_weights(out_prefix)
     return {**extra, "files": sorted(os.listdir(os.path.dirname(out_prefix))),
             "paddle": paddle.__version__, "weights": weights, "sources": local_sources()}
@@ -105,6 +109,7 @@ def export(builder: str, kwargs: dict, inputs: list, out_prefix: str,
 
 def inspect(prog_file: str) -> dict:
     import paddle
+
     paddle.enable_static()
     prefix, ext = os.path.splitext(prog_file)
     exe = paddle.static.Executor(paddle.CPUPlace())
@@ -151,6 +156,7 @@ def unused_inputs(static_layer, names: list) -> list:
     try:
         from paddle.autograd.backward_utils import ValueSet, some_in_set
         from paddle.static.pir_io import get_real_op_inputs, get_real_op_outputs
+
         program = static_layer.forward.concrete_program
         outputs = program.outputs if isinstance(program.outputs, (list, tuple)) else [program.outputs]
         needed = ValueSet(outputs)
@@ -192,6 +198,7 @@ def save_naming_unused_inputs(static_layer, out_prefix: str, layer, names: list)
 def signature(builder: str, kwargs: dict) -> dict:
     """The built layer's ``forward`` parameters, for the suite's check of its inputs."""
     from .binding import forward_signature
+
     layer = build_layer(builder, kwargs)
     return {"signature": forward_signature(layer).to_json(), "sources": local_sources()}
 
@@ -200,6 +207,7 @@ def run_command(argv, commands) -> int:
     """The child-process protocol: ``argv[0]`` names a command, which gets the rest; its result
     goes to stdout as JSON on the last line. The child dies with its parent (children.py)."""
     from ..children import hold_to_parent
+
     hold_to_parent()
     command = commands.get(argv[0]) if argv else None
     if command is None:

@@ -71,6 +71,7 @@ def fill_shape(declared: Sequence[int], given: Optional[Sequence[int]], name: st
 def generate(spec: InputSpec, seed: int) -> "np.ndarray":
     """Seeded data for one concrete input."""
     import numpy as np
+
     if spec.file:
         return _load_file(spec)
     rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(spec.name.encode())])
@@ -94,6 +95,7 @@ def generate(spec: InputSpec, seed: int) -> "np.ndarray":
 
 def numpy_dtype(dtype: str) -> "np.dtype":
     import numpy as np
+
     if dtype == "bfloat16":  # numpy has none; Paddle takes bf16 inputs as uint16 bit patterns
         return np.dtype("uint16")
     return np.dtype(dtype)
@@ -118,6 +120,7 @@ def generate_all(specs: Sequence[InputSpec], seed: int) -> Dict[str, "np.ndarray
 def inputs_digest(arrays: Mapping[str, "np.ndarray"]) -> str:
     """A short hash of input data, for goldens and reports."""
     import numpy as np
+
     h = zlib.crc32(b"")
     for name in sorted(arrays):
         a = np.ascontiguousarray(arrays[name])

@@ -46,6 +46,7 @@ def store_int8_weights(prefix: str) -> int:
     """Store the weights ``dequantize_linear`` ops read as int8 in legacy ``prefix``; returns how many."""
     import numpy as np
     import paddle
+
     paddle.enable_static()
     try:
         place = paddle.CPUPlace()
@@ -81,6 +82,7 @@ def store_int8_weights(prefix: str) -> int:
 def build_tiny_cnn_int8():
     """tiny_cnn (same weights), post-training quantized."""
     from .zoo import ZOO, build_tiny_cnn
+
     return post_training_quantize(build_tiny_cnn(), ZOO["tiny_cnn_int8"].inputs)
 
 

@@ -72,6 +72,7 @@ def calibrate_batchnorm(layer, inputs: Tuple[InputSpec, ...], batch: int = 8, se
         if isinstance(sub, paddle.nn.layer.norm._BatchNormBase):
             sub._momentum = 0.0
     import warnings
+
     layer.train()
     feed = [paddle.to_tensor(generate(s.concrete((batch,) + s.shape[1:]), seed)) for s in inputs]
     # a train-mode BatchNorm warns that it tracks global statistics: that is what is wanted
@@ -84,6 +85,7 @@ def calibrate_batchnorm(layer, inputs: Tuple[InputSpec, ...], batch: int = 8, se
 
 def _seeded(build: Callable[[], object], entry: str):
     import paddle
+
     paddle.seed(WEIGHT_SEED)
     layer = build()
     return calibrate_batchnorm(layer, ZOO[entry].inputs)
@@ -91,11 +93,13 @@ def _seeded(build: Callable[[], object], entry: str):
 
 def build_resnet50():
     from paddle.vision.models import resnet50
+
     return _seeded(lambda: resnet50(pretrained=False), "resnet50")
 
 
 def build_mobilenet_v3_small():
     from paddle.vision.models import mobilenet_v3_small
+
     return _seeded(lambda: mobilenet_v3_small(pretrained=False), "mobilenet_v3_small")
 
 

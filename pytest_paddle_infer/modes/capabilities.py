@@ -140,6 +140,7 @@ def _short_need(mode: RunMode, caps: Capabilities) -> str:
 def import_paddle():
     """Import paddle without the start-up warnings it prints (a missing ccache, ...)."""
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import paddle
@@ -163,6 +164,7 @@ def _dotted(version: Tuple[int, ...]) -> str:
 def detect() -> Capabilities:
     paddle = import_paddle()
     from paddle import inference
+
     cuda = bool(paddle.is_compiled_with_cuda())
     gpu_count = 0
     if cuda:
@@ -265,6 +267,7 @@ def known_installation(cache_dir: Path, ask: Callable[[], Tuple[Capabilities, Di
         return caps, environment
     with suppress(OSError):  # remembering is an optimization
         from ..files import atomic_write
+
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, json.dumps({"key": key, "capabilities": asdict(caps),
                                        "environment": environment}, indent=1))

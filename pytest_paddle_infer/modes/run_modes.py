@@ -602,6 +602,7 @@ def optim_cache_subdir(model_key: str, spec: RunModeSpec, worker: str = "main",
     shape_text = sorted((k, tuple(v)) for k, v in (shapes or {}).items())
     digest = hashlib.sha1(repr((spec, shape_text)).encode()).hexdigest()[:10]
     from ..files import safe_file_stem
+
     safe = lambda s: safe_file_stem(s, limit=80)  # noqa: E731
     return f"{safe(model_key)}/{safe(spec.mode)}-{digest}/{safe(worker)}"
 

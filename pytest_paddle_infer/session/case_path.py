@@ -33,6 +33,7 @@ class CasePath:
                 "shared_dir": str(shared_dir) if shared_dir else None,
                 "repro_dir": str(settings.report_dir / "repro") if settings.report_dir else None}
         from ..supervise import Executor, InlineExecutor
+
         if settings.executor == "inline":
             self.executor = InlineExecutor(init)
         else:
@@ -43,6 +44,7 @@ class CasePath:
         self.executor.start()
         if not self._warming:
             import threading
+
             self._warming = threading.Thread(target=_import_result_readers, name="paddle-infer-imports",
                                              daemon=True)
             self._warming.start()
@@ -68,6 +70,7 @@ class CasePath:
             yield
         except PaddleInferError as e:
             from ..supervise import ExecutorDied
+
             # a candidate's Paddle error is localized (plugin.py), a crash says it its own way
             if not self.settings.localize or isinstance(e, (ExecutorDied, CandidateError)) \
                     or type(e) is PaddleInferError:
@@ -93,9 +96,11 @@ class CasePath:
     def finish(self, nodeid: str, result, record: List) -> None:
         """Figures into the test's properties, report files, and the failure."""
         from ..report.text import failure_message, properties
+
         vacuous = result.vacuous if result.passed else []
         if vacuous and self.settings.strict:
             from ..verdict.vacuity import mark_strict
+
             mark_strict(vacuous)  # the case fails, in its reports too
         if getattr(result, "culprit", ""):
             record.append(("paddle_culprit", result.culprit))
@@ -106,10 +111,12 @@ class CasePath:
         record.extend(properties(result))
         if self.settings.report_dir is not None:
             from ..report.case_files import write_case
+
             try:
                 write_case(self.settings.report_dir, nodeid, result)
             except OSError as e:  # a full or unwritable report dir: this case's error, in a line
                 from ..errors import disk_fault
+
                 raise PaddleInferError(disk_fault(e, f"writing the case's report files under "
                                                      f"--paddle-report {self.settings.report_dir}")) from None
         if not result.passed:
@@ -130,6 +137,7 @@ class CasePath:
     def measure(self, key: str, result) -> str:
         """--paddle-suggest-tolerances: the case on its next seeds too; suggestions as JSON (suggest.py)."""
         from ..verdict.suggest import case_suggestion
+
         first = self.seeds.get(key, 0)
         others = list(range(first + 1, first + self.settings.suggest_seeds))
         rows, measured, notes = self.executor.call("measure", key, others) if others else ([], [], [])

@@ -27,6 +27,7 @@ class PredictorHandle:
 
     def run(self, inputs: Mapping[str, object]):
         from ..engine.predictor import run_predictor
+
         return run_predictor(self.predictor, inputs)
 
 
@@ -60,6 +61,7 @@ class CaseHandle:
     def run(self):
         """Run and compare: a CaseResult, recorded; a failing comparison does not raise."""
         from .case_path import CaseFailed
+
         try:
             self.result = check_case(self.node, self.case, from_cli=False)
         except CaseFailed as failed:
@@ -70,6 +72,7 @@ class CaseHandle:
         """Run and assert that every output is within tolerance; the failure is the table."""
         __tracebackhide__ = True
         from .case_path import CaseFailed
+
         try:
             self.result = check_case(self.node, self.case, from_cli=False)
         except CaseFailed as failed:
@@ -87,6 +90,7 @@ def runner_of(config):
         from ..engine.runner import Runner
         from ..goldens import GoldenPolicy
         from ..modes.capabilities import import_paddle
+
         import_paddle()  # in this process: without Paddle's start-up warnings (a missing ccache)
         settings = settings_of(config)
         config.stash[RUNNER] = Runner(settings.cache_dir, settings.device,
@@ -98,6 +102,7 @@ def runner_of(config):
 def dygraph_layer_factory():
     from ..engine.baselines import build_dygraph_layer
     from ..modes.capabilities import import_paddle
+
     import_paddle()  # without Paddle's start-up warnings
     return build_dygraph_layer
 
@@ -120,6 +125,7 @@ def predictor_factory(runner, settings, baseline: bool):
         reason = capabilities.detect().missing_for(spec.run_mode)  # as a case would skip
         if reason:
             import pytest
+
             pytest.skip(reason)
         specs = runner.input_specs(files, dict(shapes or {}))
         built = runner.candidates.build(spec, files, specs, generate_all(specs, settings.seed), n,

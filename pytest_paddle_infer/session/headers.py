@@ -23,6 +23,7 @@ def case_header(config, settings) -> List[str]:
         gpu_modes = ["baseline gpu"]
     if gpu_modes or caps.gpu_count:  # with GPUs visible, suites' GPU modes use the mapping
         from ..modes.devices import mapping_line
+
         workers = getattr(config.option, "numprocesses", None)
         lines.append(mapping_line(settings.device, workers if isinstance(workers, int) else None,
                                   caps.gpu_count, gpu_modes))
@@ -45,18 +46,21 @@ def program_header(settings, cases_ahead: bool = False) -> List[str]:
         return []
     from ..models.program import header_line
     from ..modes.capabilities import installed_paddle
+
     return [header_line(settings.program, installed_paddle()[1])]
 
 
 def golden_header(config, settings) -> List[str]:
     """Where goldens are recorded, or what the compared ones were recorded with when that differs."""
     from ..cases.baseline_forms import GOLDEN, golden_dir, kind_of
+
     if settings.save_goldens is not None:
         return [f"paddle-infer: recording each case's baseline outputs as goldens in "
                 f"{settings.save_goldens}"]
     if kind_of(settings.baseline) != GOLDEN:
         return []
     from ..goldens import header_lines
+
     lines = header_lines(golden_dir(settings.baseline), installation(config)[1])
     if settings.update_goldens:
         lines.append("paddle-infer: --paddle-update-goldens: goldens are rewritten from live baselines")
@@ -75,6 +79,7 @@ def report_header(config) -> Optional[List[str]]:
 def write_worker_header(config, ids) -> None:
     """The xdist controller collects nothing: a worker's suite cases bring the header."""
     from ..cases.suite_scan import is_suite_name
+
     if not any(is_suite_name(Path(nodeid.split("::")[0]).name) for nodeid in ids):
         return
     terminal = config.pluginmanager.get_plugin("terminalreporter")

@@ -39,6 +39,7 @@ class PaddleCaseItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         from .case_path import CaseFailed
+
         if isinstance(excinfo.value, (CaseFailed, PaddleInferError)):
             return strip_ansi(str(excinfo.value))
         return super().repr_failure(excinfo, style=style)
@@ -65,6 +66,7 @@ def case_properties(case) -> list:
 def prepare_case(item, case, from_cli: bool) -> dict:
     """Prepare ``case`` in the executor; a dead executor errors it with how, and a repro command."""
     from ..supervise import ExecutorDied
+
     try:
         info = case_path_of(item.config).prepare(item.nodeid, case)
     except ExecutorDied as died:
@@ -79,6 +81,7 @@ def prepare_case(item, case, from_cli: bool) -> dict:
 def check_case(item, case, from_cli: bool):
     """Run a prepared case to its verdict: figures, report files, the failure."""
     from ..supervise import ExecutorDied
+
     try:
         return case_path_of(item.config).check(item.nodeid, item.nodeid, item.user_properties)
     except ExecutorDied as died:
@@ -89,6 +92,7 @@ def check_case(item, case, from_cli: bool):
 
 def _crash(item, case, died, from_cli: bool) -> PaddleInferError:
     from .case_path import crash_message
+
     item.user_properties.append(("paddle_crash", f"{died.how} while {died.phase}"))
     localization = _localize_crash(item, case, died)
     return PaddleInferError(crash_message(died, repro_command(item, case, from_cli), localization))
@@ -104,6 +108,7 @@ def _localize_crash(item, case, died, failure: str = "crashed") -> list:
     """--paddle-localize on a case whose candidate killed the executor (``died``) or raised
     (``failure``): the ladder in a (fresh) executor, every trial in a child of it."""
     from ..supervise import ExecutorDied
+
     if not settings_of(item.config).localize or (died is not None and "candidate" not in died.phase):
         return []
     try:
@@ -121,6 +126,7 @@ def _localize_crash(item, case, died, failure: str = "crashed") -> list:
 def repro_command(item, case, from_cli: bool) -> str:
     """A command that runs just this case with this session's paddle-infer options."""
     import shlex
+
     config = item.config
     settings = settings_of(config)
     skip = {"paddle_model", "run_mode", "paddle_suite"}
@@ -149,6 +155,7 @@ def build_cases(settings) -> list:
     from ..cases.cli_shapes import shapes_by_model
     from ..cases.tolerance_precedence import case_tolerances
     from ..verdict.tolerances import Rule
+
     sources = [with_declared_inputs(source, settings.cache_dir, settings.timeout) for source in settings.models]
     shapes = shapes_by_model(sources, settings.shapes, settings.batch)
     return [Case(model=source, run_mode=spec, baseline=settings.baseline, seed=settings.seed,
@@ -193,10 +200,12 @@ CASE_ONLY_OPTIONS = ("--run-mode", "--paddle-localize", "--paddle-intermediates"
 def warn_idle_options(config) -> None:
     """Warn of options that act on cases only, given to a session with no case."""
     from .options import OPTIONS
+
     dests = {o.flag: o.ini for o in OPTIONS}
     given = [flag for flag in CASE_ONLY_OPTIONS if config.getoption(dests[flag], None) not in (None, False)]
     if given:
         import warnings
+
         warnings.warn_explicit(PaddleInferWarning(
             f"paddle-infer: {', '.join(given)} given, but no paddle-infer case was collected, so "
             f"{'it does' if len(given) == 1 else 'they do'} nothing: name models with --paddle-model "
@@ -209,6 +218,7 @@ def narrow_declared_cases(config, items, collection_errors: int = 0) -> bool:
     if not cases and not config.stash.get(SUITES_SEEN, False):
         return False
     from ..cases import narrowing
+
     settings = settings_of(config)
     if not narrowing.filtering(settings):
         return True
@@ -231,6 +241,7 @@ def narrow_declared_cases(config, items, collection_errors: int = 0) -> bool:
 
 def item_where(item):
     from ..cases.suite import Where
+
     _, line, _ = item.location
     return Where(display_path(item.config, item.path), line + 1 if line is not None else None)
 
@@ -247,6 +258,7 @@ def effective_case(item, case):
     rule = Rule()
     if marker is not None:
         from ..cases.suite import marker_rule
+
         rule = marker_rule(marker.args, marker.kwargs, item_where(item))
     case = replace(case, tolerances=overridden(case.tolerances, rule, Rule(settings.atol, settings.rtol)))
     if settings.intermediates != "none":  # the command line wins over a suite's choice

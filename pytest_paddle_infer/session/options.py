@@ -223,6 +223,7 @@ def _value(getoption: Callable, getini: Callable, opt: Option):
         ini = getini(opt.ini)
     except Exception as e:  # pytest reads a switch's ini value as a bool: "maybe" raises
         import pytest
+
         if not isinstance(e, (ValueError, pytest.UsageError)):
             raise
         raise OptionError(f"{opt.flag}: {e}; write {opt.ini} = true or false" if opt.switch
@@ -268,6 +269,7 @@ def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Call
 
 def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Callable[[], Path]) -> Settings:
     from ..models.source import parse_source  # resolves zoo names and paths; imported when used
+
     opts = {o.ini: named(o, getoption) for o in OPTIONS}
     get = lambda key: _value(getoption, getini, opts[key])
     model_refs = get("paddle_model") or []
@@ -377,6 +379,7 @@ def _margin(opt: Option, text) -> float:
 def _program(opt: Option, text, models) -> str:
     """default or legacy; legacy re-exports zoo entries and builders, never a model file."""
     from ..models.program import DEFAULT, LEGACY, PROGRAMS, never_re_exported
+
     program = _choice(opt, text or DEFAULT, PROGRAMS)
     on_disk = [m for m in models if m.kind == "path"]
     if program == LEGACY and on_disk:
@@ -388,6 +391,7 @@ def _program(opt: Option, text, models) -> str:
 def _threads(opt: Option, text) -> Optional[int]:
     """CPU math threads: a whole number the machine can schedule (cpu_threads.py)."""
     from ..modes.cpu_threads import threads_problem
+
     value = _number(opt, text, int, -math.inf)
     if value is not None and threads_problem(value):
         raise OptionError(f"{opt.flag}: {text!r}: {threads_problem(value)}")
@@ -453,6 +457,7 @@ def _choice(opt: Option, text: str, choices: Sequence[str]) -> str:
 
 def parse_baseline_option(text: str) -> str:
     from ..cases.baseline_forms import parse_baseline
+
     try:
         return parse_baseline(text)  # golden:DIR relative to the current directory
     except OptionError as e:
@@ -462,6 +467,7 @@ def parse_baseline_option(text: str) -> str:
 def runs_dir(opt: Option, text, save_goldens: Optional[Path], baseline: str) -> Optional[Path]:
     """--paddle-save-runs DIR, apart from the goldens (a run has its golden's file name)."""
     from ..cases.baseline_forms import GOLDEN, golden_dir, kind_of
+
     if not text:
         return None
     path = Path(str(text)).expanduser().resolve()
@@ -479,6 +485,7 @@ def runs_dir(opt: Option, text, save_goldens: Optional[Path], baseline: str) -> 
 def golden_options(baseline: str, save_dir, update: bool) -> Tuple[Optional[Path], bool]:
     """--paddle-save-goldens records live baselines; --paddle-update-goldens rewrites goldens."""
     from ..cases.baseline_forms import GOLDEN, golden_dir, kind_of
+
     golden = kind_of(baseline) == GOLDEN
     if save_dir is not None and golden:
         raise OptionError(f"--paddle-save-goldens records live baselines, but --paddle-baseline is "

@@ -38,6 +38,7 @@ def main(config, out: Optional[TextIO] = None) -> int:
     """``pytest --paddle-selfcheck``: 0 when every mode engages as it should, 1 if not, 4 on usage."""
     from . import options as opts
     from ..errors import OptionError, PaddleInferError
+
     out = out or sys.stdout
     try:
         settings = opts.read_settings(config.getoption, config.getini,
@@ -52,6 +53,7 @@ def main(config, out: Optional[TextIO] = None) -> int:
         print(f"paddle-infer self-check: {', '.join(unused)} not used: the self-check runs every "
               f"run mode on its own tiny zoo models, and no test", file=out)
     from .case_path import CasePath
+
     path = CasePath(settings, settings.cache_dir / "executor")
     print("paddle-infer self-check: each run mode on a tiny zoo model, with a positive and a "
           "negative control (a minute or so)...", file=out, flush=True)
@@ -63,6 +65,7 @@ def main(config, out: Optional[TextIO] = None) -> int:
         return 1
     except Exception as e:  # a fault of the self-check itself: its traceback, for a report
         import traceback
+
         text = str(e) if type(e).__name__ == "ExecutorBug" else traceback.format_exc()
         print(f"paddle-infer self-check failed inside the plugin (please report it):\n{text}", file=out)
         return 1
@@ -74,6 +77,7 @@ def main(config, out: Optional[TextIO] = None) -> int:
     try:  # never over a file the plugin did not write (ownership.py)
         from ..files import atomic_write
         from ..ownership import check_writable, record
+
         check_writable(where.parent, [JSON_NAME], "a paddle-infer self-check")
         atomic_write(where, json.dumps(result, indent=1) + "\n")
         record(where.parent, [JSON_NAME])

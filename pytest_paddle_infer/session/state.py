@@ -44,6 +44,7 @@ def case_path_of(config):
     if CASE_PATH not in config.stash:
         from .case_path import CasePath
         from ..models.cache import heal_cache_dirs
+
         settings = settings_of(config)
         check_cache_dir(settings)
         heal_cache_dirs(settings.cache_dir)  # a damaged cache is rebuilt, not a traceback
@@ -95,11 +96,13 @@ def installation(config):
 
     def ask():
         from ..supervise import ExecutorDied
+
         path = case_path_of(config)
         try:
             found = path.about()
         except ExecutorDied as died:  # no case can run: the session ends saying why, not INTERNALERROR
             from .xdist_usage import usage_error
+
             tail = f"\nlast lines of its log ({died.log_path}):\n{died.log_tail}" if died.log_tail else ""
             raise usage_error(config, f"paddle-infer: no case can run: {died}{tail}") from None
         if is_xdist_controller(config):  # it runs no case
@@ -128,6 +131,7 @@ def expects_cases(config, settings) -> bool:
     """Whether this session will have cases, as the command line tells before collection:
     --paddle-model, --paddle-suite, or a suite file among (the first levels of) the paths given."""
     from ..cases.suite_scan import is_suite_name
+
     if settings.active or settings.suites:
         return True
     base = Path(config.invocation_params.dir)

@@ -12,6 +12,7 @@ from .state import SUITES_SEEN, case_path_of, display_path, settings_of
 
 def is_suite_file(path: Path, named: tuple) -> bool:
     from ..cases.suite_scan import is_suite_name
+
     return is_suite_name(path.name) or (bool(named) and path.resolve() in named)
 
 
@@ -26,6 +27,7 @@ def add_suite_args(config, suites) -> None:
 
 def suite_context(config, path: Path):
     from ..cases.suite import Context
+
     settings = settings_of(config)
     forced = tuple((key, getattr(settings, key)) for key in ("seed", "baseline", "threads")
                    if f"paddle_{key}" in settings.given)  # the command line wins over the suite
@@ -40,10 +42,12 @@ class PaddleSuiteFile(pytest.File):
 
     def collect(self):
         from ..cases.suite import load_suite
+
         self.config.stash[SUITES_SEEN] = True  # here, not at creation: pytest creates collectors
         # for files beside the paths it was given, and collects only those it was given
         case_path_of(self.config).start()  # the executor imports paddle while pytest collects
         from collections import Counter
+
         cases = list(load_suite(self.path, suite_context(self.config, self.path)))
         per_mode = Counter((d.model_name, d.mode_path) for d in cases)  # cases per model x run mode
         for declared in cases:
@@ -51,6 +55,7 @@ class PaddleSuiteFile(pytest.File):
             item.line = (declared.where.line or 1) - 1
             if settings_of(self.config).suggest and declared.mode_path:  # where its tolerances live
                 import json
+
                 item.user_properties.append(("paddle_suite_entry", json.dumps(
                     {"file": str(self.path), "model": declared.model_name,
                      "mode": list(declared.mode_path),
@@ -80,6 +85,7 @@ def parametrize_marked(metafunc) -> None:
             f"{where}: {name} is marked paddle_case but does not take the paddle_case fixture; "
             f"fix: def {metafunc.function.__name__}(paddle_case): paddle_case.check()")
     from ..cases.suite import Where, marker_cases
+
     context = suite_context(metafunc.config, metafunc.definition.path)
     params = []
     for marker in markers:

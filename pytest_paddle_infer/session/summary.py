@@ -47,6 +47,7 @@ class SessionSummary:
             if "paddle_crash" in props:  # the executor died or hung on this case
                 outcome = "timeout" if "timed out" in str(props["paddle_crash"]) else "crashed"
             from ..report.text import summary_row
+
             row = summary_row(report.nodeid, outcome, props, report.duration)
             if outcome in ("skipped", "error", "crashed", "timeout"):
                 row["reason"] = (_full_reason(report).splitlines() or [""])[0]
@@ -57,12 +58,14 @@ class SessionSummary:
         settings = settings_of(self.config)
         if settings.suggest == "write" and not hasattr(self.config, "workerinput") and self.rows:
             from ..report.suggestions import write_suites
+
             try:  # only here (the controller under xdist): one writer per suite file
                 self.suggest_written = write_suites(list(self.rows.values()), settings.cache_dir)
             except (OSError, ImportError, ValueError) as e:
                 self.suggest_written = [f"paddle-infer: the suggested tolerances were not written: {e}"]
         if settings.report_dir is not None and not hasattr(self.config, "workerinput") and self.rows:
             from ..report.case_files import write_index
+
             try:
                 self.index_path = write_index(settings.report_dir, self.ordered_rows(),
                                               report_environment(self.config))
@@ -70,6 +73,7 @@ class SessionSummary:
                 self.report_error = f"paddle-infer: the report's index was not written: {e}"
             except OSError as e:  # the summary is still printed; the report's fault in a line
                 from ..errors import disk_fault
+
                 self.report_error = "paddle-infer: " + disk_fault(
                     e, f"writing the report (--paddle-report {settings.report_dir})")
                 session.exitstatus = session.exitstatus or pytest.ExitCode.TESTS_FAILED
@@ -84,6 +88,7 @@ class SessionSummary:
             return
         from ..report.suggestions import suggestion_lines
         from ..report.text import near_zero_lines, outputs_table, summary_table, task_lines
+
         terminalreporter.write_sep("=", "paddle-infer summary")
         terminalreporter.write_line(summary_table(list(self.ordered_rows().values())))
         rows = list(self.rows.values())
@@ -106,11 +111,13 @@ class SessionSummary:
 def report_environment(config) -> Dict[str, str]:
     """The head of index.html: what ran where, and how it was started."""
     from ..report.index_page import session_environment
+
     try:
         caps, software = installation(config)
         paddle = caps.describe
     except Exception:  # the report still says what it can; the session's outcome stands
         from ..modes.capabilities import installed_paddle
+
         paddle, software = " ".join(installed_paddle()) or "not installed", {}
     params = config.invocation_params
     return session_environment(paddle, software, params.args, params.dir)
@@ -119,6 +126,7 @@ def report_environment(config) -> Dict[str, str]:
 def unused_update_goldens(settings, rows) -> str:
     """--paddle-update-goldens in a session with no golden case rewrites nothing: say so."""
     from ..cases.baseline_forms import GOLDEN, kind_of
+
     if not settings.update_goldens or any(kind_of(r.get("paddle_baseline", "")) == GOLDEN for r in rows):
         return ""
     return ("paddle-infer: warning: --paddle-update-goldens rewrote nothing: no case of this session "

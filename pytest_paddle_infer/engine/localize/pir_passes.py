@@ -36,6 +36,7 @@ def parse_pir_passes(log: str) -> List[str]:
 
 def _config(spec, model, threads: Optional[int], extra=()):
     from paddle import inference
+
     config = inference.Config(model.prog_file, model.params_file)
     apply_recipe(config, tuple(recipe(spec, threads)) + tuple(extra))
     return config
@@ -49,6 +50,7 @@ def pass_log(spec, model, threads: Optional[int], extra=(), path=None) -> Tuple[
     if getattr(model, "format", "") != PIR_FORMAT:
         return list(dict.fromkeys(config.pass_builder().all_passes())), ""
     from paddle import inference
+
     raised: List[str] = []
 
     def build():
@@ -72,6 +74,7 @@ def passes_run(spec, model, threads: Optional[int], extra=()) -> List[str]:
 def stderr_of(action, path=None) -> str:
     """What ``action`` writes to file descriptor 2 (C++ code included); into ``path`` if given."""
     import ctypes
+
     libc = ctypes.CDLL(None)
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -109,6 +112,7 @@ def _pir_registry() -> Optional[Callable[[str], Optional[str]]]:
     """registered name -> the name the PIR pass is logged under; None: no PIR pass registry."""
     try:
         from paddle.base import libpaddle
+
         manager_type = libpaddle.pir.PassManager
     except (ImportError, AttributeError):
         return None
@@ -129,6 +133,7 @@ def _pir_registry() -> Optional[Callable[[str], Optional[str]]]:
 def _legacy_registry() -> Optional[Callable[[str], Optional[str]]]:
     """registered name -> itself for a legacy IR pass, None when none is registered so."""
     from paddle.base import core
+
     if not hasattr(core, "get_pass"):
         return None
 

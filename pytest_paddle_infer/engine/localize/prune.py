@@ -93,6 +93,7 @@ def _hint(prepared, result) -> Optional[dict]:
 
 def prune_case(runner, prepared, result) -> List[str]:
     import numpy as np
+
     case = prepared.case
     runner.on_phase("localizing", "pruning the program")
     folder = fresh_folder(repro_root(runner) / safe_file_stem(case.id))  # only the plugin's own

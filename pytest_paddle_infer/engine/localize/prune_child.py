@@ -75,6 +75,7 @@ class Pruner:
 
     def run(self, model_dir: Path, calls, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
         from paddle import inference
+
         config = inference.Config(str(model_dir / f"inference{self.suffix}"), params_file(model_dir))
         apply_recipe(config, calls)
         config.disable_glog_info()
@@ -259,6 +260,7 @@ class Pruner:
                     divergent: Optional[int]) -> dict:
         """The smallest failing program found, with the baseline's values of its inputs."""
         import shutil
+
         if first_bad is not None:
             start, end, what = first_bad, first_bad, "op"
         elif run_start is not None:
@@ -297,6 +299,7 @@ def static(request_path: str) -> dict:
     """The static Executor rung: the program under ``paddle.static.Executor`` on the mode's
     device, without inference passes (``onednn``: its oneDNN kernels); outputs to ``out_npz``."""
     import paddle
+
     with open(request_path, "rb") as f:
         request = pickle.load(f)
     if request.get("onednn"):

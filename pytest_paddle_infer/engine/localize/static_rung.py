@@ -52,6 +52,7 @@ def rung_line(passed: Optional[bool], max_abs: float, change: str, detail: str =
 def run_static(runner, prepared, onednn: bool, device: str = "cpu") -> Tuple[Optional[bool], float, str]:
     """(within the case's tolerances?, max abs, error) of the Executor's outputs."""
     import numpy as np
+
     work = Path(runner.cache_dir) / "static-rung" / f"pid{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
