@@ -6,8 +6,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..models.inputs import DTYPES, INT_DTYPES, InputSpec
+from ..models.inputs import DTYPES, INT_DTYPES, InputSpec, numpy_dtype
 from .suite_nodes import AnyName, Context, Node, did_you_mean, dims_in_text, error, join_names
+from ..files import ArrayFileError, WantedArray, load_arrays
 
 INPUT_KEYS = ("shape", "dtype", "range", "values", "normal", "file")
 DATA_KEYS = ("range", "values", "normal", "file")
@@ -152,9 +153,6 @@ def check_input_file(node: Node, spec: InputSpec, ctx: Context) -> Path:
 
 def file_array_shape(spec: InputSpec, node: Node) -> Tuple[int, ...]:
     """The shape of the array an input file holds for ``spec``, checked (an .npy is mapped, not read)."""
-    from ..files import ArrayFileError, WantedArray, load_arrays
-    from ..models.inputs import numpy_dtype
-
     try:
         arrays = load_arrays(spec.file, [WantedArray(spec.name, str(numpy_dtype(spec.dtype)), spec.shape)],
                              mmap=True)

@@ -528,9 +528,7 @@ def true_fp32_run(calls, tally: Tally, run):
     evidence. The switches are the process's: a calibration beside it runs in fp32 too."""
     if not any(getattr(c, "method", "") == "enable_use_gpu" for c in calls):
         return run()
-    from .tf32 import true_fp32
-
-    with true_fp32() as what:
+    with tf32.true_fp32() as what:
         tally.evidence.tf32 = what
         return run()
 

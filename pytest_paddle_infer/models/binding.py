@@ -8,6 +8,7 @@ their names (``nn.Sequential.forward(self, input)``).
 from __future__ import annotations
 
 import difflib
+import inspect
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -81,8 +82,6 @@ class Binding:
 
 def forward_signature(layer) -> Signature:
     """In the process that built ``layer``: its ``forward``'s parameters."""
-    import inspect
-
     kinds = {inspect.Parameter.POSITIONAL_ONLY: "positional_only",
              inspect.Parameter.POSITIONAL_OR_KEYWORD: POSITIONAL,
              inspect.Parameter.KEYWORD_ONLY: KEYWORD,

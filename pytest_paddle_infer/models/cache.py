@@ -22,6 +22,9 @@ from ..files import atomic_write, file_lock, file_sha256
 from .inputs import InputSpec
 from .source import MANIFEST, PROGRAM_EXTENSIONS, ModelFiles, ModelSource, find_model_files
 from .zoo import ZOO, ZOO_VERSION
+from ..ownership import marker_kind
+from ..children import ChildTimeout, how_it_ended, oom_kills, run
+from .binding import Signature
 
 BUILDER_PATH_ENV = "PADDLE_INFER_BUILDER_PATH"  # read by exporter.load_builder in the child
 
@@ -105,8 +108,6 @@ OWN_DIRS = ("models", "inspect", "signatures", "executor", "spill", "optim", "ba
 
 def heal_cache_dirs(cache_dir: Path) -> None:
     """Remove a file or link in place of one of the cache's own directories (a marked cache only)."""
-    from ..ownership import marker_kind
-
     if marker_kind(Path(cache_dir)) != "cache":
         return
     for name in OWN_DIRS:
@@ -172,8 +173,6 @@ def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
     """Run the exporter (or another ``module``) in a child process; its last stdout line is
     JSON. ``search_path`` goes first on the child's PYTHONPATH (a builder beside a suite). Past
     ``timeout`` seconds it is killed: ChildTimedOut, naming ``timeout_option``."""
-    from ..children import ChildTimeout, oom_kills, run
-
     env = dict(os.environ)
     if search_path:
         env["PYTHONPATH"] = os.pathsep.join([*search_path, *filter(None, [env.get("PYTHONPATH")])])
@@ -201,8 +200,6 @@ def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
 
 def child_failure(what: str, returncode: int, stderr: str, oom_before: Optional[int] = None) -> str:
     """``WHAT failed: the child process was killed by SIGSEGV``, then the end of what it printed."""
-    from ..children import how_it_ended
-
     how = f"the child process {how_it_ended(returncode, oom_before)}"
     tail = _trim_child_error(stderr)
     return f"{what} failed: {how}" + (f"\n{tail}" if tail else "")
@@ -357,8 +354,6 @@ _signatures: Dict[str, object] = {}  # per process: each builder is asked once
 def builder_signature(source: ModelSource, cache_dir: Path, timeout: Optional[float] = None):
     """The ``binding.Signature`` of the layer a builder returns (asked of a child, cached with
     the sources it read), or None when it cannot be built here (its export then says why)."""
-    from .binding import Signature
-
     text = json.dumps([source.ref, source.kwargs, source.fingerprint, installed_paddle()[1],
                        list(source.search_path)], sort_keys=True, default=str)
     key = hashlib.sha256(text.encode()).hexdigest()[:16]

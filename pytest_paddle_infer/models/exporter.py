@@ -8,10 +8,18 @@ file's declared inputs. Prints one JSON object on its last line of stdout.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
+import inspect as pyinspect
 import json
 import os
+import random
+import re
 import sys
+
+from .quantized import store_int8_weights
+from .binding import BindingError, bind, forward_signature
+from ..children import hold_to_parent
 
 
 def _paddle_dtype_name(dtype) -> str:
@@ -38,8 +46,6 @@ BUILD_SEED = 2024  # the global generators' seed before a builder runs
 
 def build_layer(builder: str, kwargs: dict):
     """The builder's layer in eval mode, the generators seeded first (the same weights each time)."""
-    import random
-
     import numpy as np
     import paddle
 
@@ -55,8 +61,6 @@ def build_layer(builder: str, kwargs: dict):
 
 def weights_digest(layer) -> str:
     """A hash of every parameter and buffer: tells whether two builds made the same network."""
-    import hashlib
-
     h = hashlib.sha256()
     for name, tensor in sorted(layer.state_dict().items()):
         h.update(name.encode())
@@ -68,8 +72,6 @@ def local_sources() -> dict:
     """Hashes of the source files imported from outside Python and this plugin (the builder's
     module and its imports): an edit makes the export stale. Paths under the working directory
     are relative, so a checkout elsewhere still matches."""
-    import hashlib
-
     cwd = os.path.realpath(os.getcwd())
     skip = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     skip.add(os.path.realpath(os.path.dirname(__file__)))
@@ -100,8 +102,6 @@ def export(builder: str, kwargs: dict, inputs: list, out_prefix: str,
     save_naming_unused_inputs(static_layer, out_prefix, layer, [i["name"] for i in inputs])
     extra = {}
     if int8_weights:
-        from .quantized import store_int8_weights
-
         extra["int8_weights"] = store_int8_weights(out_prefix)
     return {**extra, "files": sorted(os.listdir(os.path.dirname(out_prefix))),
             "paddle": paddle.__version__, "weights": weights, "sources": local_sources()}
@@ -129,11 +129,7 @@ def inspect(prog_file: str) -> dict:
 def input_spec(layer, inputs: list) -> list:
     """The ``InputSpec`` list ``to_static`` binds to ``forward``'s parameters by position, from
     the inputs by name (``binding.bind``); a skipped parameter keeps its default."""
-    import inspect as pyinspect
-
     import paddle
-
-    from .binding import BindingError, bind, forward_signature
 
     try:
         binding = bind(forward_signature(layer), [i["name"] for i in inputs])
@@ -174,8 +170,6 @@ def unused_inputs(static_layer, names: list) -> list:
 
 def save_naming_unused_inputs(static_layer, out_prefix: str, layer, names: list) -> None:
     """``paddle.jit.save``, naming an input no output depends on (Paddle's error does not)."""
-    import re
-
     import paddle
 
     try:
@@ -197,8 +191,6 @@ def save_naming_unused_inputs(static_layer, out_prefix: str, layer, names: list)
 
 def signature(builder: str, kwargs: dict) -> dict:
     """The built layer's ``forward`` parameters, for the suite's check of its inputs."""
-    from .binding import forward_signature
-
     layer = build_layer(builder, kwargs)
     return {"signature": forward_signature(layer).to_json(), "sources": local_sources()}
 
@@ -206,8 +198,6 @@ def signature(builder: str, kwargs: dict) -> dict:
 def run_command(argv, commands) -> int:
     """The child-process protocol: ``argv[0]`` names a command, which gets the rest; its result
     goes to stdout as JSON on the last line. The child dies with its parent (children.py)."""
-    from ..children import hold_to_parent
-
     hold_to_parent()
     command = commands.get(argv[0]) if argv else None
     if command is None:

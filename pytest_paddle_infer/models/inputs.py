@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Dict, Mapping, Optional, Sequence, Tuple
 
 from ..errors import InputError
+from ..files import ArrayFileError, WantedArray, load_arrays
 
 if TYPE_CHECKING:  # numpy is imported by the functions that use it: not at plugin start-up
     import numpy as np
@@ -103,8 +104,6 @@ def numpy_dtype(dtype: str) -> "np.dtype":
 
 def _load_file(spec: InputSpec) -> "np.ndarray":
     import numpy as np
-
-    from ..files import ArrayFileError, WantedArray, load_arrays
 
     try:
         arrays = load_arrays(spec.file, [WantedArray(spec.name, str(numpy_dtype(spec.dtype)), spec.shape)])

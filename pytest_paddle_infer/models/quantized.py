@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Tuple
 
-from .inputs import InputSpec
+from .inputs import InputSpec, generate
+from .zoo import WEIGHT_SEED, ZOO, build_tiny_cnn, calibrate_batchnorm
 
 QUANT_BITS = 8
 CALIBRATION_BATCHES = 4  # forward passes that set the observers' scales
@@ -23,8 +24,6 @@ def post_training_quantize(layer, inputs: Tuple[InputSpec, ...]):
     import paddle
     from paddle.quantization import PTQ, QuantConfig
     from paddle.quantization.observers import AbsmaxObserver
-
-    from .inputs import generate
 
     config = QuantConfig(activation=None, weight=None)
     config.add_type_config([paddle.nn.Conv2D, paddle.nn.Linear],
@@ -81,8 +80,6 @@ def store_int8_weights(prefix: str) -> int:
 
 def build_tiny_cnn_int8():
     """tiny_cnn (same weights), post-training quantized."""
-    from .zoo import ZOO, build_tiny_cnn
-
     return post_training_quantize(build_tiny_cnn(), ZOO["tiny_cnn_int8"].inputs)
 
 
@@ -90,8 +87,6 @@ def build_resnet18_int8():
     """paddle.vision ResNet18 (seeded, BatchNorm re-estimated), post-training quantized."""
     import paddle
     from paddle.vision.models import resnet18
-
-    from .zoo import WEIGHT_SEED, ZOO, calibrate_batchnorm
 
     inputs = ZOO["resnet18_int8"].inputs
     paddle.seed(WEIGHT_SEED)

@@ -2,6 +2,7 @@
 and the files it resolves to (``ModelFiles``). Light: option parsing imports it."""
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,8 +66,6 @@ def display_name(prog: Path) -> str:
 
 def missing_path(given: Path, path: Path) -> str:
     """Why ``path`` cannot be opened: a symlink loop or a dangling symlink is not "missing"."""
-    import errno
-
     loop = (f"model path {given} is a symlink loop (its links lead back to themselves); point it "
             f"at a model directory or file")
     try:

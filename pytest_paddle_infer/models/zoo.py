@@ -6,10 +6,11 @@ would not mean what they mean on real models. Builders import paddle; this modul
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Mapping, Tuple
 
-from .inputs import InputSpec
+from .inputs import InputSpec, generate
 
 WEIGHT_SEED = 2024
 ZOO_VERSION = "1"  # bump when a builder changes, so cached exports are rebuilt
@@ -66,12 +67,9 @@ def calibrate_batchnorm(layer, inputs: Tuple[InputSpec, ...], batch: int = 8, se
     """One train-mode forward with momentum 0 sets BatchNorm statistics from seeded inputs."""
     import paddle
 
-    from .inputs import generate
-
     for sub in layer.sublayers():
         if isinstance(sub, paddle.nn.layer.norm._BatchNormBase):
             sub._momentum = 0.0
-    import warnings
 
     layer.train()
     feed = [paddle.to_tensor(generate(s.concrete((batch,) + s.shape[1:]), seed)) for s in inputs]

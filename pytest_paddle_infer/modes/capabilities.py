@@ -6,6 +6,7 @@ import functools
 import json
 import os
 import sys
+import warnings
 from contextlib import suppress
 from dataclasses import asdict, dataclass
 from importlib import metadata, util
@@ -15,6 +16,7 @@ from typing import Callable, Dict, Optional, Tuple
 from ..host import (INT8_AVX2, INT8_AVX512, INT8_AVX512_VNNI, VNNI_FAMILIES, cpu_description,
                     int8_kernels, isa_text)
 from .run_modes import CPU, RUN_MODES, RunMode
+from ..files import atomic_write
 
 PADDLE_DISTRIBUTIONS = ("paddlepaddle", "paddlepaddle-gpu")
 # For tests of the skip: set (not "" or "0"), detect reports a CPU without bf16 (tests/conftest.py
@@ -139,8 +141,6 @@ def _short_need(mode: RunMode, caps: Capabilities) -> str:
 
 def import_paddle():
     """Import paddle without the start-up warnings it prints (a missing ccache, ...)."""
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import paddle
@@ -266,8 +266,6 @@ def known_installation(cache_dir: Path, ask: Callable[[], Tuple[Capabilities, Di
         path.unlink(missing_ok=True)
         return caps, environment
     with suppress(OSError):  # remembering is an optimization
-        from ..files import atomic_write
-
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, json.dumps({"key": key, "capabilities": asdict(caps),
                                        "environment": environment}, indent=1))

@@ -7,7 +7,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from ..errors import CandidateError, PaddleInferError
+from ..errors import CandidateError, PaddleInferError, disk_fault
 
 
 LOCALIZE_NOT_RUN = ("--paddle-localize: not run: the ladder re-runs the candidate with recipe "
@@ -115,8 +115,6 @@ class CasePath:
             try:
                 write_case(self.settings.report_dir, nodeid, result)
             except OSError as e:  # a full or unwritable report dir: this case's error, in a line
-                from ..errors import disk_fault
-
                 raise PaddleInferError(disk_fault(e, f"writing the case's report files under "
                                                      f"--paddle-report {self.settings.report_dir}")) from None
         if not result.passed:

@@ -199,9 +199,7 @@ CASE_ONLY_OPTIONS = ("--run-mode", "--paddle-localize", "--paddle-intermediates"
 
 def warn_idle_options(config) -> None:
     """Warn of options that act on cases only, given to a session with no case."""
-    from .options import OPTIONS
-
-    dests = {o.flag: o.ini for o in OPTIONS}
+    dests = {o.flag: o.ini for o in opts.OPTIONS}
     given = [flag for flag in CASE_ONLY_OPTIONS if config.getoption(dests[flag], None) not in (None, False)]
     if given:
         import warnings

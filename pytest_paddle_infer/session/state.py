@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ..errors import PaddleInferError
+from ..errors import DISK_ERRNOS, PaddleInferError
 from . import options as opts
 
 REPORT_LOCK = pytest.StashKey[object]()  # this session is the one writer of --paddle-report
@@ -66,8 +66,6 @@ def check_cache_dir(settings) -> None:
     """The cache dir is made (when missing) and takes a file, or UnusableDirectory says why."""
     import os
     import tempfile
-
-    from ..errors import DISK_ERRNOS
 
     path = settings.cache_dir
     named = (f"--paddle-cache-dir {path}" if "paddle_cache_dir" in settings.given

@@ -6,7 +6,7 @@ from typing import Dict, List
 
 import pytest
 
-from ..errors import PaddleInferError, strip_ansi
+from ..errors import PaddleInferError, disk_fault, strip_ansi
 from .items import ERRORED_IN_CALL
 from .state import installation, settings_of
 
@@ -72,8 +72,6 @@ class SessionSummary:
             except PaddleInferError as e:  # a file in the way that is not the plugin's
                 self.report_error = f"paddle-infer: the report's index was not written: {e}"
             except OSError as e:  # the summary is still printed; the report's fault in a line
-                from ..errors import disk_fault
-
                 self.report_error = "paddle-infer: " + disk_fault(
                     e, f"writing the report (--paddle-report {settings.report_dir})")
                 session.exitstatus = session.exitstatus or pytest.ExitCode.TESTS_FAILED
