@@ -10,6 +10,7 @@ Exit status: 0 when every tensor is within tolerance, 1 when one is not, 2 on a 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
@@ -187,8 +188,6 @@ def pairs(a: Path, b: Path) -> List[Tuple[Path, Path]]:
 
 def check_arguments(args) -> None:
     """Tolerances that are numbers a comparison can use; a report directory that can be one."""
-    import math
-
     from .errors import OptionError
     from .session.options import Option, check_directory
 

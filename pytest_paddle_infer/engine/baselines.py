@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Mapping, Tuple
@@ -177,8 +178,6 @@ class Baselines:
 
     def _run_child(self, args, order, inputs, legacy: bool, search_path, what: str):
         """Inputs to an .npz, the child's outputs back from one, in the child's order."""
-        from collections import OrderedDict
-
         import numpy as np
 
         self.work_dir.mkdir(parents=True, exist_ok=True)

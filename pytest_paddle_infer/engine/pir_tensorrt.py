@@ -10,6 +10,9 @@ it converts on ``CUDAPlace(0)``. ``tests/paddle_tensorrt_api.py`` records the AP
 """
 from __future__ import annotations
 
+import ctypes.util
+import importlib
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -132,8 +135,6 @@ def package_reason(spec, program_format: str, trt_compile: Sequence[int] = (),
     if not takes_pir_path(spec.run_mode, program_format):
         return None
     if found is None:
-        import importlib.util
-
         found = importlib.util.find_spec("tensorrt") is not None
     version = ".".join(map(str, trt_compile)) if trt_compile and any(trt_compile) else ""
     pin = f"=={version}" if version else ""
@@ -154,9 +155,6 @@ def package_reason(spec, program_format: str, trt_compile: Sequence[int] = (),
 
 def plugin_library_found() -> bool:
     """libnvinfer_plugin in the tensorrt wheels' packages, or where the dynamic loader looks."""
-    import ctypes.util
-    import importlib.util
-
     for name in ("tensorrt_libs", "tensorrt_cu12_libs", "tensorrt_cu11_libs", "tensorrt"):
         try:
             spec = importlib.util.find_spec(name)
@@ -246,8 +244,6 @@ def predictor_recipe(calls) -> Tuple:
 
 def run_calls(calls: Sequence[TrtCall], inputs: Optional[Mapping[str, Any]] = None) -> List[str]:
     """Make ``calls`` (``inputs`` fill ``CaseArray``); returns the optional fields this Paddle lacked."""
-    import importlib
-
     try:
         export = importlib.import_module(EXPORT_MODULE)
     except ImportError as e:

@@ -2,9 +2,12 @@
 keeps model files, predictors and baseline outputs between cases: a baseline runs once per model."""
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import time
+from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -497,9 +500,6 @@ def shared_outputs(shared_dir: Optional[Path], key: Tuple, run,
     travel with the outputs."""
     if shared_dir is None:
         return run()
-    from collections import OrderedDict
-    import json
-
     path = shared_path(shared_dir, key)
     with file_lock(path.with_suffix(".lock")):
         if path.is_file():
@@ -517,8 +517,6 @@ def shared_outputs(shared_dir: Optional[Path], key: Tuple, run,
 
 def shared_path(shared_dir: Path, key: Tuple) -> Path:
     """Named by program (and its mtime), recipe and inputs."""
-    import hashlib
-
     stamps = [os.stat(f).st_mtime_ns for f in key[0:1] if os.path.exists(f)]
     return shared_dir / f"{hashlib.sha1(repr((key, stamps)).encode()).hexdigest()}.npz"
 

@@ -3,6 +3,8 @@
 work), then records the figures, writes the report files and raises the failure."""
 from __future__ import annotations
 
+import threading
+import warnings
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import List, Optional, Sequence
@@ -43,8 +45,6 @@ class CasePath:
         """Start the executor now (it imports paddle while pytest collects), and the result readers."""
         self.executor.start()
         if not self._warming:
-            import threading
-
             self._warming = threading.Thread(target=_import_result_readers, name="paddle-infer-imports",
                                              daemon=True)
             self._warming.start()
@@ -156,8 +156,6 @@ def _import_result_readers() -> None:
 
 def warn_vacuous(result) -> None:
     """A pass that checked nothing: a PaddleInferWarning naming each output and why."""
-    import warnings
-
     from .paddle_warning import PaddleInferWarning
     from ..report.text import vacuous_text
 

@@ -3,6 +3,9 @@ tests) narrowed by --paddle-model/--run-mode, each case's setup and check throug
 and what a case that crashed or raised says (with a command that reproduces it)."""
 from __future__ import annotations
 
+import shlex
+from dataclasses import replace
+
 import pytest
 
 from ..errors import CandidateError, CaseSkipped, OptionError, PaddleInferError, strip_ansi
@@ -125,8 +128,6 @@ def _localize_crash(item, case, died, failure: str = "crashed") -> list:
 
 def repro_command(item, case, from_cli: bool) -> str:
     """A command that runs just this case with this session's paddle-infer options."""
-    import shlex
-
     config = item.config
     settings = settings_of(config)
     skip = {"paddle_model", "run_mode", "paddle_suite"}
@@ -166,8 +167,6 @@ def build_cases(settings) -> list:
 
 def with_declared_inputs(source, cache_dir, timeout=None):
     """Disk models' inputs, read now so ids show shapes (unreadable: the case says so when run)."""
-    from dataclasses import replace
-
     from ..models.source import find_model_files
     from ..models.cache import declared_inputs
 
@@ -246,8 +245,6 @@ def item_where(item):
 
 def effective_case(item, case):
     """The case with the command line's tolerances over a paddle_tolerance marker's over its own."""
-    from dataclasses import replace
-
     from ..cases.tolerance_precedence import overridden
     from ..verdict.tolerances import Rule
 

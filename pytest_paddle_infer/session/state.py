@@ -2,6 +2,8 @@
 talks to) and what the installed Paddle can do, kept in the config's stash."""
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -64,9 +66,6 @@ class UnusableDirectory(PaddleInferError, pytest.UsageError):
 
 def check_cache_dir(settings) -> None:
     """The cache dir is made (when missing) and takes a file, or UnusableDirectory says why."""
-    import os
-    import tempfile
-
     path = settings.cache_dir
     named = (f"--paddle-cache-dir {path}" if "paddle_cache_dir" in settings.given
              else f"the cache dir {path} (the default, under pytest's cache dir)")

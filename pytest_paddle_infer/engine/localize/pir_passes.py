@@ -9,6 +9,7 @@ stops inside a pass is listed again without it (``list_passes``).
 """
 from __future__ import annotations
 
+import ctypes
 import difflib
 import functools
 import os
@@ -73,8 +74,6 @@ def passes_run(spec, model, threads: Optional[int], extra=()) -> List[str]:
 
 def stderr_of(action, path=None) -> str:
     """What ``action`` writes to file descriptor 2 (C++ code included); into ``path`` if given."""
-    import ctypes
-
     libc = ctypes.CDLL(None)
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)

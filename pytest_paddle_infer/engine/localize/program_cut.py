@@ -7,6 +7,8 @@ Only values that depend on the inputs are cut: constants stay with the ops that 
 """
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
@@ -79,8 +81,6 @@ class Program:
 
 def load(prog_file: str, device: str = "cpu") -> Program:
     """``device``: where its Executor runs, ``cpu`` or ``gpu:N`` (the static Executor rung)."""
-    import os
-
     import paddle
 
     paddle.enable_static()
@@ -186,8 +186,6 @@ def feed_name(key: str) -> str:
 
 def extract(prog: Program, feeds: Sequence[str], fetches: Sequence[str], dest: Path) -> Tuple[List[str], List[str]]:
     """Write the sub-program from ``feeds`` to ``fetches`` to ``dest``: (input names, output names)."""
-    import shutil
-
     import paddle
 
     dest = Path(dest)

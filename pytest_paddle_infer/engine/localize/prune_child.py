@@ -15,6 +15,7 @@ cuts the model by halves, feeding the baseline's values at the cut so only later
 from __future__ import annotations
 
 import pickle
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -259,8 +260,6 @@ class Pruner:
     def write_repro(self, first_bad: Optional[int], run_start: Optional[int],
                     divergent: Optional[int]) -> dict:
         """The smallest failing program found, with the baseline's values of its inputs."""
-        import shutil
-
         if first_bad is not None:
             start, end, what = first_bad, first_bad, "op"
         elif run_start is not None:

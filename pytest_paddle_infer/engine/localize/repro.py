@@ -3,6 +3,7 @@
 and exits 1 when an output is outside tolerance."""
 from __future__ import annotations
 
+import platform
 import textwrap
 from contextlib import suppress
 from pathlib import Path
@@ -116,8 +117,6 @@ def script_text(case_id: str, what: str, program: str, baseline_calls: Sequence,
 
 def cpu_name() -> str:
     """The CPU's model name (bf16 and int8 kernels depend on it), best effort."""
-    import platform
-
     with suppress(OSError):
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -128,8 +127,6 @@ def cpu_name() -> str:
 
 def readme_text(case_id: str, what: str, baseline_calls: Sequence, candidate_calls: Sequence,
                 atol: float, rtol: float, details: Sequence[str]) -> str:
-    import platform
-
     calls = lambda cs: "; ".join(str(c) for c in cs) or "(none)"
     found = " ".join(installed_paddle()) or "an unknown Paddle"
     lines = [f"# Repro: {case_id}", "", what, "",
