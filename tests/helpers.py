@@ -12,6 +12,7 @@
   ``cpu_without_bf16`` fixtures use it and force it) and ``int8_kernels_here``."""
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 import uuid
@@ -184,3 +185,9 @@ def hooked_run(files, x, onednn, hook):
     handle.reshape(list(x.shape))
     handle.copy_from_cpu(x)
     predictor.run()
+
+
+def single_culprit_bound(n: int) -> int:
+    """The most trials localize/ladder.py's ``ddmin`` takes for one culprit among ``n``, plus the
+    run that confirms the divergence."""
+    return 2 * math.ceil(math.log2(n)) + 2 if n > 1 else 2

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import CaseSkipped, PredictorError
 from ..modes.run_modes import (CALIBRATION, FP16, FP32, INT8, PIR_FORMAT, TRT_MIN_SUBGRAPH_SIZE, TRT_WORKSPACE_SIZE)
+from .predictor import trim_paddle_error
 
 PIR_PATH = "PIR TensorRT (paddle.tensorrt.convert)"
 LEGACY_PATH = "legacy TensorRT (Config.enable_tensorrt_engine)"
@@ -274,8 +275,6 @@ def run_calls(calls: Sequence[TrtCall], inputs: Optional[Mapping[str, Any]] = No
         except PredictorError:
             raise
         except Exception as e:
-            from .predictor import trim_paddle_error
-
             raise PredictorError(f"{EXPORT_MODULE}: {c} raised: {trim_paddle_error(e)}") from None
     return skipped
 

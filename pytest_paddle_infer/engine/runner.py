@@ -40,6 +40,7 @@ from .predictor import PredictorCache, describe_recipe, run_predictor
 from .recording import hooked_run, needs_warm_up, recorded, warm_up
 from .saved_tensors import write_golden
 from ..files import atomic_write, file_lock
+from .localize.pir_passes import delete_pass_problem
 
 @dataclass
 class Prepared:
@@ -145,8 +146,6 @@ class Runner:
         model = self.case_model(case)  # the same program with or without intermediates
         pir_tensorrt.check_takes(case.run_mode, model.format, model.prog_file,  # before any run
                                  capabilities.detect().trt_compile if case.run_mode.run_mode.tensorrt else ())
-        from .localize.pir_passes import delete_pass_problem
-
         # toggles that would change nothing while the case's id says they did
         problem = fp32_ops_problem(case.run_mode, model.format) \
             or delete_pass_problem(case.run_mode, model, case.threads) \

@@ -9,7 +9,6 @@ the ladder are prune.py's.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -148,11 +147,6 @@ def ddmin(items: Sequence[str], fixes: Callable[[Sequence[str]], Optional[bool]]
             break
         n = min(2 * n, len(current))
     return current
-
-
-def single_culprit_bound(n: int) -> int:
-    """The most trials ``ddmin`` takes for one culprit among ``n``, plus the confirming run."""
-    return 2 * math.ceil(math.log2(n)) + 2 if n > 1 else 2
 
 
 # Passes that put a mode in its low precision: deleting them makes it fp32, so they blame the

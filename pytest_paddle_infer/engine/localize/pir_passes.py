@@ -22,7 +22,6 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from ..predictor import apply_recipe, trim_paddle_error
 from ...modes.run_modes import PIR_FORMAT, recipe
-from ...errors import PredictorError
 from ...modes.capabilities import installed_paddle
 from .repro import call_source
 
@@ -62,14 +61,6 @@ def pass_log(spec, model, threads: Optional[int], extra=(), path=None) -> Tuple[
 
     log = stderr_of(build, path)
     return parse_pir_passes(log), (raised[0] if raised else "")
-
-
-def passes_run(spec, model, threads: Optional[int], extra=()) -> List[str]:
-    """The passes this recipe (and ``extra`` calls) runs on ``model``, in order."""
-    names, raised = pass_log(spec, model, threads, extra)
-    if raised:
-        raise PredictorError(f"building the predictor to list its passes {raised}")
-    return names
 
 
 def stderr_of(action, path=None) -> str:
