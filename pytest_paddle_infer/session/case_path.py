@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import List, Optional, Sequence
 
 from ..errors import CandidateError, PaddleInferError, disk_fault
+from .paddle_warning import PaddleInferWarning
 
 
 LOCALIZE_NOT_RUN = ("--paddle-localize: not run: the ladder re-runs the candidate with recipe "
@@ -156,7 +157,6 @@ def _import_result_readers() -> None:
 
 def warn_vacuous(result) -> None:
     """A pass that checked nothing: a PaddleInferWarning naming each output and why."""
-    from .paddle_warning import PaddleInferWarning
     from ..report.text import vacuous_text
 
     message = (f"{result.case_id}: passed, but an output cannot fail under its tolerance "

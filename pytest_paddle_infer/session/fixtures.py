@@ -9,6 +9,7 @@ from ..models.source import ModelFiles, ModelSource, parse_source
 from ..modes.run_modes import RunModeSpec, baseline_recipe, canonical_mode
 from .items import check_case, prepare_case
 from .state import RUNNER, case_path_of, settings_of
+from .case_path import CaseFailed
 
 
 def as_source(model: Union[str, ModelSource]) -> ModelSource:
@@ -60,8 +61,6 @@ class CaseHandle:
 
     def run(self):
         """Run and compare: a CaseResult, recorded; a failing comparison does not raise."""
-        from .case_path import CaseFailed
-
         try:
             self.result = check_case(self.node, self.case, from_cli=False)
         except CaseFailed as failed:
@@ -71,7 +70,6 @@ class CaseHandle:
     def check(self):
         """Run and assert that every output is within tolerance; the failure is the table."""
         __tracebackhide__ = True
-        from .case_path import CaseFailed
 
         try:
             self.result = check_case(self.node, self.case, from_cli=False)

@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import List, Optional
 
 from .state import HEADER_SHOWN, installation, settings_of
+from ..modes.devices import mapping_line
+from ..cases.suite_scan import is_suite_name
 
 def case_header(config, settings) -> List[str]:
     """The ``paddle-infer:`` lines of a session with cases, goldens aside."""
@@ -22,8 +24,6 @@ def case_header(config, settings) -> List[str]:
     if settings.baseline == "gpu" and not gpu_modes:
         gpu_modes = ["baseline gpu"]
     if gpu_modes or caps.gpu_count:  # with GPUs visible, suites' GPU modes use the mapping
-        from ..modes.devices import mapping_line
-
         workers = getattr(config.option, "numprocesses", None)
         lines.append(mapping_line(settings.device, workers if isinstance(workers, int) else None,
                                   caps.gpu_count, gpu_modes))
@@ -78,8 +78,6 @@ def report_header(config) -> Optional[List[str]]:
 
 def write_worker_header(config, ids) -> None:
     """The xdist controller collects nothing: a worker's suite cases bring the header."""
-    from ..cases.suite_scan import is_suite_name
-
     if not any(is_suite_name(Path(nodeid.split("::")[0]).name) for nodeid in ids):
         return
     terminal = config.pluginmanager.get_plugin("terminalreporter")

@@ -16,6 +16,7 @@ from ..cases.tensor_selection import Selection
 from ..errors import OptionError, PaddleInferError
 from ..modes.devices import DEVICE_FORMS, AUTO, DeviceChoice, parse_device
 from ..modes.run_modes import ALIASES, RUN_MODE_TOGGLES, RUN_MODES, RunModeSpec, parse_run_modes
+from ..modes.cpu_threads import threads_problem
 
 if TYPE_CHECKING:
     from ..models.source import ModelSource
@@ -390,8 +391,6 @@ def _program(opt: Option, text, models) -> str:
 
 def _threads(opt: Option, text) -> Optional[int]:
     """CPU math threads: a whole number the machine can schedule (cpu_threads.py)."""
-    from ..modes.cpu_threads import threads_problem
-
     value = _number(opt, text, int, -math.inf)
     if value is not None and threads_problem(value):
         raise OptionError(f"{opt.flag}: {text!r}: {threads_problem(value)}")

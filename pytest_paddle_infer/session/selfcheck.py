@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import List, Optional, Sequence, TextIO
 
 from ..protocol import CANNOT_RUN, ENGAGED, NOT_ENGAGED, UNTELLABLE
+from . import options as opts
+from ..errors import OptionError, PaddleInferError
+from .case_path import CasePath
 
 JSON_NAME = "selfcheck.json"
 PROBLEMS = (NOT_ENGAGED, UNTELLABLE)  # statuses that make the self-check exit 1
@@ -36,9 +39,6 @@ def default_cache_dir(config) -> Path:
 
 def main(config, out: Optional[TextIO] = None) -> int:
     """``pytest --paddle-selfcheck``: 0 when every mode engages as it should, 1 if not, 4 on usage."""
-    from . import options as opts
-    from ..errors import OptionError, PaddleInferError
-
     out = out or sys.stdout
     try:
         settings = opts.read_settings(config.getoption, config.getini,
@@ -52,7 +52,6 @@ def main(config, out: Optional[TextIO] = None) -> int:
     if unused:
         print(f"paddle-infer self-check: {', '.join(unused)} not used: the self-check runs every "
               f"run mode on its own tiny zoo models, and no test", file=out)
-    from .case_path import CasePath
 
     path = CasePath(settings, settings.cache_dir / "executor")
     print("paddle-infer self-check: each run mode on a tiny zoo model, with a positive and a "

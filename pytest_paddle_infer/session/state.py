@@ -10,6 +10,7 @@ import pytest
 
 from ..errors import DISK_ERRNOS, PaddleInferError
 from . import options as opts
+from .xdist_usage import usage_error
 
 REPORT_LOCK = pytest.StashKey[object]()  # this session is the one writer of --paddle-report
 FORK_SERVER = pytest.StashKey[str]()  # the controller's fork server (fork_server.py): its spec
@@ -98,8 +99,6 @@ def installation(config):
         try:
             found = path.about()
         except ExecutorDied as died:  # no case can run: the session ends saying why, not INTERNALERROR
-            from .xdist_usage import usage_error
-
             tail = f"\nlast lines of its log ({died.log_path}):\n{died.log_tail}" if died.log_tail else ""
             raise usage_error(config, f"paddle-infer: no case can run: {died}{tail}") from None
         if is_xdist_controller(config):  # it runs no case
