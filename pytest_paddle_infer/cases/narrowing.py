@@ -19,8 +19,8 @@ def model_selected(model: ModelSource, settings) -> bool:
     if not settings.model_refs or model.name in settings.model_refs:
         return True
     return any(source.kind == model.kind == "zoo" and source.ref == model.ref
-               or source.kind == model.kind == "path" and Path(source.ref).resolve() == Path(model.ref).resolve()
-               for source in settings.models)
+               or source.kind == model.kind == "path"
+               and Path(source.ref).resolve() == Path(model.ref).resolve() for source in settings.models)
 
 
 def mode_selected(spec: RunModeSpec, settings) -> bool:
