@@ -1,20 +1,16 @@
-"""Compare two saved runs offline, tensor by tensor: goldens (``--paddle-save-goldens``) or
-candidate runs (``--paddle-save-runs``), recorded on any machine, with their intermediates
-(``--paddle-intermediates``). A is the reference, B is compared with it, as a case's
-candidate is with its baseline: the same pairing (by name, else by structure and values),
-the same figures, the same per-tensor table and report files.
+"""Compare two saved runs offline, tensor by tensor (goldens or ``--paddle-save-runs`` files,
+from any machine): B against A as a case's candidate against its baseline, with the same
+pairing, figures, table and report files. No paddle here.
 
     paddle-infer-diff A.npz B.npz [--atol 1e-4] [--rtol 1e-4] [--report DIR]
-    python -m pytest_paddle_infer.diff A B        (A and B: two files, or two directories
-                                                   whose files of the same name are paired)
+    python -m pytest_paddle_infer.diff A B        (two files, or two directories: same names pair)
 
-Exit status: 0 when every tensor is within tolerance, 1 when one is not, 2 on a usage error
-(unreadable file, other inputs, nothing to pair, an option that cannot be used). Nothing
-here imports paddle.
+Exit status: 0 when every tensor is within tolerance, 1 when one is not, 2 on a usage error.
 """
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
@@ -24,12 +20,6 @@ PROG = "paddle-infer-diff"
 
 class DiffError(Exception):
     """Two saved runs that cannot be compared; the message says why."""
-
-
-def _rule(atol: float, rtol: float):
-    from .verdict.tolerances import Rule
-
-    return Rule(atol=atol, rtol=rtol)
 
 
 def _selection(tensors: str):
@@ -44,8 +34,7 @@ def _selection(tensors: str):
 
 
 def _selects_nothing(selection, tensors: str, store, path: Path) -> Optional[str]:
-    """Globs that select none of a saved run's tensors compare nothing: say so rather than
-    pass on the outputs alone (``none`` asks for the outputs only)."""
+    """Globs that select none of a saved run's tensors: said, rather than pass on outputs alone."""
     from .cases.tensor_selection import op_label
 
     if not selection.globs or any(selection.wants(r.name, r.op_type) for r in store.records):
@@ -64,6 +53,7 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
     from .verdict.compare import compare_arrays
     from .verdict.rows import TensorComparison
     from .verdict.outputs import pair_outputs
+    from .verdict.tolerances import Rule
     from .protocol import CaseResult
 
     what, fix = "saved run", "record it again (--paddle-save-goldens or --paddle-save-runs)"
@@ -76,7 +66,7 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
     if ref_digest != run_digest:
         raise DiffError(f"{a} and {b} were recorded from other inputs (digest {ref_digest} and "
                         f"{run_digest}): no comparison of them means anything")
-    rule = _rule(atol, rtol)
+    rule = Rule(atol=atol, rtol=rtol)
     selection = _selection(tensors)
     result = CaseResult(str(run.meta.get("case_id", b.name)), [], describe_saved(ref),
                         describe_saved(run), str(run_digest))
@@ -198,8 +188,6 @@ def pairs(a: Path, b: Path) -> List[Tuple[Path, Path]]:
 
 def check_arguments(args) -> None:
     """Tolerances that are numbers a comparison can use; a report directory that can be one."""
-    import math
-
     from .errors import OptionError
     from .session.options import Option, check_directory
 

@@ -1,8 +1,5 @@
-"""Exceptions that carry a message meant for the person running pytest.
-
-Anything derived from ``PaddleInferError`` is reported as its text alone: no traceback
-through the plugin's own code.
-"""
+"""Exceptions that carry a message meant for the person running pytest: a ``PaddleInferError``
+is reported as its text alone, with no traceback through the plugin's own code."""
 import re
 import signal
 
@@ -24,8 +21,7 @@ class PredictorError(PaddleInferError):
 
 
 class CandidateError(PredictorError):
-    """Paddle raised while building or running the case's candidate, for a cause the plugin
-    does not know (no hint): --paddle-localize localizes it like a failure."""
+    """A candidate's Paddle error of unknown cause (no hint): --paddle-localize localizes it."""
 
 
 class InputError(PaddleInferError):
@@ -33,22 +29,18 @@ class InputError(PaddleInferError):
 
 
 class SuiteError(PaddleInferError):
-    """A suite file or ``paddle_case`` marker that cannot be used; the message names
-    file:line, the key, what was expected, what was found and the fix."""
+    """A suite file or ``paddle_case`` marker that cannot be used; the message names file:line."""
 
 
 class CaseSkipped(Exception):
     """The case cannot run on this installation; the message says what is missing."""
 
 
-# -- text about failures, shared by the pytest process and the children ---------------------
-
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def strip_ansi(text: str) -> str:
-    """Paddle's logs and messages colour their words with ANSI escapes; reports, JUnit and
-    summary.json get the plain text."""
+    """Paddle's messages without their ANSI colours, for reports, JUnit and summary.json."""
     return _ANSI.sub("", text)
 
 
@@ -60,8 +52,7 @@ def _signal_name(number: int):
 
 
 def describe_exit(returncode) -> str:
-    """``was killed by SIGSEGV`` / ``exited with status 3`` from a Popen return code (a shell
-    in between reports a signal as 128 + its number)."""
+    """``was killed by SIGSEGV`` / ``exited with status 3`` (a shell reports a signal as 128 + N)."""
     if returncode is None:
         return "is still running"
     if returncode < 0:
@@ -83,8 +74,7 @@ def is_disk_fault(error: BaseException) -> bool:
 
 
 def disk_fault(error: OSError, doing: str, fix: str = "") -> str:
-    """``writing the report failed: no space left on the device (/r/index.html); free
-    space there or choose a directory on another disk``: one line, no traceback."""
+    """``writing X failed: no space left on the device (path); free space there ...``: one line."""
     where = f" ({error.filename})" if getattr(error, "filename", None) else ""
     why = DISK_ERRNOS.get(error.errno, error.strerror or str(error))
     if not fix:

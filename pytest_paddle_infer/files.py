@@ -1,10 +1,6 @@
-"""Files on disk, one helper each: a lock shared by processes, atomic writes, shell-safe
-file names for case ids, and numpy array files (``.npy``/``.npz``) checked against what a
-model takes.
-
-Nothing here imports numpy or filelock at module level: the plugin imports this module at
-start-up, on every platform (``filelock`` works where ``fcntl`` does not exist).
-"""
+"""Files on disk: a lock shared by processes, atomic writes, shell-safe file names for case
+ids, and numpy array files checked against what a model takes. No numpy or filelock import at
+module level: the plugin imports this at start-up."""
 from __future__ import annotations
 
 import hashlib
@@ -24,13 +20,10 @@ if TYPE_CHECKING:
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-# -- a lock across processes --------------------------------------------------------------
-
 
 @contextmanager
 def file_lock(lock_path: PathLike) -> Iterator[None]:
-    """Exclusive across processes (xdist workers, parallel sessions) while held. The lock
-    file may be left behind (or removed, on Windows); it never holds data."""
+    """Exclusive across processes while held; the lock file (which holds no data) may stay."""
     from filelock import FileLock
 
     lock_path = Path(lock_path)
@@ -39,19 +32,11 @@ def file_lock(lock_path: PathLike) -> Iterator[None]:
         yield
 
 
-# -- atomic writes ------------------------------------------------------------------------
-
-
 def atomic_write(path: PathLike, content: Union[bytes, str, Callable[[BinaryIO], None]],
                  durable: bool = False) -> Path:
-    """Write ``path`` so that readers see the old file or the whole new one, never a part:
-    the content goes to a temporary file beside it, which is then renamed into place.
-
-    ``content`` is bytes, text (written as UTF-8) or a function that writes to a binary file
-    object. ``durable`` also flushes the data to disk before the rename (files meant to be
-    kept, such as goldens). The parent directory is created when missing. The temporary file
-    gets the permissions a plain ``open`` would give (umask applies); it is removed on failure.
-    """
+    """Write ``path`` so that readers see the old file or the whole new one: a temporary file
+    beside it, renamed into place. ``content``: bytes, text (UTF-8) or a function writing to a
+    binary file; ``durable``: flushed to disk before the rename (goldens)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
@@ -73,15 +58,10 @@ def atomic_write(path: PathLike, content: Union[bytes, str, Callable[[BinaryIO],
                 os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        Path(tmp).unlink(missing_ok=True)
         raise
     return path
 
-
-# -- file names from case ids -------------------------------------------------------------
 
 # nothing POSIX shells, cmd.exe or PowerShell treat specially inside a word ("=" and "," are
 # argument separators in cmd.exe, "," builds a list in PowerShell), valid on every file system
@@ -90,15 +70,9 @@ MAX_STEM = 120
 
 
 def safe_file_stem(case_id: str, limit: int = MAX_STEM) -> str:
-    """A file name stem for a case or test id that needs no quoting in a shell and is valid
-    on every file system.
-
-    ``tiny_cnn[1x3x32x32-onednn_fp32]`` becomes ``tiny_cnn-1x3x32x32-onednn_fp32-<hash>``:
-    the id's ``[...]`` part is joined with ``-``, ``::`` becomes ``__``, any other run of
-    characters outside ``A-Z a-z 0-9 _ . + -`` becomes ``_``. When anything was replaced
-    (or the stem is longer than ``limit``), 8 hex digits of the id's SHA-1 are appended, so
-    two ids never share a name. An id made only of safe characters is its own stem.
-    """
+    """A file name stem for a case or test id that needs no quoting in a shell and is valid on
+    every file system: ``tiny_cnn[1x3x32x32-onednn_fp32]`` -> ``tiny_cnn-1x3x32x32-onednn_fp32-<hash>``.
+    When anything was replaced (or cut at ``limit``), 8 hex digits of the id's SHA-1 keep ids apart."""
     stem = case_id.replace("::", "__")
     stem = re.sub(r"\[(.*)\]$", r"-\1", stem, flags=re.S)
     stem = re.sub(f"[^{SAFE_CHARACTERS}]+", "_", stem)
@@ -109,8 +83,6 @@ def safe_file_stem(case_id: str, limit: int = MAX_STEM) -> str:
         stem = f"{stem[:limit - len(digest) - 1]}-{digest}"
     return stem
 
-
-# -- numpy array files --------------------------------------------------------------------
 
 NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")  # an .npz is a zip archive (empty: end record only)
@@ -127,9 +99,7 @@ class WantedArray:
 
 
 class ArrayFileError(InputError, ValueError):
-    """An array file that cannot be used; the parts let a caller format it its own way
-    (a suite error shows expected, found and fix on lines of their own). A ValueError too,
-    like numpy's own errors for a bad file."""
+    """An array file that cannot be used, in parts a caller may format (a ValueError too)."""
 
     def __init__(self, path: PathLike, problem: str, expected: str, found: str, fix: str = ""):
         self.path, self.problem, self.expected, self.found, self.fix = Path(path), problem, expected, found, fix
@@ -139,15 +109,9 @@ class ArrayFileError(InputError, ValueError):
 
 def load_arrays(path: PathLike, wanted: Sequence[WantedArray], exact: bool = False,
                 mmap: bool = False, shape_fix: str = "") -> Dict[str, "np.ndarray"]:
-    """The arrays of an ``.npy`` or ``.npz`` file by name, checked against ``wanted``.
-
-    An ``.npz`` must hold an array named after each wanted array (``exact``: those and no
-    others); an ``.npy`` is one array, usable only when one array is wanted. Each array must
-    have the wanted dtype and fit the wanted shape. Files are read without pickle: a file that
-    is not a numeric numpy array is an ``ArrayFileError`` saying so. ``mmap`` maps an ``.npy``
-    instead of reading it (to learn its shape cheaply). Returns the wanted arrays in order
-    (``exact``: the file's arrays).
-    """
+    """The arrays of an ``.npy`` (one wanted array) or ``.npz`` (one per wanted name; ``exact``:
+    no others) by name, each checked against its dtype and shape, read without pickle. ``mmap``
+    maps an ``.npy`` (its shape, cheaply)."""
     loaded = open_array_file(Path(path), mmap)
     names = [w.name for w in wanted]
     if not hasattr(loaded, "files"):  # an .npy
@@ -177,8 +141,7 @@ def load_arrays(path: PathLike, wanted: Sequence[WantedArray], exact: bool = Fal
 
 
 def open_array_file(path: Path, mmap: bool = False):
-    """``numpy.load`` without pickle, whose errors say what is wrong with the file (an
-    ``ArrayFileError``) and never suggest loading it unsafely. An ``.npz`` is returned open."""
+    """``numpy.load`` without pickle, errors said as the file's; an ``.npz`` is returned open."""
     import numpy as np
 
     try:
@@ -219,8 +182,7 @@ def _invalid(path: PathLike, found: str) -> ArrayFileError:
 
 
 def load_error_text(e: BaseException) -> str:
-    """An error numpy raised loading a file or an array in it, in words that never invite
-    loading it unsafely (numpy's own text for object arrays does)."""
+    """numpy's error loading a file, in words that never invite loading it unsafely."""
     text = str(e)
     if any(word in text.lower() for word in ("pickle", "object arrays", "python objects")):
         return "an array of Python objects (only numeric arrays are read)"

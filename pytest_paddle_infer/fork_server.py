@@ -1,24 +1,15 @@
 """Executor children forked from one process that imported paddle: CPU-only Paddle, Linux, xdist.
 
-Each xdist worker needs its own executor child, and each child's ``import paddle`` (about
-4.5 s of CPU) competes with the workers starting and with the other children: on 2 cores
-the sweep's -n 2 gain was about a fifth lower without this, and on 16 cores 16 imports at once
-delayed every worker's first case. The xdist controller starts this server in
-pytest_configure, before it spawns the workers, and tells each of its workers where it is
-(xdist's workerinput: never the environment, which other sessions would inherit); the server imports paddle and the engine once,
-then forks one executor child per worker that asks. A forked child is an executor like a
-spawned one (supervise.py): the worker's log, working directory, environment and listener.
+Each xdist worker's executor child imports paddle (about 4.5 s of CPU), competing with the
+others. The xdist controller starts this server before it spawns the workers and tells them
+where it is (xdist's workerinput, never the environment); the server imports paddle and the
+engine once, then forks one executor per worker that asks (the worker's log, cwd, environment).
 
-Forking after ``import paddle`` is wrong where paddle can use a GPU: a CUDA build's import
-initialises CUDA, and a forked child then fails every CUDA call. So the server runs only where
-the installed paddle is CPU-only (its version file, read without importing it), re-checks
-after its import (``is_compiled_with_cuda``, ROCm, XPU, custom devices) and then refuses to
-fork; a worker whose Python or Paddle-relevant environment differs from the server's starts
-its own child, as does every worker when the server is absent, refused, slow or gone.
-
-The server's parent is the controller: it exits when its parent does. Exit statuses of the
-forked children, which are the server's and not the workers' children, go to files the
-workers read (``ForkedChild``, supervised as a ``subprocess.Popen``).
+A CUDA build's import initialises CUDA, which a forked child cannot use: the server runs only
+where paddle's version file says CPU-only, re-checks after its import and then refuses. A
+worker whose environment differs, or whose server is absent, refused, slow or gone, spawns its
+own child. The server exits with the controller; forked children's exit statuses go to files
+the workers read (``ForkedChild``, supervised as a ``subprocess.Popen``).
 """
 from __future__ import annotations
 
@@ -31,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Dict, Optional
 
@@ -50,8 +42,7 @@ UNKNOWN_EXIT = -9  # a child that ended with no status recorded (its server is g
 
 
 def paddle_is_cpu_only() -> bool:
-    """The installed paddle's version file (paddle/version/__init__.py) says it was built
-    without CUDA, ROCm and XPU; read as text, without importing paddle."""
+    """paddle/version/__init__.py says it was built without CUDA, ROCm and XPU (read as text)."""
     import importlib.util
 
     try:
@@ -83,8 +74,7 @@ def available() -> bool:
 
 
 def environment_digest(env) -> str:
-    """What of an environment `import paddle` reads, and the Python that imports it (its
-    path and prefix: two venvs of one base Python differ)."""
+    """What of an environment `import paddle` reads, and the Python (path and prefixes)."""
     kept = sorted((k, v) for k, v in env.items()
                   if k.startswith(PADDLE_ENV_PREFIXES) and not k.startswith("PADDLE_INFER_"))
     python = (os.path.abspath(sys.executable), sys.prefix, sys.exec_prefix)
@@ -95,8 +85,7 @@ def environment_digest(env) -> str:
 
 
 def start() -> str:
-    """Start the server (once per process); its spec for the workers (xdist's workerinput),
-    "" where none runs."""
+    """Start the server (once per process); its spec for the workers, "" where none runs."""
     if _SERVERS:
         return _SERVERS[0][2]
     if not available():
@@ -140,8 +129,7 @@ def stop() -> None:
 
 
 class ForkedChild:
-    """An executor child the server forked, supervised like a ``subprocess.Popen``: its exit
-    status comes from the file the server writes when it reaps it."""
+    """An executor child the server forked, supervised like a Popen: its status from the server's file."""
 
     def __init__(self, pid: int, status_file: Path):
         self.pid = pid
@@ -174,10 +162,8 @@ class ForkedChild:
     def kill(self) -> None:
         if self.poll() is not None:  # reaped: its pid may be another process's by now
             return
-        try:
+        with suppress(ProcessLookupError, PermissionError):
             os.kill(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     terminate = kill
 
@@ -194,8 +180,7 @@ def _alive(pid: int) -> bool:
 
 def request(spec: str, address: str, authkey: str, log_path: Path, authkey_env: str,
             entry: str) -> Optional[ForkedChild]:
-    """Ask the server of ``spec`` (this worker's controller's) for an executor child that
-    connects to ``address``; None where it cannot serve this worker (the caller spawns one)."""
+    """An executor child from the server of ``spec``, connecting to ``address``; None: spawn one."""
     try:
         found = json.loads(spec)
         pid, directory, key = int(found["pid"]), Path(found["directory"]), str(found["key"])
@@ -285,9 +270,7 @@ def _child(request: Dict, listener, conn) -> None:
 
 
 def serve(directory: Path) -> int:
-    """The server: import paddle and the engine, then fork a child per request until the
-    controller (its parent) is gone or stops it. Anything that keeps it from serving is
-    written to ``refused``, so that no worker waits for it."""
+    """Import paddle and the engine, then fork a child per request until the controller goes."""
     try:
         return _serve(directory)
     except BaseException as e:  # the workers spawn their own children
@@ -330,8 +313,7 @@ def _serve(directory: Path) -> int:
         with conn:
             try:
                 wanted = conn.recv()
-                # no status of this pid's may be read before it is recorded: an earlier child
-                # with the same pid left one
+                # no status of this pid's may be read before it is recorded (an earlier one's)
                 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
                 try:
                     pid = os.fork()

@@ -1,13 +1,12 @@
-"""The machine a run happened on, as reports and goldens state it: CPU model and the
-instruction-set flags that change what Paddle's CPU kernels compute (AVX-512, bf16, VNNI,
-AMX pick other oneDNN kernels, so other roundings), and which oneDNN kernel families those
-flags select (bf16 needs avx512; int8 with or without VNNI). Read from /proc/cpuinfo (Linux)
-or ``platform``; nothing here imports numpy or paddle."""
+"""The machine a run happened on, as reports and goldens state it: CPU model, the flags that
+change what Paddle's CPU kernels compute, and the oneDNN kernel families they select. Read from
+/proc/cpuinfo (Linux) or ``platform``; no numpy or paddle here."""
 from __future__ import annotations
 
 import functools
 import platform
 import re
+from contextlib import suppress
 from typing import Dict
 
 # flags that select kernels; the rest of /proc/cpuinfo's list changes no result
@@ -18,7 +17,7 @@ KERNEL_FLAGS = re.compile(r"^(sse4_[12]|avx\w*|fma|f16c|amx\w*|\w*vnni\w*|\w*bf1
 def cpu_description() -> Dict[str, str]:
     """``{"cpu": "AMD EPYC", "cpu_flags": "avx avx2 avx512f ... "}`` (values may be empty)."""
     model, flags = platform.processor() or platform.machine(), ""
-    try:
+    with suppress(OSError):  # not Linux
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
                 key, _, value = line.partition(":")
@@ -29,8 +28,6 @@ def cpu_description() -> Dict[str, str]:
                     flags = " ".join(sorted(w for w in value.split() if KERNEL_FLAGS.match(w)))
                 if flags and model:
                     break
-    except OSError:  # not Linux
-        pass
     return {"cpu": model, "cpu_flags": flags}
 
 
@@ -38,17 +35,15 @@ def cpu_description() -> Dict[str, str]:
 # runs an onednn_bf16 config in fp32, silently
 AVX512_CORE = ("avx512f", "avx512bw", "avx512vl", "avx512dq")
 
-# oneDNN int8 kernel families, best first: VNNI and AMX sum u8*s8 products in int32; without
-# VNNI (avx2, avx512) pairs of products are summed in int16 first, with saturation, so the
-# same quantized model gives other (larger) differences there, and runs slower
+# oneDNN int8 kernel families, best first: without VNNI (avx2, avx512) pairs of products are
+# summed in int16 first, with saturation: larger differences, and slower
 INT8_AMX, INT8_AVX512_VNNI, INT8_AVX_VNNI = "AMX", "avx512 VNNI", "AVX-VNNI"
 INT8_AVX512, INT8_AVX2 = "avx512 without VNNI", "avx2 without VNNI"
 VNNI_FAMILIES = (INT8_AMX, INT8_AVX512_VNNI, INT8_AVX_VNNI)
 
 
 def vector_level(flags: str) -> str:
-    """The widest vector instruction set of ``flags`` (a ``cpu_flags`` value) that oneDNN
-    uses: "avx512" (avx512_core), "avx2", "avx", "sse4_2"; "" when none is known."""
+    """The widest vector set oneDNN uses: "avx512" (avx512_core), "avx2", "avx", "sse4_2" or ""."""
     have = set(flags.split())
     if all(f in have for f in AVX512_CORE):
         return "avx512"
@@ -56,8 +51,7 @@ def vector_level(flags: str) -> str:
 
 
 def isa_text(flags: str) -> str:
-    """What of ``flags`` decides the CPU run modes, e.g. "avx2" or "avx512, amx_bf16,
-    amx_int8, avx512_bf16, avx512_vnni": the vector level, then the VNNI, bf16 and AMX flags."""
+    """What of ``flags`` decides the CPU run modes: vector level, VNNI, bf16, AMX ("avx512, amx_bf16")."""
     have = flags.split()
     extra = [f for f in have if re.search(r"vnni|bf16|^amx_(int8|bf16)$", f)]
     parts = [p for p in [vector_level(flags)] + extra if p]
@@ -65,8 +59,7 @@ def isa_text(flags: str) -> str:
 
 
 def int8_kernels(flags: str) -> str:
-    """The family of oneDNN int8 kernels a CPU with ``flags`` runs (INT8_*), "" when it has
-    none (no avx2: Paddle's ``supports_int8()`` is False)."""
+    """The oneDNN int8 kernel family of a CPU with ``flags`` (INT8_*); "" for none (no avx2)."""
     have = set(flags.split())
     if "amx_int8" in have:
         return INT8_AMX

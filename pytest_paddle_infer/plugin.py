@@ -1,10 +1,6 @@
 """pytest hooks, markers, fixtures and option wiring; the work lives in session/ (the pytest
-process) and engine/ (the executor child), which meet in supervise.py.
-
-Nothing here imports paddle or starts a process at import time, so an installed but unused
-plugin costs pytest next to nothing; the executor child starts once the session knows it has
-cases (pytest_configure for --paddle-model, a suite's collection).
-"""
+process) and engine/ (the executor child), which meet in supervise.py. Nothing here imports
+paddle or starts a process at import time: an unused plugin costs pytest next to nothing."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -75,8 +71,7 @@ def pytest_configure(config):
     if is_xdist_controller(config) and expects_cases(config, settings):
         from .fork_server import start
 
-        # the workers' executor children are forked from one import of paddle (CPU-only
-        # Paddle, Linux): it starts before xdist spawns the workers (pytest_configure_node)
+        # the workers' executors fork from one import of paddle, started before the workers
         config.stash[FORK_SERVER] = start()
     config.pluginmanager.register(SessionSummary(config), "paddle-infer-summary")
     if is_xdist_controller(config):  # usage errors the workers find while collecting

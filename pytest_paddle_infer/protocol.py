@@ -20,9 +20,7 @@ class IntermediateRow:
     baseline_name: str  # the paired baseline tensor, "" when unmatched
     matched_by: str  # "name", "structure", or why there is no pair
     judged: bool  # a tensor tolerance names it: a failure fails the case
-    # the error its op makes on its own, fed the baseline's inputs under the candidate's
-    # configuration (localize/prune.py); None where that was not measured
-    local_max_abs: Optional[float] = None
+    local_max_abs: Optional[float] = None  # its op's own error (localize/prune.py); None: not measured
     local_passed: Optional[bool] = None
 
     @property
@@ -49,9 +47,7 @@ class CaseResult:
     program: str = ""  # the format and file checked: "pir inference.json" (models/program.py)
     program_file: str = ""  # its path
     program_choice: str = ""  # why that program: the session's or suite's choice, TensorRT
-    # why the case fails beyond its tensors: the run mode did not do what it names
-    # (onednn_int8 without an int8 kernel: execute/int8_evidence.py)
-    problems: List[str] = field(default_factory=list)
+    problems: List[str] = field(default_factory=list)  # the run mode did not do what it names
     # what the candidate and the baseline really ran, by role: Evidence.to_dict() (evidence.py)
     evidence: Dict[str, Dict[str, object]] = field(default_factory=dict)
 
@@ -89,16 +85,14 @@ class CaseResult:
 
     @property
     def max_rel_elsewhere(self):
-        """When the largest Max Rtol is at a near-zero baseline value (compare.py): the largest
-        relative error of the outputs away from such values; else None."""
+        """The largest relative error away from near-zero baseline values if the max is at one, else None."""
         if not self.rows or not max(self.rows, key=lambda r: r.max_rel).max_rel_near_zero:
             return None
         return max(r.max_rel_elsewhere if r.max_rel_near_zero else r.max_rel for r in self.rows)
 
     @property
     def mismatched_text(self) -> str:
-        """``mismatched/total`` over the outputs; ``shape`` when an output's shape differs and
-        no task comparison counts it (the others' counts would read as if all matched)."""
+        """``mismatched/total`` over the outputs; ``shape`` when an uncounted output's shape differs."""
         if any(not r.counted for r in self.rows):
             return "shape"
         return f"{self.mismatched}/{self.total}"

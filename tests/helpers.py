@@ -12,6 +12,7 @@
   ``cpu_without_bf16`` fixtures use it and force it) and ``int8_kernels_here``."""
 from __future__ import annotations
 
+import math
 import os
 import re
 import textwrap
@@ -235,3 +236,9 @@ def leftovers(tag: str) -> List[int]:
 
 def tagged_with(tag: str, text: str) -> List[int]:
     return [pid for pid in leftovers(tag) if text in cmdline(pid)]
+
+
+def single_culprit_bound(n: int) -> int:
+    """The most trials localize/ladder.py's ``ddmin`` takes for one culprit among ``n``, plus the
+    run that confirms the divergence."""
+    return 2 * math.ceil(math.log2(n)) + 2 if n > 1 else 2

@@ -14,8 +14,7 @@ BASELINE_FORMS = PREDICTOR_KINDS + REFERENCE_KINDS + ("golden:DIR",)
 
 
 def parse_baseline(text: str, base_dir: Optional[Path] = None) -> str:
-    """A baseline as given -> its canonical text; ``golden:DIR`` gets an absolute DIR
-    (relative to ``base_dir``: a suite's directory, else the current one)."""
+    """A baseline as given -> its canonical text; ``golden:DIR`` made absolute (from ``base_dir``)."""
     value = str(text).strip()
     if value in PREDICTOR_KINDS + REFERENCE_KINDS:
         return value

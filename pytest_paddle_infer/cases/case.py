@@ -45,7 +45,6 @@ def default_label(model: ModelSource, shapes: Shapes) -> str:
     primary = max(candidates, key=lambda s: len(s.shape))
     if primary.name in given:
         return shape_label(given[primary.name])
-    # the declared shape as the case runs it: a dynamic batch is 1, another dynamic dim has
-    # no size until one is given (the case then errors saying how), so it shows as "?"
+    # the declared shape as the case runs it: a dynamic batch is 1, another dynamic dim "?"
     return "x".join("1" if i == 0 and (d is None or d < 0) else "?" if d is None or d < 0
                     else str(d) for i, d in enumerate(primary.shape))

@@ -1,10 +1,5 @@
 """The shapes of ``--paddle-model`` cases: ``--paddle-shape NAME=DIMS`` and ``--paddle-batch N``
-checked against each model's declared inputs before anything runs.
-
-A name no model takes, a dim the model fixes to another size, a rank that differs, or a batch
-for models whose batch is fixed are usage errors that name the model's inputs; so is a batch
-for an input whose other dims are dynamic too. Without either option such an input gets no
-shape here: its case errors when it runs, saying which option gives one.
+checked against each model's declared inputs before anything runs (usage errors that name them).
 """
 from __future__ import annotations
 
@@ -27,8 +22,7 @@ def _declared(spec) -> Tuple[int, ...]:
 
 
 def model_shapes(source: ModelSource, given: Shapes, batch: Optional[int]) -> Shapes:
-    """The concrete shapes ``given`` and ``batch`` set for one model's case, in input order;
-    inputs they leave alone keep their declared shape (batch 1) when the case runs."""
+    """The concrete shapes ``given`` and ``batch`` set for one model's case, in input order."""
     if source.inputs is None:  # unreadable model: its case reports why when it runs
         return ()
     wanted = dict(given)

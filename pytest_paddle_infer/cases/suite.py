@@ -1,13 +1,7 @@
-"""Suite files: YAML that declares cases per model, shape set and run mode, with tolerances
-at the level they belong to (the schema is in docs/suites.md).
-
-``load_suite(path, context)`` reads a file with PyYAML's safe loader, keeping the line of every
-key (``suite_nodes``), checks it against the schema and builds one ``Case`` per model x shape
-set x run mode, in file order; ``suite_sources`` and ``suite_inputs`` read a model's source,
-inputs and shapes, ``suite_modes`` a run mode's toggles. ``marker_cases`` does the same for a
-``paddle_case`` marker's keyword arguments. Every problem is a ``SuiteError`` that names
-``file:line``, the key, what was expected, what was found and the fix: nothing in a suite is
-silently ignored.
+"""Suite files: YAML that declares cases per model, shape set and run mode, with tolerances at
+the level they belong to (docs/suites.md). ``load_suite`` builds one ``Case`` per model x shape
+set x run mode, in file order; ``marker_cases`` does the same for a ``paddle_case`` marker. Every
+problem is a ``SuiteError`` naming ``file:line``, the key, what was expected and found, and the fix.
 """
 from __future__ import annotations
 
@@ -274,8 +268,7 @@ def model_cases(name: str, model_node: Node, fields: Mapping[str, Node], default
 
 
 def read_program(name: str, source, node: Optional[Node]) -> str:
-    """The ``program`` a model's cases check (models/program.py); legacy re-exports zoo
-    entries and builders, never a model file."""
+    """The ``program`` a model's cases check (models/program.py)."""
     if node is None:
         return DEFAULT_PROGRAM
     text = node.text("program", "legacy")
@@ -374,8 +367,7 @@ def check_unique(cases: Sequence[SuiteCase]) -> None:
 
 
 def marker_cases(args: Sequence[Any], kwargs: Mapping[str, Any], where: Where, ctx: Context) -> List[SuiteCase]:
-    """The cases a ``@pytest.mark.paddle_case(model=..., shapes=..., run_modes=..., atol=...)``
-    declares; the same schema as a suite's model entry, with tolerances given directly."""
+    """The cases a ``paddle_case`` marker declares: a suite model entry's schema, tolerances direct."""
     ctx = replace(ctx, suite=False)  # no file holds these cases: nothing to rewrite
     node = Node(dict(kwargs), where, "paddle_case")
     if args:

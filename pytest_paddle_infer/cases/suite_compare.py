@@ -6,11 +6,10 @@
     compare: {topk: 5, min_agreement: 0.99}          # axis: -1 unless given
     compare: argmax                                  # or {argmax: 1, min_agreement: 0.999}
     compare: sorted                                  # or {sorted: 0}
-
-The kind's own value is its main setting (k, the axis, the columns); the other keys are its
-options.
 """
 from __future__ import annotations
+
+import math
 
 from .suite_nodes import DOCS, Node, did_you_mean, join_names
 from ..verdict.tolerances import Compare
@@ -65,12 +64,10 @@ def parse_compare(node: Node) -> Compare:
         values["columns"] = tuple(columns)
     if "axis" in fields:
         values["axis"] = axis(fields["axis"], "axis")
-    if "min_agreement" in fields:
-        values["min_agreement"] = fields["min_agreement"].number("min_agreement", 0.0, 1.0)
-    if "iou" in fields:
-        values["iou"] = fields["iou"].number("iou", 0.0, 1.0)
-    if "score_min" in fields:
-        values["score_min"] = fields["score_min"].number("score_min")
+    for key, low, high in (("min_agreement", 0.0, 1.0), ("iou", 0.0, 1.0),
+                           ("score_min", -math.inf, math.inf)):
+        if key in fields:
+            values[key] = fields[key].number(key, low, high)
     if "count" in fields:
         values["count"] = fields["count"].text("count", '"#1" (the output holding boxes per image)')
     return Compare(kind, **values)

@@ -6,8 +6,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..models.inputs import DTYPES, INT_DTYPES, InputSpec
+from ..models.inputs import DTYPES, INT_DTYPES, InputSpec, numpy_dtype
 from .suite_nodes import AnyName, Context, Node, did_you_mean, dims_in_text, error, join_names
+from ..files import ArrayFileError, WantedArray, load_arrays
 
 INPUT_KEYS = ("shape", "dtype", "range", "values", "normal", "file")
 DATA_KEYS = ("range", "values", "normal", "file")
@@ -151,11 +152,7 @@ def check_input_file(node: Node, spec: InputSpec, ctx: Context) -> Path:
 
 
 def file_array_shape(spec: InputSpec, node: Node) -> Tuple[int, ...]:
-    """The shape of the array an input file holds for ``spec``, checked against the dtype and
-    the shape the model declares (an .npy is mapped, not read)."""
-    from ..files import ArrayFileError, WantedArray, load_arrays
-    from ..models.inputs import numpy_dtype
-
+    """The shape of the array an input file holds for ``spec``, checked (an .npy is mapped, not read)."""
     try:
         arrays = load_arrays(spec.file, [WantedArray(spec.name, str(numpy_dtype(spec.dtype)), spec.shape)],
                              mmap=True)
@@ -166,8 +163,7 @@ def file_array_shape(spec: InputSpec, node: Node) -> Tuple[int, ...]:
 
 def parse_shape_sets(node: Optional[Node], specs: Sequence[InputSpec], file_nodes: Mapping[str, Node],
                      model: str, model_node: Node) -> List[Shapes]:
-    """Concrete shapes for every input, one tuple per shape set, in the model's input order;
-    without ``shapes``, one set: the declared shapes at batch 1 (or the input files' shapes)."""
+    """Concrete shapes per shape set, in input order; without ``shapes``, the declared ones at batch 1."""
     names = [s.name for s in specs]
     file_shapes = {s.name: file_array_shape(s, file_nodes[s.name]) for s in specs if s.file}
     if node is None:
@@ -205,8 +201,7 @@ def parse_shape_sets(node: Optional[Node], specs: Sequence[InputSpec], file_node
 
 def complete(given: Mapping[str, Node], specs: Sequence[InputSpec], file_shapes: Mapping[str, Tuple[int, ...]],
              at: Node, model: str) -> Shapes:
-    """Concrete shapes for every input: those given, checked against the model; the rest from
-    their input file, or the declared shape with the dynamic batch dim taken from the set."""
+    """Concrete shapes for every input: given (and checked), from its file, or declared at the set's batch."""
     shapes = {name: parse_dims(n, f"the shape of {name!r}", dynamic=False) for name, n in given.items()}
     known = {**file_shapes, **shapes}  # what fixes the batch of the inputs left out
     batches = sorted({s[0] for s in known.values() if s})
@@ -255,7 +250,4 @@ def check_rank(node: Node, name: str, declared: Tuple[int, ...], shape: Tuple[in
 
 
 def _example(declared: Sequence[int], given: Sequence[int]) -> str:
-    dims = []
-    for i, d in enumerate(declared):
-        dims.append(d if d >= 0 else (given[i] if i < len(given) else 1))
-    return str(dims)
+    return str([d if d >= 0 else (given[i] if i < len(given) else 1) for i, d in enumerate(declared)])

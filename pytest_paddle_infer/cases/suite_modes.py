@@ -1,10 +1,6 @@
-"""A suite's run mode written as a mapping: its toggles (those of the ``--run-mode`` string
-syntax, in YAML form), each checked at its own line, and the ``RunModeSpec`` they make.
-
-The keys, which of them only some modes take, the hints for string spellings and the reading
-of each value all follow from the toggle table (``run_modes.TOGGLES``): a value is read by its
-toggle's kind (``READERS``). Which run mode takes which toggle is the table's rule; this
-module asks it rather than repeating it, and points its answer at the key that breaks it.
+"""A suite's run mode written as a mapping: its toggles, each checked at its own line, and the
+``RunModeSpec`` they make. The keys and rules follow from the toggle table (``run_modes.TOGGLES``);
+a value is read by its toggle's kind (``READERS``), and a broken rule points at its key.
 """
 from __future__ import annotations
 
@@ -210,8 +206,7 @@ def check_plugin_fp16(node: Node, ranges: Optional[Node]) -> None:
 
 def resolve_directories(spec: RunModeSpec, node: Node, ctx: Context,
                         table: ToggleTable = TOGGLES) -> RunModeSpec:
-    """A string-form run mode's directories (``trt_int8+calib_data=DIR``), relative to the
-    suite like every path in it."""
+    """A string-form run mode's directories (``trt_int8+calib_data=DIR``), relative to the suite."""
     changed = {row.name: resolve_directory(node, getattr(spec, row.name), row.kind, ctx)
                for row in table if isinstance(row.kind, Directory) and row.is_set(spec)}
     return replace(spec, **changed) if changed else spec

@@ -1,10 +1,5 @@
-"""Reading suite YAML with line numbers, and the messages that point at them.
-
-``read_yaml`` gives mappings and lists that remember the line of every key and item;
-``Node`` carries a value with where it was written and its key path, and turns a wrong value
-into a ``SuiteError`` that says file:line, the key, what was expected, what was found and
-the fix.
-"""
+"""Reading suite YAML with line numbers (``read_yaml``), and ``Node``: a value with where it was
+written and its key path, which turns a wrong value into a ``SuiteError`` pointing at it."""
 from __future__ import annotations
 
 import difflib
@@ -46,9 +41,8 @@ class _YamlProblem(Exception):
 
 
 def _line_loader():
-    """A SafeLoader subclass (built on first use, so importing this module does not import yaml)
-    that records lines, refuses duplicate keys, and reads ``1e-4`` as a number, as YAML 1.2 does
-    (PyYAML's YAML 1.1 rules would make it the string '1e-4')."""
+    """A SafeLoader subclass (built on first use: no yaml import at import) that records lines,
+    refuses duplicate keys, and reads ``1e-4`` as a number (YAML 1.2; PyYAML's 1.1: a string)."""
     import yaml
 
     class LineLoader(yaml.SafeLoader):
@@ -99,16 +93,14 @@ def _line_loader():
     return LineLoader
 
 
-# A suite nests a few levels (models > entry > run_modes > mode > tolerances > outputs): far
-# below these. They bound what a suite can cost before it is read: YAML aliases share one
-# node per anchor, so a few lines can stand for 10^8 values (the "billion laughs").
+# A suite nests a few levels; these bound what it can cost before it is read (YAML aliases let a
+# few lines stand for 10^8 values: the "billion laughs").
 MAX_DEPTH = 64  # nesting of lists and mappings, aliases expanded
 MAX_NODES = 100_000  # values in the document, aliases expanded
 
 
 def _check_depth(text: str) -> None:
-    """Nesting deeper than MAX_DEPTH, from the parser's events (the parser is a loop, while
-    composing nodes recurses, so 20,000 ``[`` would end in RecursionError)."""
+    """Nesting deeper than MAX_DEPTH, from the parser's events (composing nodes recurses)."""
     import yaml
 
     depth = 0
@@ -126,9 +118,7 @@ def _check_depth(text: str) -> None:
 
 
 def _check_expansion(root) -> None:
-    """The document's size and depth with every alias expanded (MAX_NODES, MAX_DEPTH),
-    counted over the shared nodes without expanding them; an anchor that contains its own
-    alias is refused. The line is that of the first value found over a limit."""
+    """Size and depth with aliases expanded, counted without expanding; self-containing anchors refused."""
     import yaml
 
     def children(node):

@@ -26,9 +26,8 @@ BUILDER_PATTERN = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
 def locate_module(module: str, search: Sequence[str]) -> Optional[Tuple[Optional[str], Optional[str]]]:
-    """Where ``module`` would be imported from, without importing it (importing a builder
-    module usually imports paddle): (the search directory it was found under, or None when
-    an import hook of the environment finds it; its source file, when it has one)."""
+    """Where ``module`` would be imported from, without importing it: (the search directory it
+    was found under, or None for an import hook of the environment; its source file, or None)."""
     parts = module.split(".")
 
     def descend(spec):
@@ -178,21 +177,16 @@ def resolve_source(name: str, fields: Mapping[str, Node], model_node: Node, inpu
         if n not in decl_names:
             raise entry.node.fail(f"model {name!r} has no input {n!r}", f"one of its inputs: {join_names(decl_names)}",
                                   found=repr(n), fix=did_you_mean(n, decl_names) or "use the model's input names")
-    specs = []
-    for spec in declared:
-        entry = merge_entries(default_inputs.get(spec.name), inputs.get(spec.name))
-        if spec.name in default_inputs:
-            used_defaults.add(spec.name)
-        specs.append(build_input(spec.name, entry, spec, ctx, name))
+    used_defaults.update(s.name for s in declared if s.name in default_inputs)
+    specs = (build_input(s.name, merge_entries(default_inputs.get(s.name), inputs.get(s.name)), s, ctx, name)
+             for s in declared)
     return replace(source, inputs=tuple(specs))
 
 
 def builder_input_names(signature: Optional[Signature], own: Mapping[str, InputEntry],
                         defaults: Mapping[str, InputEntry]) -> list:
-    """The inputs a builder takes: its own, and each defaults input its forward has a parameter
-    of that name for (all of them when forward's parameters are unknown). A forward with a
-    single parameter to give takes a single defaults input whatever its name, as it would
-    take a single input of its own."""
+    """The inputs a builder takes: its own, and each defaults input forward has a parameter of
+    that name for (all when unknown); one required parameter takes a single defaults input."""
     if signature is None:
         return list(defaults) + [n for n in own if n not in defaults]
     takes = set(signature.names())

@@ -1,22 +1,19 @@
-"""Runs in a child process: the dygraph and static-executor baselines.
-
-A child process, as for ``exporter.py``: ``paddle.static.load_inference_model`` only reads a
-program in the format ``FLAGS_enable_pir_api`` selects when paddle is imported, a builder's
-module lives on a path the pytest process should not import from, and building a layer seeds
-paddle's global generator and leaves dygraph state behind.
+"""Runs in a child process, as ``exporter.py`` does: the dygraph and static-executor baselines.
 
     python -m pytest_paddle_infer.engine.baseline_child dygraph BUILDER KWARGS_JSON INPUTS_NPZ OUT_NPZ DEVICE [WEIGHTS]
     python -m pytest_paddle_infer.engine.baseline_child static PROG_FILE INPUTS_NPZ OUT_NPZ DEVICE
-``INPUTS_NPZ`` holds the inputs by name plus ``__order__`` (their names); a dygraph layer's
-``forward`` gets them as keyword arguments, bound by name as the exporter binds them;
-``OUT_NPZ`` gets the outputs as ``o0, o1, ...``. The last stdout line is JSON:
-``{"names": [...], "paddle": version}``.
+``INPUTS_NPZ`` holds the inputs by name plus ``__order__``; ``OUT_NPZ`` gets ``o0, o1, ...``; the
+last stdout line is JSON ``{"names": [...], "paddle": version}``.
 """
 from __future__ import annotations
 
 import json
 import os
 import sys
+
+from .baselines import flatten_named
+from ..models.binding import BindingError, bind, forward_signature
+from ..models.exporter import build_layer, run_command, weights_digest
 
 
 def _read_inputs(path: str):
@@ -38,10 +35,6 @@ def _write_outputs(path: str, named) -> list:
 def dygraph(builder: str, kwargs: dict, inputs_npz: str, out_npz: str, device: str,
             weights: str = "") -> dict:
     import paddle
-
-    from .baselines import flatten_named
-    from ..models.binding import BindingError, bind, forward_signature
-    from ..models.exporter import build_layer, weights_digest
 
     paddle.set_device(device)
     order, inputs = _read_inputs(inputs_npz)
@@ -81,8 +74,7 @@ def static(prog_file: str, inputs_npz: str, out_npz: str, device: str) -> dict:
 
 
 def _fetch_names(program, fetch_targets, ext: str) -> list:
-    """The names a predictor gives the outputs: legacy programs name the fetched variables;
-    PIR values have no name, their fetch ops do (``fetch_name_0``...)."""
+    """The names a predictor gives the outputs: the fetched variables', or the PIR fetch ops'."""
     if ext == ".pdmodel":
         return [t.name for t in fetch_targets]
     names = [op.attrs().get("name") for op in program.global_block().ops if op.name() == "pd_op.fetch"]
@@ -92,8 +84,6 @@ def _fetch_names(program, fetch_targets, ext: str) -> list:
 
 
 def main(argv) -> int:
-    from ..models.exporter import run_command
-
     return run_command(argv, {
         "dygraph": lambda builder, kwargs, *rest: dygraph(builder, json.loads(kwargs), *rest),
         "static": static,

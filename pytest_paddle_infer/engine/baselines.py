@@ -1,29 +1,20 @@
 """Baselines: what a case's candidate predictor is compared with.
 
-    auto | cpu | gpu  a plain predictor of the exported model (fp32, IR optim off, oneDNN
-                      off; ``check.py`` builds it)
-    dygraph           the ``nn.Layer`` the model was exported from, run eagerly in eval mode:
-                      checks the dy2static export itself
-    static            the exported program under ``paddle.static.Executor``: the framework's
-                      own kernels without inference passes, which tells a framework bug from
-                      an inference bug (precision-tracing seed, step 2.2)
-    golden:DIR        outputs recorded earlier with ``--paddle-save-goldens`` (``goldens.py``)
+    auto | cpu | gpu  a plain predictor of the exported model (runner.py builds it)
+    dygraph           the ``nn.Layer`` the model was exported from, eagerly in eval mode
+    static            the program under ``paddle.static.Executor`` (no inference passes)
+    golden:DIR        outputs recorded with ``--paddle-save-goldens`` (``goldens.py``)
 
-``dygraph`` and ``static`` run in a child process (``baseline_child.py``) for the reasons the
-exporter does; each runs once per worker for a model, device and set of inputs.
-
-A dygraph layer's outputs may be a tensor, or dicts, lists and tuples of them. They are
-flattened the way ``paddle.jit.save`` flattens them into the exported program's outputs (dict
-keys sorted, ``None`` and other non-tensors left out) and named by their path: ``out``,
-``out[1]``, ``out.boxes``, ``out.feats[0]``. The exported program's outputs (``fetch_name_0``,
-...) come in that same order, so the two are paired by position; the comparison table shows
-both names, e.g. ``fetch_name_1 (out.scores)``.
+``dygraph`` and ``static`` run in a child (``baseline_child.py``), once per worker for a model,
+device and inputs. A dygraph layer's outputs are flattened as ``paddle.jit.save`` flattens them
+and named by their path (``out.boxes``, ``out.feats[0]``): they pair with the program's by position.
 """
 from __future__ import annotations
 
 import json
 import os
 import shutil
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Mapping, Tuple
@@ -32,21 +23,25 @@ from ..cases.baseline_forms import GOLDEN, PREDICTOR_KINDS, golden_dir, kind_of
 from ..errors import ModelError, OptionError
 from ..goldens import GoldenError, GoldenPolicy, describe, environment, golden_path, input_mismatch, \
     read_golden, read_meta
+from ..models.zoo import ZOO
+from ..models.exporter import build_layer
+from ..models.source import MANIFEST, ModelSource
+from ..cases.suite_sources import BUILDER_PATTERN
+from ..models.cache import run_child
+from .saved_tensors import saved_tensors, write_golden
 
 if TYPE_CHECKING:  # numpy and the model types only when a baseline is computed
     import numpy as np
 
     from ..cases.case import Case
-    from ..models.source import ModelFiles, ModelSource
+    from ..models.source import ModelFiles
 
 BUILDER_PATTERN_TEXT = "'package.module:callable'"
 INPUTS, OUTPUTS = "<inputs.npz>", "<outputs.npz>"  # placeholders in a child's arguments
 
 
 def flatten_named(value: Any, is_tensor: Callable[[Any], bool], prefix: str = "out") -> Iterator[Tuple[str, Any]]:
-    """(path, tensor) pairs in ``paddle.utils.flatten`` order: dict keys sorted (in insertion
-    order when they cannot be sorted, as Paddle does), lists and tuples in order, anything
-    that is not a tensor left out, as ``paddle.jit.save`` leaves it out of the program."""
+    """(path, tensor) pairs in ``paddle.utils.flatten`` order, non-tensors left out (as jit.save does)."""
     if is_tensor(value):
         yield prefix, value
     elif isinstance(value, dict):
@@ -63,8 +58,6 @@ def flatten_named(value: Any, is_tensor: Callable[[Any], bool], prefix: str = "o
 
 def layer_builder(source: "ModelSource") -> Tuple[str, Dict[str, Any]]:
     """The ``module:callable`` and kwargs that build a source's ``nn.Layer``."""
-    from ..models.zoo import ZOO
-
     if source.kind == "zoo":
         return ZOO[source.ref].builder, {}
     if source.kind == "builder":
@@ -77,14 +70,7 @@ def layer_builder(source: "ModelSource") -> Tuple[str, Dict[str, Any]]:
 
 
 def build_dygraph_layer(model: Any, **kwargs):
-    """In this process: the eval-mode layer of a zoo name, a builder ``'package.module:callable'``
-    (called with ``kwargs``) or a zoo/builder ModelSource. Seeds paddle's, numpy's and Python's
-    global generators first, as the exporter does, so the layer has the exported weights."""
-    from ..models.exporter import build_layer
-    from ..models.source import ModelSource
-    from ..cases.suite_sources import BUILDER_PATTERN
-    from ..models.zoo import ZOO
-
+    """The eval-mode layer of a zoo name, builder or ModelSource in this process, seeded as exported."""
     if isinstance(model, ModelSource):
         ref, given = layer_builder(model)
         return build_layer(ref, {**given, **kwargs})
@@ -111,9 +97,7 @@ PredictorBaseline = Callable[[str], BaselineOutputs]  # kind (auto|cpu|gpu) -> o
 
 
 class Baselines:
-    """Per worker: every case's baseline outputs, whatever produced them. Predictor baselines
-    come from ``predictor_baseline`` (check.py); dygraph and static ones from a child process,
-    cached; goldens from disk. Records goldens as ``policy`` asks."""
+    """Per worker: every case's baseline outputs; records goldens as ``policy`` asks."""
 
     def __init__(self, cache_dir: Path, policy: GoldenPolicy = GoldenPolicy()):
         self.work_dir = Path(cache_dir) / "baselines" / f"pid{os.getpid()}"
@@ -147,12 +131,9 @@ class Baselines:
     def live_outputs(self, case: "Case", model: "ModelFiles", inputs: Mapping[str, "np.ndarray"],
                      digest: str, device_of: Callable[[str], str],
                      predictor_baseline: PredictorBaseline) -> BaselineOutputs:
-        """The case's live baseline (not a golden) for these inputs, recording nothing: for
-        measurements on other inputs (--paddle-suggest-tolerances)."""
+        """The case's live baseline for these inputs, recording nothing (other seeds' inputs)."""
         return self._live(kind_of(case.baseline), case, model, inputs, digest, device_of,
                           predictor_baseline)
-
-    # -- the kinds ---------------------------------------------------------------------------
 
     def _live(self, kind: str, case: "Case", model: "ModelFiles", inputs, digest: str,
               device_of: Callable[[str], str], predictor_baseline: PredictorBaseline) -> BaselineOutputs:
@@ -197,11 +178,7 @@ class Baselines:
 
     def _run_child(self, args, order, inputs, legacy: bool, search_path, what: str):
         """Inputs to an .npz, the child's outputs back from one, in the child's order."""
-        from collections import OrderedDict
-
         import numpy as np
-
-        from ..models.cache import run_child
 
         self.work_dir.mkdir(parents=True, exist_ok=True)
         in_path = self.work_dir / "inputs.npz"
@@ -217,8 +194,6 @@ class Baselines:
         finally:
             shutil.rmtree(self.work_dir, ignore_errors=True)
 
-    # -- goldens -----------------------------------------------------------------------------
-
     def _from_golden(self, case: "Case", directory: Path, digest: str,
                      device_of: Callable[[str], str], model: "ModelFiles") -> BaselineOutputs:
         golden = read_golden(directory, case.id, digest)
@@ -232,7 +207,7 @@ class Baselines:
                      f"inputs; this case has no golden of its own)")
         store = None
         if case.intermediates != "none":
-            store = golden_store(golden)
+            store = saved_tensors(golden.path, golden.meta)
             if store is None:
                 text += ("\n  (the golden holds no intermediate tensors: record it with "
                          "--paddle-intermediates to compare them)")
@@ -273,7 +248,6 @@ class Baselines:
             "program": {"format": model.format, "file": Path(model.prog_file).name},
             "intermediates_selected": case.intermediates,
         }
-        from .saved_tensors import write_golden
 
         return write_golden(directory, case.id, result.outputs, meta, result.store,
                             self.policy.float16)
@@ -282,18 +256,8 @@ class Baselines:
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
 
-def golden_store(golden):
-    """The golden's intermediate tensors as a baseline store (None when it holds none). A
-    golden recorded from another program format still pairs by structure and values."""
-    from .saved_tensors import saved_tensors
-
-    return saved_tensors(golden.path, golden.meta)
-
-
 def exported_weights(model: "ModelFiles") -> str:
     """The weights digest the exporter recorded for a zoo or builder export ('' if none)."""
-    from ..models.source import MANIFEST
-
     try:
         return json.loads((Path(model.prog_file).parent / MANIFEST).read_text()).get("weights", "")
     except (OSError, ValueError):

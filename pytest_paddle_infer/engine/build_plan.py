@@ -1,13 +1,7 @@
-"""Recipe -> candidate predictor, as a plan: the steps that build a case's candidate.
-
-Most run modes are one step, "build a predictor from the recipe". TensorRT modes can need
-more, in this order: a per-worker optim cache dir; for tuned dynamic shape, a first pass that
-collects shape ranges from the case's inputs; for int8 from a calibration table, a
-calibration pass whose predictor writes ``trt_calib_*`` when it is destroyed; then the
-predictor that is checked. ``candidate_plan`` returns those steps as data, so tests assert the
-plan of every GPU mode exactly on a CPU-only machine; ``PlanExecutor`` runs any plan with real
-predictors, and is the code every CPU mode goes through too.
-"""
+"""Recipe -> candidate predictor, as a plan: for TensorRT a per-worker optim cache dir, shape
+collection (tuned dynamic shape), calibration (int8 from a table), then the build; one build
+for other modes. ``candidate_plan`` is pure data, so tests check every GPU plan on a CPU-only
+machine; ``PlanExecutor`` runs plans with real predictors."""
 from __future__ import annotations
 
 import gc
@@ -23,11 +17,18 @@ from typing import (TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequ
 from ..modes.devices import MAIN_WORKER, AUTO, DeviceChoice, current_worker, gpu_for_worker
 from ..errors import InputError, OptionError, PredictorError
 from ..models.inputs import InputSpec, fill_shape, generate_all, numpy_dtype
-from ..files import file_lock
+from ..files import ArrayFileError, WantedArray, file_lock, load_arrays
 from ..modes.trt_marking import INSPECTOR, marking_calls
 from . import pir_tensorrt
 from .predictor import PredictorCache, build_predictor, describe_recipe, run_predictor
-from ..modes.run_modes import (GPU, INT8, PIR_FORMAT, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE, Call, DynamicShape, RunModeSpec, calibration_batch_count, calibration_tables, check_shape_in_range, needs_calibration, optim_cache_call, optim_cache_subdir, recipe, shape_collect_recipe)
+from ..modes.run_modes import (GPU, INT8, MATRIX_MULTIPLY_OPS, PIR_FORMAT, QUANTIZED, TRT_MIN_SUBGRAPH_SIZE,
+                               Call, DynamicShape, RunModeSpec, calibration_batch_count, calibration_tables,
+                               check_shape_in_range, needs_calibration, optim_cache_call, optim_cache_subdir,
+                               recipe, shape_collect_recipe)
+from ..models.program import paddle_major
+from ..modes.capabilities import detect, installed_paddle
+from ..verdict.evidence import TENSORRT_ENGINE, base_name, is_fused
+from .int8_evidence import program_op_types
 
 if TYPE_CHECKING:  # numpy and the model types are only needed when a plan runs
     import numpy as np
@@ -40,8 +41,7 @@ INT8_GENERATED = "calibration table generated"
 INT8_LOADED = "calibration table loaded"
 INT8_QUANTIZED = "quantized model"
 
-# Generated calibration batch i uses seed + OFFSET + i: data like the case's inputs but not
-# the same arrays, so a calibration does not see exactly what the check then compares.
+# Generated calibration batch i uses seed + OFFSET + i: not the arrays the check compares.
 CALIBRATION_SEED_OFFSET = 1_000_000
 SHAPE_RANGE_FILE = "shape_range.pbtxt"
 # Paddle's calibration predictor writes its table into <model dir>/_opt_cache/ even when
@@ -55,8 +55,7 @@ PADDLE_MODEL_CACHE = "_opt_cache"
 
 @dataclass(frozen=True)
 class PrepareCacheDir:
-    """The case's TensorRT optim cache dir: emptied, unless ``keep`` (``+use_static``) reuses
-    engines, calibration tables and shape ranges from earlier runs."""
+    """The case's TensorRT optim cache dir: emptied, unless ``keep`` (``+use_static``)."""
 
     path: str
     keep: bool
@@ -65,17 +64,14 @@ class PrepareCacheDir:
         return f"optim cache dir {self.path} ({'kept from earlier runs' if self.keep else 'emptied'})"
 
 
-# Runs of the shape-collecting predictor: on Paddle 3.x GPU its first run goes through the new
-# executor, which runs ops without the collecting hooks (Paddle warns to run several loops);
-# PaddleX feeds min, opt, opt, max. The case's inputs are its only shapes: they run 4 times.
+# Runs of the shape-collecting predictor: on Paddle 3.x GPU the first run skips the collecting
+# hooks (Paddle warns to run several loops; PaddleX feeds min, opt, opt, max).
 COLLECT_RUNS = 4
 
 
 @dataclass(frozen=True)
 class CollectShapes:
-    """Tuned dynamic shape, first pass: run the case's inputs ``runs`` times with ``recipe``,
-    which records every tensor's shape range into ``shape_file`` when the predictor is
-    destroyed."""
+    """Tuned dynamic shape, first pass: the predictor writes ``shape_file`` when destroyed."""
 
     recipe: Tuple[Call, ...]
     shape_file: str
@@ -101,8 +97,7 @@ class GeneratedBatches:
 
 @dataclass(frozen=True)
 class FileBatches:
-    """Calibration batches from a directory: each ``.npz`` holds one batch by input name; an
-    ``.npy`` is one batch of a single-input model. Sorted by file name; at most ``limit``."""
+    """Calibration batches from a directory (``.npz`` by input name, or ``.npy``); at most ``limit``."""
 
     directory: str
     limit: Optional[int]
@@ -119,8 +114,7 @@ Batches = Union[GeneratedBatches, FileBatches]
 
 @dataclass(frozen=True)
 class Calibrate:
-    """int8 calibration: a predictor with the int8 ``recipe`` runs ``batches``; destroying it
-    writes ``trt_calib_*``, which must end up in ``table_dir`` for the next predictor."""
+    """int8 calibration: destroying the predictor writes ``trt_calib_*``, moved to ``table_dir``."""
 
     recipe: Tuple[Call, ...]
     batches: Batches
@@ -135,9 +129,8 @@ class Calibrate:
 
 @dataclass(frozen=True)
 class ConvertPir:
-    """TensorRT for a PIR (.json) program: ``paddle.tensorrt`` ``calls`` write ``program``
-    and ``params`` (modes/pir_tensorrt.py); ``links`` (link, target) first give the model's
-    weights the name convert reads (``<prefix>.pdiparams`` beside the program)."""
+    """TensorRT for a PIR (.json) program: ``calls`` write ``program`` and ``params``;
+    ``links`` (link, target) give the weights the name convert reads (``<prefix>.pdiparams``)."""
 
     calls: Tuple[pir_tensorrt.TrtCall, ...]
     links: Tuple[Tuple[str, str], ...]
@@ -146,13 +139,12 @@ class ConvertPir:
     reuse: bool  # +use_static: a converted program from an earlier run is kept
 
     def __str__(self) -> str:
-        return f"PIR TensorRT conversion: {pir_tensorrt.describe_calls(self.calls)}"
+        return f"PIR TensorRT conversion: {describe_recipe(self.calls)}"
 
 
 @dataclass(frozen=True)
 class Build:
-    """The candidate: a predictor from ``recipe``, cached per worker like every predictor;
-    ``program`` (program, params): files a step before wrote, instead of the model's."""
+    """The candidate; ``program`` (program, params): files a step before wrote, not the model's."""
 
     recipe: Tuple[Call, ...]
     program: Optional[Tuple[str, str]] = None
@@ -170,9 +162,7 @@ class Plan:
     steps: Tuple[Step, ...]  # the last one is the Build of the candidate
     int8: str = ""  # known up front for quantized models; calibration says when it runs
     path: str = ""  # TensorRT modes: which TensorRT path the case takes (pir_tensorrt.*_PATH)
-    # "float16": the candidate's float inputs are fed as float16 (gpu_fp16+low_precision_io:
-    # the program's feeds and fetches become fp16, as Paddle's own test feeds np.float16)
-    feed_dtype: str = ""
+    feed_dtype: str = ""  # "float16": float inputs are fed as float16 (low_precision_io)
     remarks: Tuple[str, ...] = ()  # what the report should know about the recipe (plan_remarks)
 
     @property
@@ -192,8 +182,7 @@ def model_key(model: "ModelFiles") -> str:
     return f"{model.name}-{hashlib.sha1(where.encode()).hexdigest()[:8]}"
 
 
-# TensorRT versions where features came: the builder optimization level, explicit (Q/DQ)
-# quantization in Paddle's TensorRT engine (TensorRT's own notes; Paddle's docs of both).
+# TensorRT versions that brought the builder optimization level and explicit (Q/DQ) quantization.
 TRT_OPTIMIZATION_LEVEL_SINCE = (8, 6)
 TRT_EXPLICIT_QUANTIZATION_SINCE = (8, 5, 1)
 
@@ -211,13 +200,8 @@ def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None,
                  program_format: str = "", trt_version: Optional[Sequence[int]] = None,
                  explicit: bool = False) -> Tuple[str, ...]:
     """Toggles whose Config call Paddle takes but does not act on, read from its source.
-    ``program_format``: a ``.json`` program under TensorRT takes the PIR path, where no
-    subgraph pass renames matmuls. ``trt_version``: the TensorRT this machine runs (None:
-    not known); ``explicit``: the program's Q/DQ ops would take explicit quantization."""
-    from ..models.program import paddle_major
-    from ..modes.capabilities import installed_paddle
-    from ..modes.run_modes import MATRIX_MULTIPLY_OPS
-
+    ``trt_version``: this machine's (None: not known); ``explicit``: Q/DQ ops would take
+    explicit quantization."""
     version = installed_paddle()[1] if paddle_version is None else paddle_version
     remarks = []
     if spec.memory_optim and spec.run_mode.device == GPU and paddle_major(version) >= 3:
@@ -259,23 +243,16 @@ def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None,
     return tuple(remarks)
 
 
-# Op types GPU fusion passes take into fused types (conv2d into fused_conv2d_add_act or
-# conv2d_fusion, matmul into fc or fused_gemm_epilogue, ...): the mixed-precision placement
-# reads the op types after them, so the unfused name alone may keep nothing in fp32.
+# Op types GPU fusion passes take into fused types; mixed-precision placement reads the types
+# after fusion, so the unfused name alone may keep nothing in fp32.
 FUSIBLE_OPS = frozenset({"conv2d", "depthwise_conv2d", "matmul", "matmul_v2", "mul", "add",
                          "elementwise_add", "layer_norm", "batch_norm", "batch_norm_", "relu"})
 
 
 def fp32_ops_problem(spec: RunModeSpec, program_ops: Mapping[str, int],
                      program_format: str) -> Optional[str]:
-    """``+fp32_op`` on a GPU mixed-precision mode, against the program's own op types
-    (``int8_evidence.program_op_types``): an error for names the program does not hold and
-    no fusion makes, which would keep nothing in fp32 while the id says they did (names
-    fusion may take into other types are a remark: ``plan_remarks``). PIR names ops as its .json holds them
-    (``matmul``, where a legacy program has ``matmul_v2``); Paddle's PIR pass matches
-    ``pd_op.NAME`` or ``NAME``."""
-    from ..verdict.evidence import base_name, is_fused
-
+    """``+fp32_op`` on a GPU mixed-precision mode naming ops the program does not hold and no
+    fusion makes: an error, as it would keep nothing in fp32 while the id says it did."""
     if not spec.fp32_ops or spec.run_mode.device != GPU or spec.run_mode.tensorrt:
         return None
     held = {base_name(t) for t in program_ops}
@@ -291,14 +268,12 @@ def fp32_ops_problem(spec: RunModeSpec, program_ops: Mapping[str, int],
 
 
 def table_dir_key(model: "ModelFiles") -> str:
-    """Calibrations writing into one ``<model dir>/_opt_cache`` share a lock: Paddle writes
-    tables there per directory, whatever the program file."""
+    """One lock per ``<model dir>/_opt_cache``, where Paddle writes tables whatever the program."""
     where = str(Path(model.prog_file).resolve().parent / PADDLE_MODEL_CACHE)
     return f"{PADDLE_MODEL_CACHE.strip('_')}-{hashlib.sha1(where.encode()).hexdigest()[:8]}"
 
 
-# Ops of explicit (Q/DQ) quantization; older PaddleSlim models carry scales as op attributes
-# (fake_* ops or out_threshold), which only TensorRT's implicit path applies.
+# Ops of explicit (Q/DQ) quantization; older PaddleSlim models keep scales as attributes.
 QDQ_OPS = frozenset({"quantize_linear", "dequantize_linear"})
 
 
@@ -317,8 +292,7 @@ def candidate_feeds(plan: Plan, inputs: Mapping[str, "np.ndarray"]) -> Mapping[s
 
 
 def max_batch_size(shapes: Mapping[str, Sequence[int]], dynamic: Optional[DynamicShape]) -> int:
-    """Static-shape TensorRT engines take batches up to this size: the largest leading dim of
-    the case's inputs, or of the declared ranges' max."""
+    """Static-shape TensorRT: the largest leading dim of the inputs or the ranges' max."""
     dims = [int(s[0]) for s in shapes.values() if len(s)]
     if dynamic is not None:
         dims += [r.max[0] for _, r in dynamic.ranges if r.max]
@@ -326,9 +300,7 @@ def max_batch_size(shapes: Mapping[str, Sequence[int]], dynamic: Optional[Dynami
 
 
 def calibration_shapes(specs: Sequence[InputSpec], dynamic: Optional[DynamicShape]) -> Tuple[InputSpec, ...]:
-    """Every calibration batch has one shape: Paddle's calibrator sizes its buffers from the
-    first batch and copies that many bytes each time. The case's shapes, or with explicit
-    dynamic ranges each ranged input's opt shape."""
+    """One shape for every calibration batch (the calibrator sizes buffers from the first)."""
     ranges = dict(dynamic.ranges) if dynamic is not None and not dynamic.tuned else {}
     return tuple(replace(s, shape=tuple(ranges[s.name].opt)) if s.name in ranges else s
                  for s in specs)
@@ -350,11 +322,8 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
                    program_ops: Optional[Mapping[str, int]] = None,
                    trt_version: Optional[Sequence[int]] = None) -> Plan:
     """The steps that build the candidate of ``spec`` for inputs ``specs`` (concrete shapes).
-    ``mark_outputs``: TensorRT modes expose these tensors as engine outputs, for
-    intermediate-tensor comparison. ``program_ops``: op type -> count of the program, which
-    decides explicit quantization for ``int8_source=quantized`` (unknown: explicit). Raises
-    OptionError for an input shape outside the declared dynamic range. ``trt_version``: the
-    TensorRT runtime here, for what its version lacks (None: not known)."""
+    ``mark_outputs``: tensors TensorRT exposes as engine outputs; ``program_ops`` (op type ->
+    count) decides explicit quantization (None: explicit)."""
     shapes = {s.name: tuple(s.shape) for s in specs}
     check_shape_in_range(shapes, spec.dynamic_shape)
     wants_explicit = spec.int8_source == QUANTIZED and explicit_quantization(program_ops)
@@ -401,9 +370,8 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
 
 
 def check_static_shape(spec: RunModeSpec, model: "ModelFiles") -> None:
-    """Legacy TensorRT without a dynamic shape builds its engines from the program's declared
-    input shapes, the batch dim aside (max_batch_size): an input declaring -1 elsewhere fails
-    there with Paddle's message about TensorRT 5, which names neither the input nor the fix."""
+    """Static-shape legacy TensorRT with an input declaring -1 beyond the batch dim fails in
+    Paddle with a message naming neither the input nor the fix: say both."""
     if spec.dynamic_shape is not None:
         return
     loose = [s for s in model.inputs if any(d < 0 for d in tuple(s.shape)[1:])]
@@ -419,9 +387,7 @@ def check_static_shape(spec: RunModeSpec, model: "ModelFiles") -> None:
 
 def pir_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec], cache: Path,
              steps: List[Step], threads: Optional[int], device_id: int) -> Plan:
-    """A ``.json`` program under TensorRT: convert it with ``paddle.tensorrt`` into the case's
-    cache dir, then run the converted program on a plain GPU predictor. Raises CaseSkipped
-    for int8 calibration, which that path cannot do."""
+    """A ``.json`` program under TensorRT: converted by ``paddle.tensorrt``, run by a GPU predictor."""
     pir_tensorrt.check_takes(spec, model.format, model.prog_file)
     prog = Path(model.prog_file).resolve()
     params = Path(model.params_file).resolve()
@@ -431,9 +397,7 @@ def pir_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
         links = ((str(staged), str(prog)), (str(staged.with_suffix(".pdiparams")), str(params)))
         prog = staged
     prefix = cache / pir_tensorrt.CONVERTED_PREFIX
-    # convert takes the program's path prefix: given '<dir>/inference.json' it hands that to
-    # load_inference_model, which under PIR appends '.json' again (checked on 3.3.1); given
-    # '<dir>/inference' it finds '<dir>/inference.json' and '<dir>/inference.pdiparams'
+    # convert takes the path prefix: under PIR load_inference_model appends '.json' again
     calls = pir_tensorrt.conversion_calls(
         spec, str(prog.with_suffix("")), str(prefix),
         [(s.name, tuple(s.shape), s.dtype) for s in specs])
@@ -446,8 +410,7 @@ def pir_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
 
 
 def declared_shapes(case: "Case") -> Optional[Dict[str, Tuple[int, ...]]]:
-    """The case's concrete input shapes from the model's declared inputs, without exporting
-    the model; None when they are not known yet (a builder) or not complete."""
+    """The case's input shapes from the declared inputs, without exporting; None if unknown."""
     if not case.model.inputs:
         return None
     given = dict(case.shapes)
@@ -473,8 +436,7 @@ class Built:
 
 
 class PlanExecutor:
-    """Runs plans with real predictors. The final predictor is cached like every other, and
-    the steps before it only run when it is built; what they did is remembered with it."""
+    """Runs plans; the steps before the cached final predictor only run when it is built."""
 
     def __init__(self, predictors: PredictorCache, build: Callable = build_predictor):
         self.predictors = predictors
@@ -511,14 +473,13 @@ class PlanExecutor:
                      engine_dirs(plan, model), model.prog_file if plan.final.program else "")
 
     def _run_step(self, step: Step, model, inputs, int8: str) -> Tuple[str, str]:
-        if isinstance(step, (CollectShapes, Calibrate)):
-            self.on_phase("collecting shape ranges" if isinstance(step, CollectShapes) else "calibration",
-                          describe_recipe(step.recipe))
         if isinstance(step, PrepareCacheDir):
             return prepare_cache_dir(step), int8
         if isinstance(step, CollectShapes):
+            self.on_phase("collecting shape ranges", describe_recipe(step.recipe))
             return self._collect_shapes(step, model, inputs), int8
         if isinstance(step, Calibrate):
+            self.on_phase("calibration", describe_recipe(step.recipe))
             return self._calibrate(step, model)
         if isinstance(step, ConvertPir):
             self.on_phase("converting to TensorRT (paddle.tensorrt)", str(step))
@@ -573,20 +534,14 @@ class PlanExecutor:
 
 
 def engine_dirs(plan: Plan, model: "ModelFiles") -> Tuple[str, ...]:
-    """Legacy TensorRT: the case's optim cache dir, and ``<model dir>/_opt_cache`` where Paddle
-    writes some files whatever the optim cache dir."""
+    """Legacy TensorRT: the optim cache dir, and ``<model dir>/_opt_cache`` (Paddle writes there too)."""
     if plan.path != pir_tensorrt.LEGACY_PATH or not isinstance(plan.steps[0], PrepareCacheDir):
         return ()
     return (plan.steps[0].path, str(Path(model.prog_file).resolve().parent / PADDLE_MODEL_CACHE))
 
 
 def convert_pir(step: ConvertPir, inputs: Optional[Mapping[str, "np.ndarray"]] = None) -> str:
-    """Run a PIR TensorRT conversion (or keep an earlier one under +use_static), warming up on
-    ``inputs`` (the case's arrays) where the calls ask for them; says how many
-    tensorrt_engine ops the written program holds."""
-    from .int8_evidence import program_op_types
-    from ..verdict.evidence import TENSORRT_ENGINE, base_name
-
+    """Run a PIR TensorRT conversion (or keep one); says how many tensorrt_engine ops it holds."""
     out = [Path(step.program), Path(step.params)]
     if step.reuse and all(p.is_file() for p in out):
         how = f"kept from an earlier run (+use_static): {step.program}"
@@ -602,7 +557,7 @@ def convert_pir(step: ConvertPir, inputs: Optional[Mapping[str, "np.ndarray"]] =
         missing = [str(p) for p in out if not p.is_file()]
         if missing:
             raise PredictorError(f"paddle.tensorrt.convert wrote no {', '.join(missing)}; "
-                                 f"calls: {pir_tensorrt.describe_calls(step.calls)}")
+                                 f"calls: {describe_recipe(step.calls)}")
         lacked = f" (this Paddle's TensorRTConfig lacks {', '.join(skipped)})" if skipped else ""
         how = f"paddle.tensorrt.convert wrote {step.program}{lacked}"
     engines = sum(n for t, n in program_op_types(step.program).items()
@@ -648,8 +603,6 @@ def load_batches(batches: Batches) -> List[Dict[str, "np.ndarray"]]:
 
 
 def _file_batches(source: FileBatches) -> List[Dict[str, "np.ndarray"]]:
-    from ..files import ArrayFileError, WantedArray, load_arrays
-
     directory = Path(source.directory)
     if not directory.is_dir():
         raise InputError(f"calib_data: no such directory {directory}")
@@ -659,25 +612,19 @@ def _file_batches(source: FileBatches) -> List[Dict[str, "np.ndarray"]]:
     files = files[:source.limit] if source.limit is not None else files
     # one shape for every batch: the specs carry the opt shape of ranged inputs
     wanted = [WantedArray(s.name, str(numpy_dtype(s.dtype)), s.shape) for s in source.specs]
-    out = []
-    for path in files:
-        try:
-            batch = load_arrays(path, wanted, exact=True,
-                                shape_fix="every calibration batch has one shape (Paddle's "
-                                          "calibrator sizes its buffers from the first): the "
-                                          "case's shape, or the opt shape of a dynamic range")
-        except ArrayFileError as e:
-            raise InputError(f"calib_data: {e}") from None
-        out.append(batch)
-    return out
+    fix = ("every calibration batch has one shape (Paddle's calibrator sizes its buffers from "
+           "the first): the case's shape, or the opt shape of a dynamic range")
+    try:
+        return [load_arrays(path, wanted, exact=True, shape_fix=fix) for path in files]
+    except ArrayFileError as e:
+        raise InputError(f"calib_data: {e}") from None
 
 
 # -- the runner's entry point -------------------------------------------------------------
 
 
 class CandidateBuilder:
-    """What a worker needs to turn cases into candidates: its GPU, its optim cache root, and
-    one executor (with the worker's predictor cache)."""
+    """A worker's GPU, optim cache root and plan executor."""
 
     def __init__(self, predictors: PredictorCache, optim_root: Union[str, Path],
                  device: Optional[DeviceChoice] = None, worker: Optional[str] = None,
@@ -686,12 +633,10 @@ class CandidateBuilder:
         self.device = device or AUTO
         self.worker = worker or current_worker()
         self.executor = PlanExecutor(predictors)
-        self._gpu_count = gpu_count or _visible_gpus
+        self._gpu_count = gpu_count or (lambda: detect().gpu_count)
 
     def trt_version(self) -> Optional[Tuple[int, ...]]:
         """The TensorRT runtime Paddle found (else the one it was built with); None: none."""
-        from ..modes.capabilities import detect
-
         caps = detect()
         return known_trt(caps.trt_runtime) or known_trt(caps.trt_compile)
 
@@ -703,8 +648,7 @@ class CandidateBuilder:
         return self.gpu_id() if spec.run_mode.device == GPU else 0
 
     def check_ranges(self, case: "Case") -> None:
-        """A case shape outside its declared dynamic range is a configuration error: raise
-        it before anything is built, and before a missing GPU skips the case."""
+        """A shape outside its dynamic range errors before anything is built or skipped."""
         shapes = declared_shapes(case)
         if shapes is None:
             return
@@ -726,9 +670,3 @@ class CandidateBuilder:
               seed: int = 0, mark_outputs: Sequence[str] = ()) -> Built:
         return self.executor.run(self.plan(spec, model, specs, threads, seed, mark_outputs),
                                  model, inputs)
-
-
-def _visible_gpus() -> int:
-    from ..modes.capabilities import detect
-
-    return detect().gpu_count

@@ -1,14 +1,10 @@
 """Intermediate tensors: hooked out of a predictor in execution order, the baseline's spilled
-to disk, the candidate's compared one at a time as they arrive.
-
-Memory stays bounded: no more than one candidate tensor and its baseline are held at once.
-Tensors in a oneDNN layout are converted to the plain layout first (``tensor.numpy()``
-alone returns the raw blocked memory, which reads as false mismatches).
-"""
+to disk, the candidate's compared one at a time as they arrive (bounded memory)."""
 from __future__ import annotations
 
 import re
 import shutil
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
@@ -24,9 +20,8 @@ from ..modes.trt_marking import program_name
 # PIR programs name intermediates by address: they differ between predictors.
 ADDRESS_NAME = re.compile(r"^0x[0-9a-fA-F]+_inner_var_\d+$")
 FINGERPRINT_SIZE = 1024
-# A structural match: the relative RMS difference of sampled values is below MATCH_DISTANCE
-# (bf16 drifts ~20 % deep in ResNet50; distinct tensors of one shape differ by ~100 %), and
-# the next-closest baseline tensor is at least AMBIGUITY_RATIO times further away.
+# A structural match: relative difference of sampled values below MATCH_DISTANCE (bf16 drifts
+# ~20 % deep in ResNet50; distinct tensors ~100 %), the next-closest AMBIGUITY_RATIO times further.
 MATCH_DISTANCE = 0.5
 AMBIGUITY_RATIO = 2.0
 
@@ -35,25 +30,21 @@ _MMAP_SET = False
 
 
 def release_large_buffers_promptly() -> None:
-    """Have glibc serve allocations over 1 MiB with mmap, so each copied-out tensor goes
-    back to the OS when dropped; otherwise the heap keeps them and peak RSS grows by the
-    spilled tensors (ResNet50 batch 8: +18 %, measured). Best effort, once per process."""
+    """Have glibc serve allocations over 1 MiB with mmap, so dropped tensors go back to the OS
+    (else peak RSS grows by the spilled tensors: ResNet50 batch 8, +18 %). Best effort."""
     global _MMAP_SET
     if _MMAP_SET:
         return
     _MMAP_SET = True
-    try:
+    with suppress(OSError, AttributeError):  # not glibc: nothing to tune
         import ctypes
 
         ctypes.CDLL("libc.so.6").mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD
-    except (OSError, AttributeError):  # not glibc: nothing to tune
-        pass
 
 
 def plain_numpy(tensor, view: bool = False) -> np.ndarray:
-    """The tensor's values as numpy, in the plain layout. ``view``: without a copy where
-    DLPack gives one (a CPU tensor of a dtype numpy has), valid only while the hook runs: for
-    a sink that is done with it when it returns (the spill, the comparison)."""
+    """The tensor's values as numpy, in the plain layout (a oneDNN tensor's raw memory would
+    read as mismatches). ``view``: no copy where DLPack allows, valid only while the hook runs."""
     if "ONEDNN" in str(getattr(tensor, "layout", "")).upper():
         tensor = tensor.clone()  # the copy is in the plain layout; .cpu() would not convert
     array = None
@@ -71,8 +62,7 @@ def plain_numpy(tensor, view: bool = False) -> np.ndarray:
 
 
 class SeenTensors:
-    """What the baseline's hooks saw: op types, a few tensor names, and which globs of the
-    selection matched, so a glob that selects nothing is named rather than passed over."""
+    """What the baseline's hooks saw: op types, a few tensor names, and the globs that matched."""
 
     SAMPLES = 4
 
@@ -86,9 +76,8 @@ class SeenTensors:
         self.op_types.setdefault(label, None)
         if len(self.names) < self.SAMPLES and name not in self.names:
             self.names.append(name)
-        for glob in selection.globs:
-            if glob not in self.matched and selection.glob_matches(glob, name, op_type):
-                self.matched.add(glob)
+        self.matched.update(g for g in selection.globs
+                            if g not in self.matched and selection.glob_matches(g, name, op_type))
 
     def unmatched(self, selection: Selection) -> List[str]:
         return [g for g in selection.globs if g not in self.matched]
@@ -101,8 +90,7 @@ class SeenTensors:
 
 
 def selection_problems(store: "BaselineStore", model: str) -> Tuple[str, str]:
-    """(error, note): an error when the globs select no tensor at all, a note naming the
-    globs that matched nothing when others did."""
+    """(error, note): an error when the globs select no tensor, else a note on those that missed."""
     if getattr(store, "seen", None) is None:  # a golden's tensors: selected when it was recorded
         return "", ""
     selection = store.selection
@@ -135,6 +123,19 @@ def fingerprint(array: np.ndarray) -> np.ndarray:
         return np.zeros(0)
     positions = np.linspace(0, flat.size - 1, min(flat.size, FINGERPRINT_SIZE)).astype(np.int64)
     return flat[positions].astype(np.float64)
+
+
+def print_distance(a: np.ndarray, reference: np.ndarray) -> float:
+    """How far fingerprint ``a`` is from ``reference``, relative to the reference."""
+    return float(np.linalg.norm(a - reference)) / (float(np.linalg.norm(reference)) + 1e-12)
+
+
+def nearest(want, prints, limit: float):
+    """The key of the (key, fingerprint) pair nearest ``want`` within ``limit``, else None."""
+    want = np.asarray(want, dtype=np.float64)
+    scored = [(print_distance(p, want), key) for key, p in prints if p.shape == want.shape]
+    best = min(scored, key=lambda s: s[0], default=(limit, None))
+    return best[1] if best[0] < limit else None
 
 
 class BaselineStore:
@@ -171,8 +172,7 @@ class BaselineStore:
 
 
 class Aligner:
-    """Pairs a candidate tensor with its baseline tensor: by name where names are stable
-    (legacy programs, fetch names), else by structure and values, only when unambiguous."""
+    """Pairs a candidate tensor with its baseline tensor: by name, else by values when unambiguous."""
 
     def __init__(self, store: BaselineStore):
         self.store = store
@@ -190,9 +190,8 @@ class Aligner:
         for record in self.store.records:
             if record.shape != shape or record.dtype != dtype:
                 continue
-            scale = float(np.linalg.norm(record.fingerprint))
-            distance = float(np.linalg.norm(record.fingerprint - print_)) / (scale + 1e-12)
-            scored.append((distance, record.index <= self.last_index, record.index, record))
+            scored.append((print_distance(print_, record.fingerprint), record.index <= self.last_index,
+                           record.index, record))
         if not scored:
             return None, "no baseline tensor of this shape and dtype"
         scored.sort(key=lambda s: s[:3])
@@ -200,16 +199,11 @@ class Aligner:
         if best[0] > MATCH_DISTANCE:
             return None, f"no baseline tensor with these values (closest differs by {best[0]:.3g})"
         fits = [s for s in scored if s[0] <= max(best[0] * AMBIGUITY_RATIO, 1e-6)]
-        if len(fits) > 1 and not _same_values(s[3] for s in fits):
+        if len(fits) > 1 and not all(np.array_equal(best[3].fingerprint, s[3].fingerprint) for s in fits):
             return None, f"ambiguous: {len(fits)} baseline tensors fit"
         # one fit, or copies of one value (a fetch of an output, an in-place op): either is right
         self.last_index = best[2]
         return best[3], "structure"
-
-
-def _same_values(records) -> bool:
-    prints = [r.fingerprint for r in records]
-    return all(np.array_equal(prints[0], p) for p in prints[1:])
 
 
 class CandidateComparer:
@@ -225,9 +219,7 @@ class CandidateComparer:
         self.rows: List[IntermediateRow] = []
 
     def wants(self, name: str, op_type: str) -> bool:
-        """The selection's verdict; a tensor a TensorRT engine outputs carries op type
-        tensorrt_engine, which op-type globs never name: it is wanted when the baseline
-        tensor of its name was (the engine exposes the tensors marked from the baseline's)."""
+        """The selection's verdict; a TensorRT engine's output is wanted when its baseline tensor was."""
         if self.selection.wants(name, op_type):
             return True
         return (op_label(op_type).rsplit(".", 1)[-1] == "tensorrt_engine"
@@ -257,8 +249,7 @@ class CandidateComparer:
 
 
 class HookRouter:
-    """One hook per predictor (Paddle keeps hooks registered for every later run); each run
-    points it at the sink that wants that run's tensors."""
+    """One hook per predictor (Paddle keeps hooks for every later run), pointed at each run's sink."""
 
     def __init__(self, predictor):
         self.sink: Optional[Callable] = None
@@ -274,8 +265,7 @@ class HookRouter:
 
 
 class HookRouters:
-    """The router of each hooked predictor. An entry keeps its predictor alive (so ids stay
-    unique) until the predictor cache lets the predictor go: ``forget`` then drops both."""
+    """The router of each hooked predictor, which it keeps alive (ids stay unique) until ``forget``."""
 
     def __init__(self):
         self._routers: Dict[int, Tuple[object, HookRouter]] = {}

@@ -1,19 +1,8 @@
-"""onednn_int8 checks something only on a quantized model, and only if int8 kernels ran.
-
-``enable_mkldnn_int8()`` on a float program runs fp32 oneDNN kernels and passes at fp32-level
-differences; on a quantized program (``quantize_linear``/``dequantize_linear`` or the older
-``fake_*`` ops) oneDNN's passes turn the quantized convolutions and matmuls into int8
-kernels, whose outputs the output hooks see as ``int8``/``uint8`` tensors. So:
-
-- ``not_quantized_reason``: a program without quantize ops skips the case (read from the
-  program file, before anything runs);
-- ``DtypeTally``: a hook sink counting the candidate's tensor dtypes and op types;
-  ``no_int8_problem``: a quantized case whose candidate showed no int8 tensor fails, with
-  what it did show;
-- ``int8_kernels_text``: the CPU's int8 kernel family (VNNI or not), in the candidate's
-  evidence and its note: the figures differ by family.
-
-Small and self-contained so a general per-case evidence record can take it over.
+"""onednn_int8 checks something only on a quantized model, and only if int8 kernels ran (the
+hooks then see ``int8``/``uint8`` tensors; on a float program it runs fp32 kernels).
+``not_quantized_reason`` skips a program without quantize ops; ``DtypeTally`` counts the
+candidate's dtypes and ``no_int8_problem`` fails a case that showed no int8 tensor;
+``int8_kernels_text`` names the CPU's int8 kernel family (the figures differ by family).
 """
 from __future__ import annotations
 
@@ -21,6 +10,8 @@ import json
 from collections import Counter
 from pathlib import Path
 from typing import Dict, Optional
+
+from ..modes.run_modes import INT8, ONEDNN
 
 QUANTIZE_OPS = frozenset({
     "quantize_linear", "dequantize_linear",  # paddle.quantization, PaddleSlim's onnx format
@@ -37,14 +28,11 @@ _op_types: Dict[str, Dict[str, int]] = {}  # per process, by program file and it
 
 def wants_int8_kernels(run_mode) -> bool:
     """oneDNN int8 (``onednn_int8``), by the mode's traits."""
-    from ..modes.run_modes import INT8, ONEDNN
-
     return run_mode.engine == ONEDNN and run_mode.precision == INT8
 
 
 def program_op_types(prog_file: str) -> Dict[str, int]:
-    """Op type -> count over every block of a program file: a legacy ``.pdmodel``
-    (ProgramDesc) or a PIR ``.json`` (its ops' ``#`` names, dialect prefix dropped)."""
+    """Op type -> count over every block of a legacy ``.pdmodel`` or PIR ``.json`` program."""
     path = Path(prog_file)
     key = f"{path.resolve()}:{path.stat().st_mtime_ns}"
     if key not in _op_types:
@@ -89,8 +77,7 @@ def not_quantized_reason(model_name: str, prog_file: str, mode_name: str) -> Opt
 
 
 class DtypeTally:
-    """A hook sink: counts the dtypes of the tensors and the op types a run shows; passes
-    every call on to ``then`` (another sink), if any."""
+    """A hook sink counting the tensor dtypes and op types a run shows, then calling ``then``."""
 
     def __init__(self, then=None):
         self.then = then
@@ -123,9 +110,7 @@ def no_int8_problem(mode_name: str, tally: DtypeTally, quantized: Dict[str, int]
 
 
 def int8_kernels_text(caps) -> str:
-    """The int8 kernel family the candidate ran on, with the CPU (a Capabilities), for its
-    evidence: without VNNI the same model gives other, larger differences (README, int8 on
-    the CPU); "" when not known."""
+    """The int8 kernel family the candidate ran on, with the CPU, for its evidence; "" if unknown."""
     if not caps.int8_kernels:
         return ""
     slower = "" if caps.vnni else "; slower, and larger differences than with VNNI"

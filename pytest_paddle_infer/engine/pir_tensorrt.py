@@ -1,37 +1,25 @@
 """TensorRT for PIR (``.json``) programs: ``paddle.tensorrt``'s convert, planned as data.
 
-On Paddle 3.x a ``.json`` program goes through the PIR pipeline, which has no TensorRT
-subgraph pass: ``enable_tensorrt_engine`` does nothing there. TensorRT reaches a PIR program
-through ``paddle.tensorrt.export``: ``Input`` per model input (min/opt/max shapes),
-``TensorRTConfig`` (precision, subgraph size, workspace), then ``convert``, which writes a
-program holding ``pd_op.tensorrt_engine`` ops; a plain GPU predictor then runs that program.
-
-Written from Paddle's ``python/paddle/tensorrt/export.py`` (read, never run here: the CPU wheel
-has no ``paddle.tensorrt``):
-- ``TensorRTConfig.__init__`` turns ``min_subgraph_size`` into a global flag, so it is a
-  constructor argument; every other field is set afterwards, each checked to exist first
-  (setting an unknown attribute on a Python object would be silently ignored);
-- ``convert(model_path, config)`` takes the program's path prefix (``<dir>/inference``): it
-  reads ``<prefix>.json`` and ``<prefix>.pdiparams``. Given the file itself it hands
-  ``<dir>/inference.json`` to ``load_inference_model``, which under PIR appends ``.json`` again
-  and fails (checked on 3.3.1; PaddleX passes the prefix). A model whose weights file has
-  another name is linked into the cache dir;
-  ``save_model_dir`` is a path prefix: the result is ``<prefix>.json`` / ``<prefix>.pdiparams``;
-- its int8 only sets the builder's INT8 flag, with no calibrator: quantized (quantize/
-  dequantize) programs only; calibration on a ``.json`` program is a skip;
-- it loads and converts on ``CUDAPlace(0)`` whatever the worker's GPU.
-
-``tests/paddle_tensorrt_api.py`` records the API per Paddle version; the tests check these
-calls against it as the Config calls are checked against the installed bindings.
+PIR has no TensorRT subgraph pass (``enable_tensorrt_engine`` does nothing there): an ``Input``
+per model input and a ``TensorRTConfig`` go to ``paddle.tensorrt.export.convert``, which writes a
+program of ``pd_op.tensorrt_engine`` ops for a plain GPU predictor. From Paddle's
+``tensorrt/export.py``: ``min_subgraph_size`` is a constructor argument (it sets a global
+flag), other fields are set after, each checked to exist; ``convert`` takes the path prefix
+(weights under another name are linked); its int8 has no calibrator (quantized programs only);
+it converts on ``CUDAPlace(0)``. ``tests/paddle_tensorrt_api.py`` records the API per version.
 """
 from __future__ import annotations
 
+import ctypes.util
+import importlib
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import CaseSkipped, PredictorError
 from ..modes.run_modes import (CALIBRATION, FP16, FP32, INT8, PIR_FORMAT, TRT_MIN_SUBGRAPH_SIZE, TRT_WORKSPACE_SIZE)
+from .predictor import trim_paddle_error
 
 PIR_PATH = "PIR TensorRT (paddle.tensorrt.convert)"
 LEGACY_PATH = "legacy TensorRT (Config.enable_tensorrt_engine)"
@@ -86,8 +74,7 @@ class Samples(tuple):
         return "(" + ", ".join(map(repr, self)) + ")"
 
 
-# Samples of warm-up data per input: Paddle's docs pass three (min, opt, max shapes); the case
-# has one shape, so its arrays three times (3.0's export ran its first and last)
+# Samples of warm-up data per input: Paddle's docs pass three (min, opt, max); the case's arrays thrice
 WARMUP_SAMPLES = 3
 
 
@@ -105,9 +92,8 @@ class Items(tuple):
 
 @dataclass(frozen=True)
 class TrtCall:
-    """One step of a conversion. ``kind``: ``new`` constructs a class of the export module,
-    ``set`` sets a field of the config, ``call`` calls a function of the module.
-    ``optional`` fields are skipped where the installed Paddle's config lacks them."""
+    """One step of a conversion. ``kind``: ``new`` (a class of the export module), ``set`` (a
+    config field; ``optional`` ones skipped where missing), ``call`` (a module function)."""
 
     kind: str
     name: str
@@ -124,28 +110,16 @@ class TrtCall:
         return text + " [if available]" if self.optional else text
 
 
-def describe_calls(calls: Sequence[TrtCall]) -> str:
-    return "; ".join(str(c) for c in calls)
-
-
 # -- which path a case takes ---------------------------------------------------------------
 
 
 def takes_pir_path(run_mode, program_format: str) -> bool:
-    """TensorRT modes on a ``.json`` program (zoo entries and builders check their legacy
-    export for ``trt_*`` on 3.x, so only a user's own ``.json`` model gets here)."""
+    """TensorRT modes on a ``.json`` program (only a user's own: zoo entries use the legacy export)."""
     return run_mode.tensorrt and program_format == PIR_FORMAT
 
 
-def trt_path(run_mode, program_format: str) -> str:
-    if not run_mode.tensorrt:
-        return ""
-    return PIR_PATH if takes_pir_path(run_mode, program_format) else LEGACY_PATH
-
-
 def skip_reason(spec, program_format: str, prog_file: str = "") -> Optional[str]:
-    """Why a TensorRT case cannot take the PIR path, or None: int8 calibration has no
-    calibrator there."""
+    """Why a TensorRT case cannot take the PIR path (int8 calibration), or None."""
     if takes_pir_path(spec.run_mode, program_format) and spec.run_mode.precision == INT8 \
             and spec.int8_source == CALIBRATION:
         where = f" ({Path(prog_file).name})" if prog_file else ""
@@ -157,15 +131,11 @@ def skip_reason(spec, program_format: str, prog_file: str = "") -> Optional[str]
 
 def package_reason(spec, program_format: str, trt_compile: Sequence[int] = (),
                    found: Optional[bool] = None, plugins: Optional[bool] = None) -> Optional[str]:
-    """Why a PIR TensorRT case cannot run here for want of NVIDIA's ``tensorrt`` Python
-    package, which ``paddle.tensorrt`` imports (its converter builds the network through it),
-    or of TensorRT's plugin library (``libnvinfer_plugin``, which the converter loads for the
-    ops TensorRT lacks), or None. ``found``, ``plugins``: whether each is there (None: look)."""
+    """Why a PIR TensorRT case cannot run here for want of NVIDIA's ``tensorrt`` package or
+    TensorRT's plugin library, or None. ``found``, ``plugins``: whether each is there (None: look)."""
     if not takes_pir_path(spec.run_mode, program_format):
         return None
     if found is None:
-        import importlib.util
-
         found = importlib.util.find_spec("tensorrt") is not None
     version = ".".join(map(str, trt_compile)) if trt_compile and any(trt_compile) else ""
     pin = f"=={version}" if version else ""
@@ -185,11 +155,7 @@ def package_reason(spec, program_format: str, trt_compile: Sequence[int] = (),
 
 
 def plugin_library_found() -> bool:
-    """libnvinfer_plugin where the tensorrt wheels keep it (the ``tensorrt_libs`` packages
-    beside ``tensorrt``), or where the dynamic loader looks (ldconfig, LD_LIBRARY_PATH)."""
-    import ctypes.util
-    import importlib.util
-
+    """libnvinfer_plugin in the tensorrt wheels' packages, or where the dynamic loader looks."""
     for name in ("tensorrt_libs", "tensorrt_cu12_libs", "tensorrt_cu11_libs", "tensorrt"):
         try:
             spec = importlib.util.find_spec(name)
@@ -203,8 +169,7 @@ def plugin_library_found() -> bool:
 
 def check_takes(spec, program_format: str, prog_file: str = "",
                 trt_compile: Optional[Sequence[int]] = None) -> None:
-    """Skip a case the PIR path cannot take; with ``trt_compile`` (the executor, before the
-    case runs; plans stay free of lookups) also one whose tensorrt package is missing."""
+    """Skip a case the PIR path cannot take; with ``trt_compile`` also one lacking tensorrt."""
     reason = skip_reason(spec, program_format, prog_file)
     if reason is None and trt_compile is not None:
         reason = package_reason(spec, program_format, trt_compile)
@@ -221,8 +186,7 @@ def pir_op_name(op: str) -> str:
 
 
 def input_ranges(spec, shapes: Mapping[str, Sequence[int]]) -> Dict[str, Tuple[Shape, Shape, Shape]]:
-    """min/opt/max per input: the declared range, else the case's own shape three times
-    (static shape; ``tuned``: the case's inputs are all the shapes there are to collect)."""
+    """min/opt/max per input: the declared range, else the case's own shape three times."""
     dyn = spec.dynamic_shape
     declared = dict(dyn.ranges) if dyn is not None and not dyn.tuned else {}
     out = {}
@@ -234,11 +198,8 @@ def input_ranges(spec, shapes: Mapping[str, Sequence[int]]) -> Dict[str, Tuple[S
 
 
 def warms_up_on_case_inputs(spec) -> bool:
-    """Without explicit ranges the case's own arrays are the warm-up data, as PaddleX passes
-    real arrays: paddle.tensorrt otherwise draws uniform [0, 1) floats and [1, 10) ints, junk
-    for shape-tensor inputs (``im_shape``, ``scale_factor``) whose values set later shapes.
-    With explicit ranges it draws data of the min/opt/max shapes (all inputs or none may have
-    warm-up data)."""
+    """Without explicit ranges the case's own arrays are the warm-up data (as PaddleX does):
+    paddle.tensorrt's drawn data is junk for shape-tensor inputs (``im_shape``)."""
     dyn = spec.dynamic_shape
     return dyn is None or dyn.tuned
 
@@ -275,8 +236,7 @@ def conversion_calls(spec, model_path: str, save_prefix: str,
 
 
 def predictor_recipe(calls) -> Tuple:
-    """The converted program's predictor: the mode's recipe without the legacy TensorRT
-    calls (plain GPU fp32 with the mode's other toggles)."""
+    """The converted program's predictor: the mode's recipe without legacy TensorRT calls."""
     return tuple(c for c in calls if c.method not in LEGACY_TRT_METHODS)
 
 
@@ -284,11 +244,7 @@ def predictor_recipe(calls) -> Tuple:
 
 
 def run_calls(calls: Sequence[TrtCall], inputs: Optional[Mapping[str, Any]] = None) -> List[str]:
-    """Make ``calls`` with ``paddle.tensorrt.export``, ``inputs`` (the case's arrays by name)
-    filling ``CaseArray``; returns the optional fields this Paddle lacked. Raises
-    PredictorError naming the call that failed."""
-    import importlib
-
+    """Make ``calls`` (``inputs`` fill ``CaseArray``); returns the optional fields this Paddle lacked."""
     try:
         export = importlib.import_module(EXPORT_MODULE)
     except ImportError as e:
@@ -319,16 +275,13 @@ def run_calls(calls: Sequence[TrtCall], inputs: Optional[Mapping[str, Any]] = No
         except PredictorError:
             raise
         except Exception as e:
-            from .predictor import trim_paddle_error
-
             raise PredictorError(f"{EXPORT_MODULE}: {c} raised: {trim_paddle_error(e)}") from None
     return skipped
 
 
 def argument(v: Any, made: Mapping[str, List[Any]], export: Any,
              inputs: Optional[Mapping[str, Any]] = None) -> Any:
-    """A planned argument as paddle.tensorrt gets it: objects made before, enum members of
-    ``export``, lists, warm-up samples with the case's ``inputs`` filled in, shapes."""
+    """A planned argument as paddle.tensorrt gets it."""
     if isinstance(v, Made):
         return made[v.name][v.index]
     if isinstance(v, Member):

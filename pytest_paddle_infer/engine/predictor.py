@@ -48,8 +48,7 @@ def describe_recipe(calls: Sequence[Call]) -> str:
 
 
 def trim_paddle_error(exc: BaseException) -> str:
-    """Paddle's C++ errors carry a long C++ traceback; keep the summary that says what
-    happened."""
+    """Paddle's C++ error without its C++ traceback: the summary that says what happened."""
     text = strip_ansi(str(exc))
     marker = "Error Message Summary:"
     if marker in text:
@@ -62,15 +61,14 @@ def trim_paddle_error(exc: BaseException) -> str:
 
 
 def make_config(model: ModelFiles, calls: Sequence[Call]):
-    """The Config of ``calls`` on the model's files, by absolute paths: the int8 calibration
-    table is written (in the predictor's destructor) into the program's directory, and a
-    relative program path makes that writer throw inside a destructor. Quiet first: on the
-    2.6.2 GPU wheel ``disable_glog_info()`` after a TensorRT recipe rebuilds the pass list
-    and brings back the passes ``delete_pass`` took out (tests/gpu_wheel)."""
+    """The Config of ``calls`` on the model's files, by absolute paths (a relative one makes the
+    calibration table's writer throw in a destructor). Quiet first: on the 2.6.2 GPU wheel
+    ``disable_glog_info()`` after a TensorRT recipe brings back deleted passes (tests/gpu_wheel)."""
     from paddle import inference
 
     config = inference.Config(os.path.abspath(model.prog_file), os.path.abspath(model.params_file))
-    _quiet(config)
+    if hasattr(config, "disable_glog_info"):
+        config.disable_glog_info()
     apply_recipe(config, calls)
     return config
 
@@ -96,12 +94,6 @@ def build_hint(text: str, model: ModelFiles, calls: Sequence[Call]) -> str:
                 "+memory_optim, or check the legacy .pdmodel program with --paddle-program=legacy "
                 "(zoo entries and builders; ini paddle_program, suite key program)")
     return ""
-
-
-def _quiet(config) -> None:
-    disable = getattr(config, "disable_glog_info", None)
-    if disable is not None:
-        disable()
 
 
 def run_predictor(predictor, inputs: Mapping[str, np.ndarray]) -> "OrderedDict[str, np.ndarray]":

@@ -1,10 +1,6 @@
-"""Recording what a predictor run really executed, through its output hooks.
-
-The evidence rides on the run the case makes anyway (the candidate's own run, the
-baseline's): the hook router's ``recorder`` reads each tensor's op type, dtype and layout,
-never its values, so it costs a Python call per hooked tensor and no copy, whatever sink
-(intermediate tensors, others) the run has too. ``verdict/evidence.py`` turns the stream
-into Evidence and judges it.
+"""Recording what a predictor run really executed, through its output hooks, on the run the
+case makes anyway: the hook router's ``recorder`` reads each tensor's op type, dtype and layout
+(never its values) into a Tally, which ``verdict/evidence.py`` judges.
 """
 from __future__ import annotations
 
@@ -14,24 +10,15 @@ from ..verdict.evidence import Tally
 from .capture import HookRouter, run_with_sink
 
 
-class EvidenceSink:
-    """A hook sink feeding a Tally: op type, tensor name, dtype and layout of each tensor."""
-
-    def __init__(self, tally: Tally):
-        self.tally = tally
-
-    def __call__(self, op_type: str, name: str, tensor) -> None:
-        self.tally.add(str(op_type), str(name), str(getattr(tensor, "dtype", "")),
-                       str(getattr(tensor, "layout", "")))
-
-
 def recorded(router: HookRouter, tally: Tally, run: Callable) -> Callable:
-    """``run`` with ``tally`` recording what its hooks see; returns run's result. When the
-    hooks saw no op, ``run`` goes once more, its result unused: on Paddle 3.x GPU the first
-    run of a predictor executes with the new executor and calls no hook, and an empty stream
-    would show nothing. A sink the router has during the call sees both runs."""
+    """``run`` with ``tally`` recording what its hooks see; returns run's result. When the hooks
+    saw no op, ``run`` goes once more (on Paddle 3.x GPU a predictor's first run calls no hook)."""
+    def record(op_type, name, tensor) -> None:
+        tally.add(str(op_type), str(name), str(getattr(tensor, "dtype", "")),
+                  str(getattr(tensor, "layout", "")))
+
     def go():
-        router.recorder = EvidenceSink(tally)
+        router.recorder = record
         try:
             tally.start_run()
             result = run()
@@ -46,9 +33,8 @@ def recorded(router: HookRouter, tally: Tally, run: Callable) -> Callable:
 
 
 def needs_warm_up(calls) -> bool:
-    """``calls``: Config calls, or recipe texts. GPU predictors on Paddle 3.x: the first run goes through the new executor, which runs
-    ops without calling the output hooks (or only some): a store of intermediate tensors
-    filled from that run would be empty or partial."""
+    """``calls``: Config calls, or recipe texts. GPU predictors on Paddle 3.x: the first run calls
+    no output hook (or only some), so intermediates stored from it would be partial."""
     return any(getattr(c, "method", "") == "enable_use_gpu"
                or (isinstance(c, str) and "enable_use_gpu(" in c) for c in calls)
 
@@ -65,8 +51,7 @@ def warm_up(router: HookRouter, run: Callable) -> None:
 
 def hooked_run(router: HookRouter, sink: Optional[Callable], tally: Tally, run: Callable,
                warm: bool = False):
-    """``run`` with ``sink`` (intermediate tensors, ...) and ``tally`` (evidence) on its
-    hooks; ``warm``: a warm-up run first (``needs_warm_up``)."""
+    """``run`` with ``sink`` and ``tally`` on its hooks; ``warm``: a warm-up run first."""
     if warm:
         warm_up(router, run)
     if sink is None:

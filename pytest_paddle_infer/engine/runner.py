@@ -1,13 +1,13 @@
-"""Run a case: inputs -> baseline outputs -> candidate outputs -> comparison rows.
-
-``Runner`` holds what a worker reuses between cases: model files, generated inputs,
-predictors and baseline outputs, so a model's baseline runs once for all its run modes.
-"""
+"""Run a case: inputs -> baseline outputs -> candidate outputs -> comparison rows. ``Runner``
+keeps model files, predictors and baseline outputs between cases: a baseline runs once per model."""
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import time
+from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,10 +23,10 @@ from ..models.memory import check_fits
 from ..models.program import choice_text, describe_program, exports_legacy
 from ..models.source import ModelFiles, ModelSource
 from ..modes import capabilities
-from .build_plan import CandidateBuilder, candidate_feeds
-from ..modes.run_modes import RUN_MODES, baseline_recipe, fp32_ops_problem, recipe_shows
-from . import pir_tensorrt
-from ..modes.trt_marking import FUSION_WARNING
+from .build_plan import CandidateBuilder, candidate_feeds, fp32_ops_problem as gpu_fp32_ops_problem
+from ..modes.run_modes import INT8, QUANTIZED, RUN_MODES, baseline_recipe, fp32_ops_problem, recipe_shows
+from . import pir_tensorrt, tf32
+from ..modes.trt_marking import FUSION_WARNING, engine_text, fresh_engine_info, int8_engine_problem
 from ..verdict.outputs import check_output_names, compare_outputs
 from ..protocol import CaseResult
 from ..verdict.evidence import Evidence, Tally, broken_rules, converted_program, coverage_note, shipped_fused
@@ -34,10 +34,13 @@ from ..verdict.vacuity import OTHER_SEED_OFFSET, SeedPair, judge_outputs
 from ..cases.baseline_forms import GOLDEN, kind_of
 from .baselines import BaselineOutputs, Baselines
 from .capture import (selection_problems, BaselineStore, CandidateComparer, HookRouters, Selection, run_with_sink)
-from ..goldens import GoldenPolicy
+from ..goldens import RUN, GoldenPolicy, environment
 from .int8_evidence import (DtypeTally, int8_kernels_text, int8_note, no_int8_problem, not_quantized_reason, program_op_types, quantize_ops, wants_int8_kernels)
 from .predictor import PredictorCache, describe_recipe, run_predictor
 from .recording import hooked_run, needs_warm_up, recorded, warm_up
+from .saved_tensors import write_golden
+from ..files import atomic_write, file_lock
+from .localize.pir_passes import delete_pass_problem
 
 @dataclass
 class Prepared:
@@ -69,7 +72,6 @@ class Runner:
         self.baselines = Baselines(self.cache_dir, goldens or GoldenPolicy())
         self.runs_dir = (goldens or GoldenPolicy()).runs_dir  # --paddle-save-runs
         self.predictors = PredictorCache()
-        # plans and builds candidates; device: a devices.DeviceChoice (None: auto)
         self.candidates = CandidateBuilder(self.predictors, self.cache_dir / "optim", device)
         self._models: Dict[Tuple[ModelSource, bool], ModelFiles] = {}
         self._baselines: Dict[Tuple, Mapping[str, np.ndarray]] = {}
@@ -80,7 +82,7 @@ class Runner:
         self._beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="paddle-infer-beside")
         self._beside_work: List[Future] = []  # submitted there and not done (beside_note)
         self.spill_dir = self.cache_dir / "spill" / f"pid{os.getpid()}"
-        # told where a case's work is (and the recipe there), so a crash can be placed
+        # told where a case's work is (and its recipe), so a crash can be placed
         self.on_phase: Callable[..., None] = lambda name, recipe="": None
         self.candidates.executor.on_phase = lambda name, recipe="": self.on_phase(name, recipe)
         # the executor's settings, for localization trials in a child (localize/trials.py)
@@ -125,9 +127,7 @@ class Runner:
             raise CaseSkipped(reason)
 
     def case_model(self, case: Case) -> ModelFiles:
-        """The program a case checks, baseline and candidate alike (models/program.py): the
-        model's own format; the legacy export of a zoo entry or builder when the case asks for
-        it, or for TensorRT on Paddle 3.x."""
+        """The program a case checks, baseline and candidate alike (models/program.py)."""
         version = capabilities.installed_paddle()[1]
         legacy = exports_legacy(case.model, case.program, case.run_mode.run_mode, version)
         try:
@@ -139,29 +139,20 @@ class Runner:
             raise ModelError(f"{e}\nthe legacy export was wanted: program {why}") from None
 
     def prepare(self, case: Case, build_candidate: bool = True) -> Prepared:
-        """Everything a case needs before its run; without ``build_candidate`` (a candidate
-        that crashed, to localize) the candidate is None and only its recipe is known."""
+        """Everything a case needs before its run; without ``build_candidate`` the candidate is None."""
         self.candidates.check_ranges(case)  # a bad dynamic range errors even where GPUs are missing
         self.check_capabilities(case)
         self.on_phase("exporting the model")
         model = self.case_model(case)  # the same program with or without intermediates
         pir_tensorrt.check_takes(case.run_mode, model.format, model.prog_file,  # before any run
                                  capabilities.detect().trt_compile if case.run_mode.run_mode.tensorrt else ())
-        fp32_problem = fp32_ops_problem(case.run_mode, model.format)
-        if fp32_problem:
-            raise OptionError(fp32_problem)
-        from .localize.pir_passes import delete_pass_problem
-
-        unknown_pass = delete_pass_problem(case.run_mode, model, case.threads)
-        if unknown_pass:  # deleting it would change nothing while the case's id says it did
-            raise OptionError(unknown_pass)
-        if case.run_mode.fp32_ops and case.run_mode.run_mode.device == "gpu":
-            from .build_plan import fp32_ops_problem as gpu_fp32_ops_problem
-
-            fp32_problem = gpu_fp32_ops_problem(
-                case.run_mode, program_op_types(model.prog_file), model.format)
-            if fp32_problem:
-                raise OptionError(fp32_problem)
+        # toggles that would change nothing while the case's id says they did
+        problem = fp32_ops_problem(case.run_mode, model.format) \
+            or delete_pass_problem(case.run_mode, model, case.threads) \
+            or (case.run_mode.fp32_ops and case.run_mode.run_mode.device == "gpu" and gpu_fp32_ops_problem(
+                case.run_mode, program_op_types(model.prog_file), model.format))
+        if problem:
+            raise OptionError(problem)
         program_ops = None
         if wants_int8_kernels(case.run_mode.run_mode) or quantized_trt(case.run_mode):
             # a float model: nothing int8 to check
@@ -190,8 +181,7 @@ class Runner:
                             describe_recipe(plan.final.recipe), baseline.store, (), plan.int8,
                             self.seed_outputs(case, model, inputs, digest),
                             baseline_evidence=baseline.evidence)
-        # the baseline's run on other inputs (vacuity.py) goes on beside the candidate's
-        # build, which releases the GIL for most of its time: a second core shortens the case
+        # the baseline's run on other inputs (vacuity.py) goes on beside the candidate's build
         seeds_later = self.beside(self.seed_outputs, case, model, inputs, digest)
         try:
             self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
@@ -203,8 +193,7 @@ class Runner:
         return prepared_case(case, model, inputs, baseline, plan, built, seeds, extra)
 
     def build_candidate(self, plan, model: ModelFiles, inputs: Dict[str, np.ndarray]):
-        """The candidate's predictor; Paddle's error building it is a CandidateError, which
-        --paddle-localize localizes, unless its cause is known (a hint says what to do)."""
+        """The candidate's predictor; a Paddle error without a hint becomes a CandidateError."""
         try:
             return self.candidates.executor.run(plan, model, inputs)
         except PredictorError as e:
@@ -212,13 +201,10 @@ class Runner:
 
     def _prepare_beside(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                         digest: str, program_ops, get_baseline) -> Prepared:
-        """Nothing in the candidate's plan depends on the baseline without intermediates, or
-        with them outside TensorRT (which marks the baseline's tensors as engine outputs): the
-        baseline's runs (on the case's inputs, then on other inputs for vacuity.py) go on
-        beside the candidate's build, which releases the GIL for most of its time, so a
-        second core shortens the case. Both are done before the candidate runs: two predictor
-        runs do not overlap (Paddle's CPU and GPU wheels hold the GIL in ``Predictor.run``),
-        and under xdist a sibling worker may be waiting for the shared outputs."""
+        """The candidate's plan needs no baseline tensors (none to mark in TensorRT): the
+        baseline's runs go on beside the candidate's build, which releases the GIL, so a second
+        core shortens the case. Both finish before the candidate runs: predictor runs hold the
+        GIL, and under xdist a sibling may wait for the shared outputs."""
         baseline_later = self.beside(get_baseline)
         # one thread, in order: the baseline is done when this starts; none after its error
         seeds_later = self.beside(lambda: None if baseline_later.exception() is not None
@@ -266,10 +252,8 @@ class Runner:
 
     def seed_outputs(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                      digest: str) -> Optional[SeedPair]:
-        """The plain baseline's outputs for the case's inputs and for inputs of another seed:
-        an output equal for both does not depend on the input. One extra run per model,
-        shapes and recipe, cached (and shared under xdist) like the baseline; None when the
-        inputs do not change with the seed (read from files)."""
+        """The plain baseline's outputs for the case's inputs and another seed's (an output
+        equal for both does not depend on the input); None when inputs ignore the seed."""
         plain, other, other_digest = self._other_seed(case, model)
         if other_digest == digest:
             return None
@@ -279,8 +263,7 @@ class Runner:
 
     def predictor_baseline(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                            digest: str) -> BaselineOutputs:
-        """The outputs (and selected intermediates) of a plain predictor, once per model,
-        recipe and inputs; ``case.baseline`` is auto, cpu or gpu."""
+        """A plain predictor's outputs (and intermediates), once per model, recipe and inputs."""
         if case.baseline == "gpu":
             self.check_capabilities(case)  # a golden being rewritten may name the gpu baseline
         selection = Selection(case.intermediates)
@@ -288,7 +271,6 @@ class Runner:
         key = (model.prog_file, base_calls, digest)
         store_key = key + (selection.spec,)
         if key not in self._baselines or (selection.active and store_key not in self._stores):
-            # the baseline's own run records what it executed (evidence.py)
             tally = Tally("baseline", model.prog_file, model.format, recipe_shows(base_calls))
             # fused ops the program ships are no pass's doing (evidence.py NO_FUSED_OPS)
             tally.evidence.shipped = shipped_fused(program_op_types(model.prog_file))
@@ -328,14 +310,12 @@ class Runner:
         self.on_phase("running the candidate", prepared.candidate_recipe)
         feeds = prepared.inputs if prepared.candidate_inputs is None else prepared.candidate_inputs
         run = lambda: run_predictor(prepared.candidate, feeds)
-        # the candidate's own run records what it executed: no extra run (evidence.py)
+        # the candidate's own run records what it executed (evidence.py)
         shown = Tally(case.run_mode.label, prepared.model.prog_file, prepared.model.format,
                       RUN_MODES[case.run_mode.mode].shows)
         if wants_int8_kernels(case.run_mode.run_mode):  # its figures depend on the CPU's kernels
             shown.evidence.kernels = int8_kernels_text(capabilities.detect())
         if case.run_mode.run_mode.device == "gpu":  # what TF32 the candidate may use
-            from . import tf32
-
             shown.evidence.tf32 = tf32.candidate_text(
                 case.run_mode.run_mode.tensorrt, tf32.switches(),
                 tf32.capability(self.candidates.gpu_id()))
@@ -353,16 +333,12 @@ class Runner:
         tally = DtypeTally(comparer) if wants_int8_kernels(case.run_mode.run_mode) else None
         sink = tally if tally is not None else comparer
         saved = self.run_store(case)  # --paddle-save-runs: the candidate's own tensors
-        if saved is not None:
-            sink = fan_out(sink, saved)
+        sink = fan_out(sink, saved) if saved is not None else sink
+        router = self.hooks.for_predictor(prepared.candidate)
         if comparer is not None and needs_warm_up([prepared.candidate_recipe]):
-            warm_up(self.hooks.for_predictor(prepared.candidate),
-                    lambda: run_predictor(prepared.candidate, feeds))
+            warm_up(router, lambda: run_predictor(prepared.candidate, feeds))
         try:
-            if sink is not None:
-                outputs = run_with_sink(self.hooks.for_predictor(prepared.candidate), sink, run)
-            else:
-                outputs = run()
+            outputs = run_with_sink(router, sink, run) if sink is not None else run()
         except PredictorError as e:  # reported as building it is: with the recipe
             raise candidate_error(e)(f"the candidate ({case.run_mode.label}): {e}\n"
                                      f"recipe: {prepared.candidate_recipe}") from None
@@ -409,9 +385,6 @@ class Runner:
     def save_run(self, prepared: Prepared, outputs, store: Optional[BaselineStore],
                  result: CaseResult) -> None:
         """The candidate's outputs and tensors, in the goldens' format, for paddle-infer-diff."""
-        from ..goldens import RUN, environment
-        from .saved_tensors import write_golden
-
         case = prepared.case
         device = self.baseline_device(case, "auto")
         meta = {"role": RUN, "run_mode": case.run_mode.label, "recipe": prepared.candidate_recipe,
@@ -430,9 +403,7 @@ class Runner:
                 store.remove()
 
     def measure_seeds(self, prepared: Prepared, seeds) -> Tuple[List[list], List[int], List[str]]:
-        """--paddle-suggest-tolerances: the case's outputs compared on the inputs of other
-        seeds, with the same candidate predictor and a live baseline of the same kind for
-        each (never recorded as a golden). Returns (rows per seed, the seeds, notes)."""
+        """--paddle-suggest-tolerances: the case on other seeds' inputs: (rows per seed, seeds, notes)."""
         case = prepared.case
         if kind_of(case.baseline) == GOLDEN:
             return [], [], [f"{case.baseline}: goldens hold the recorded seed's outputs only: "
@@ -461,22 +432,18 @@ class Runner:
         return rows, measured, notes
 
     def localize(self, prepared: Prepared, failure: str = "fails"):
-        """Walk the precision-tracing ladder for a failing (crashed, raised: ``failure``)
-        case (localize/ladder.py); its trials run in a supervised child when the executor
-        set ``trial_init``."""
+        """The localization ladder (localize/ladder.py); trials in a child when ``trial_init`` is set."""
         from .localize.ladder import localize_case
 
         return localize_case(self, prepared, self.trial_init, failure)
 
     def op_types(self, prepared: Prepared) -> List[str]:
         """The op types the baseline program runs, in first-use order."""
-        seen: List[str] = []
+        from .localize.trials import predictor_op_types
+
         predictor = self.predictors.get(prepared.model, self.baseline_calls(
             replace(prepared.case, baseline="auto"), prepared.model))
-        record = lambda op_type, name, tensor: seen.append(op_type.rsplit(":", 1)[0])
-        run_with_sink(self.hooks.for_predictor(predictor), record,
-                      lambda: run_predictor(predictor, prepared.inputs))
-        return [t for i, t in enumerate(seen) if t not in seen[:i]]
+        return predictor_op_types(self, predictor, prepared.inputs)
 
     def close(self) -> None:
         """Remove this process's spilled baseline tensors."""
@@ -501,8 +468,7 @@ def prepared_case(case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray], 
 
 
 def selection_notes(baseline, model: ModelFiles) -> Tuple[str, ...]:
-    """The note on intermediates globs that matched no tensor; an InputError when they select
-    none at all: the intermediates asked for would not be compared, never silently."""
+    """The note on intermediates globs that matched no tensor; an InputError when none matched."""
     if baseline.store is None:
         return ()
     error, note = selection_problems(baseline.store, model.name)
@@ -512,8 +478,7 @@ def selection_notes(baseline, model: ModelFiles) -> Tuple[str, ...]:
 
 
 def candidate_error(e: PredictorError) -> type:
-    """The class a candidate's Paddle error is raised as: one with a hint keeps its own
-    (the hint is the fix), any other is a CandidateError (localized)."""
+    """An error with a hint keeps its class; any other becomes a CandidateError (localized)."""
     return type(e) if "\nhint: " in str(e) else CandidateError
 
 
@@ -529,18 +494,11 @@ def fan_out(*sinks):
 
 def shared_outputs(shared_dir: Optional[Path], key: Tuple, run,
                    meta: Optional[Dict[str, object]] = None) -> Mapping[str, np.ndarray]:
-    """Under xdist, the workers of one session compute a baseline's outputs once: the first
-    to need them runs the predictor and leaves them in ``shared_dir`` (the session's, in the
-    cache dir) for the others: same program, recipe, inputs and Paddle. The controller
-    removes the directory at the end. ``meta``: JSON facts about the run (its evidence)
-    that ``run`` fills in; they travel with the outputs and are read back into it."""
+    """Under xdist the first worker to need a baseline's outputs runs it and leaves them in
+    ``shared_dir`` for the others. ``meta``: JSON facts ``run`` fills in (its evidence); they
+    travel with the outputs."""
     if shared_dir is None:
         return run()
-    from collections import OrderedDict
-    import json
-
-    from ..files import atomic_write, file_lock
-
     path = shared_path(shared_dir, key)
     with file_lock(path.with_suffix(".lock")):
         if path.is_file():
@@ -557,31 +515,23 @@ def shared_outputs(shared_dir: Optional[Path], key: Tuple, run,
 
 
 def shared_path(shared_dir: Path, key: Tuple) -> Path:
-    """Where shared_outputs keeps a baseline's outputs: named by program (and its mtime: a
-    program rewritten is another), recipe and inputs."""
-    import hashlib
-
+    """Named by program (and its mtime), recipe and inputs."""
     stamps = [os.stat(f).st_mtime_ns for f in key[0:1] if os.path.exists(f)]
     return shared_dir / f"{hashlib.sha1(repr((key, stamps)).encode()).hexdigest()}.npz"
 
 
 def true_fp32_run(calls, tally: Tally, run):
-    """A GPU baseline's run in true fp32: cuBLAS and cuDNN TF32 off around it, restored after
-    (engine/tf32.py), said in its evidence; other baselines run as they are. The switches are
-    the process's: a candidate's calibration or shape collection building beside this run
-    (``_prepare_beside``) runs in fp32 too, never the candidate's own run."""
+    """A GPU baseline's run in true fp32: TF32 off around it (engine/tf32.py), said in its
+    evidence. The switches are the process's: a calibration beside it runs in fp32 too."""
     if not any(getattr(c, "method", "") == "enable_use_gpu" for c in calls):
         return run()
-    from .tf32 import true_fp32
-
-    with true_fp32() as what:
+    with tf32.true_fp32() as what:
         tally.evidence.tf32 = what
         return run()
 
 
 def judge_evidence(result: CaseResult, candidate: Evidence, baseline: Optional[dict]) -> None:
-    """What the candidate and the baseline really ran, into the result; a rule either broke
-    (its run mode's, its recipe's) fails the case, as one of its problems."""
+    """What the candidate and the baseline really ran, into the result; a broken rule fails it."""
     result.evidence["candidate"] = candidate.to_dict()
     broken = broken_rules(candidate.role, candidate)
     if baseline is not None:  # a predictor baseline (not dygraph, static or a golden)
@@ -595,11 +545,7 @@ def judge_evidence(result: CaseResult, candidate: Evidence, baseline: Optional[d
 
 
 def judge_engines(result: CaseResult, spec, directories: Tuple[str, ...], built_at: float) -> None:
-    """What the legacy TensorRT engines recorded (engine_info_*.json), into the notes; an int8
-    engine without an int8 layer fails the case (the table or scales were not consumed)."""
-    from ..modes.run_modes import INT8
-    from ..modes.trt_marking import engine_text, fresh_engine_info, int8_engine_problem
-
+    """What legacy TensorRT engines recorded, into the notes; an int8 engine without int8 layers fails."""
     if not directories:
         return
     files = fresh_engine_info(directories[:1], 0.0) + fresh_engine_info(directories[1:], built_at)
@@ -616,8 +562,7 @@ def judge_engines(result: CaseResult, spec, directories: Tuple[str, ...], built_
 
 
 def empty_store_note(selected: str, baseline_evidence: Optional[dict]) -> str:
-    """Intermediates were asked for, and the baseline's hooks gave none: say so, rather than
-    a comparison of nothing that reads as a pass."""
+    """Intermediates asked for and none hooked: said, not a comparison of nothing that passes."""
     runs = (baseline_evidence or {}).get("runs", 1)
     return (f"intermediates {selected!r}: the baseline's output hooks gave no selected tensor in "
             f"{runs} run(s) (GPU baselines run once before recording): no intermediate tensor "
@@ -626,16 +571,12 @@ def empty_store_note(selected: str, baseline_evidence: Optional[dict]) -> str:
 
 def quantized_trt(spec) -> bool:
     """TensorRT int8 from the model's own quantize ops (``int8_source=quantized``)."""
-    from ..modes.run_modes import INT8, QUANTIZED
-
     return spec.run_mode.tensorrt and spec.run_mode.precision == INT8 and spec.int8_source == QUANTIZED
 
 
 def marked_tensors(case: Case, store: Optional[BaselineStore],
                    program_format: str = "legacy") -> Tuple[str, ...]:
-    """TensorRT keeps fused tensors inside its engine: with intermediates on, the selected
-    baseline tensors are marked as engine outputs so the hooks can see them (legacy path
-    only: paddle.tensorrt's convert has no marking)."""
+    """Selected baseline tensors to mark as TensorRT engine outputs (legacy path only)."""
     if store is None or not case.run_mode.run_mode.tensorrt \
             or pir_tensorrt.takes_pir_path(case.run_mode.run_mode, program_format):
         return ()

@@ -1,11 +1,9 @@
-"""Saved runs on disk: a run's outputs and its selected intermediate tensors in one
-compressed ``.npz``, written member by member (never more than one tensor in memory), and
-read back as a baseline store the aligner pairs a candidate's tensors with.
+"""Saved runs on disk: a run's outputs and selected intermediate tensors in one compressed
+``.npz`` written member by member (one tensor in memory at a time), read back as a baseline store.
 
-Members: ``o0, o1, ...`` the outputs, ``t00000, t00001, ...`` the intermediates in execution
-order, ``__meta__`` a JSON text; ``meta["intermediates"]`` lists each tensor's index, name,
-op type, shape and dtype (the dtype it was computed in; ``stored`` says when it was stored
-as float16 to halve the file). ``numpy.load`` reads the file like any ``.npz``.
+Members: ``o0, o1, ...`` the outputs, ``t00000, ...`` the intermediates in execution order,
+``__meta__`` JSON; ``meta["intermediates"]`` lists each tensor's index, name, op type, shape and
+dtype (``stored``: float16 storage).
 """
 from __future__ import annotations
 
@@ -17,7 +15,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from ..files import atomic_write
+from ..files import atomic_write, load_error_text
 from ..goldens import FORMAT, GoldenError, golden_path, legacy_file_name, replaceable
 from .capture import Record, fingerprint
 
@@ -73,9 +71,7 @@ def _fits_float16(array: np.ndarray) -> bool:
 
 
 class SavedTensors:
-    """A saved run's intermediates, read like a spilled baseline store (capture.Aligner and
-    CandidateComparer use ``records``, ``by_name`` and ``load``). Each tensor is read once
-    here for its fingerprint, then again when a candidate tensor pairs with it."""
+    """A saved run's intermediates, read like a spilled baseline store."""
 
     def __init__(self, path: Path, entries: Iterable[Mapping[str, object]]):
         self.path = Path(path)
@@ -93,11 +89,7 @@ class SavedTensors:
             self.by_name[record.name] = record
 
     def _read(self, record: Record) -> np.ndarray:
-        """The first read of a tensor: a member the metadata lists but the file lacks (or
-        holds damaged) is the file's fault, said as a golden's is."""
-        from ..files import load_error_text
-        from ..goldens import GoldenError
-
+        """The first read of a tensor: a missing or damaged member is the file's fault."""
         try:
             return self.load(record)
         except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
@@ -123,8 +115,7 @@ def saved_tensors(path: Path, meta: Mapping[str, object]) -> Optional[SavedTenso
 
 def write_golden(directory: Path, case_id: str, outputs: Mapping[str, "np.ndarray"],
                  meta: Mapping[str, object], store=None, float16: bool = False) -> Path:
-    """Write one case's golden atomically, with the intermediate tensors of ``store`` (a
-    spilled baseline store) when given; returns its path."""
+    """Write one case's golden atomically, with ``store``'s intermediate tensors; returns its path."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = golden_path(directory, case_id)

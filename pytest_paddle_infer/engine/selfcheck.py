@@ -1,10 +1,6 @@
-"""The self-check's Paddle work, in the executor child: the machine's facts, and each run
-mode's positive and negative control on a tiny zoo model (see ``__init__``).
-
-The positive control builds the candidate as a case does (``CandidateBuilder.plan`` and the
-plan executor: TensorRT's cache dir, calibration and all); the negative control builds a plain
-predictor from that recipe less the call that engages the mode. Both runs are recorded through
-the output hooks like a case's candidate (execute/recording.py).
+"""The self-check's Paddle work, in the executor child: the machine's facts, and each run mode's
+positive control (the candidate built as a case builds it) and negative control (that recipe
+less the call that engages the mode), both recorded through the output hooks (recording.py).
 """
 from __future__ import annotations
 
@@ -13,14 +9,22 @@ import traceback
 from dataclasses import dataclass, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from ..models.program import exports_legacy, paddle_major
+from ..models.source import parse_source
+from ..modes.capabilities import detect, import_paddle, installed_paddle
 from ..modes.run_modes import (FP16, FP32, GPU, INT8, ONEDNN, RUN_MODES, TENSORRT, Call,
                                Precision, RunMode, parse_run_mode)
-from ..models.program import paddle_major
-from ..verdict.evidence import RULES, Evidence, broken_rules
+from ..protocol import CANNOT_RUN, ENGAGED, NOT_ENGAGED, UNTELLABLE, CaseResult  # noqa: F401 (statuses)
+from ..verdict.evidence import RULES, Evidence, Tally, broken_rules
+from .build_plan import candidate_feeds
+from .capture import run_with_sink
+from .int8_evidence import program_op_types, wants_int8_kernels
+from .pir_tensorrt import predictor_recipe
+from .predictor import describe_recipe, run_predictor, trim_paddle_error
+from .recording import recorded
+from .runner import judge_engines
 
 FORMAT = 1  # of the JSON: bump when its keys change
-
-from ..protocol import CANNOT_RUN, ENGAGED, NOT_ENGAGED, UNTELLABLE  # noqa: F401 (the statuses)
 
 # Evidence of modes whose row in the mode table requires none (RunMode.shows is empty):
 ONEDNN_LAYOUT = "tensors in oneDNN's layout"
@@ -43,14 +47,13 @@ class Seen:
         return dict(self.evidence.to_dict(), gpu_tensors=self.gpu_tensors)
 
 
-def _own_rules() -> Dict[str, Tuple[Callable[[Seen], bool], str]]:
-    """Signals of the modes the evidence rules have no row for: (holds, what it means)."""
-    return {
-        ONEDNN_LAYOUT: (lambda s: s.evidence.onednn_tensors > 0, "oneDNN's kernels"),
-        NATIVE_LAYOUT: (lambda s: s.evidence.seen and s.evidence.onednn_tensors == 0,
-                        "Paddle's native CPU kernels"),
-        GPU_TENSORS: (lambda s: s.gpu_tensors > 0, "GPU kernels"),
-    }
+# Signals of the modes the evidence rules have no row for: (holds, what it means)
+OWN_RULES: Dict[str, Tuple[Callable[[Seen], bool], str]] = {
+    ONEDNN_LAYOUT: (lambda s: s.evidence.onednn_tensors > 0, "oneDNN's kernels"),
+    NATIVE_LAYOUT: (lambda s: s.evidence.seen and s.evidence.onednn_tensors == 0,
+                    "Paddle's native CPU kernels"),
+    GPU_TENSORS: (lambda s: s.gpu_tensors > 0, "GPU kernels"),
+}
 
 
 def rule_of(mode: RunMode) -> str:
@@ -67,7 +70,7 @@ def rule_problems(mode: RunMode, seen: Seen) -> List[str]:
     rule = rule_of(mode)
     if rule in RULES:
         return broken_rules(mode.name, seen.evidence, (rule,))
-    holds, meaning = _own_rules()[rule]
+    holds, meaning = OWN_RULES[rule]
     if holds(seen):
         return []
     if not seen.evidence.seen:
@@ -81,8 +84,6 @@ def negative_recipe(mode: RunMode, calls: Sequence[Call]) -> Tuple[Tuple[Call, .
     """The recipe without what engages ``mode``, and what was taken out, in words."""
     calls = tuple(calls)
     if mode.engine == TENSORRT:
-        from .pir_tensorrt import predictor_recipe
-
         return predictor_recipe(calls), "without enable_tensorrt_engine() (plain GPU fp32)"
     if mode.device == GPU and mode.precision == FP16:
         fp32 = tuple(replace(c, args=tuple(Precision(FP32) if isinstance(a, Precision) else a
@@ -124,14 +125,8 @@ def cannot_run(caps, mode: RunMode, device_id: Optional[int]) -> Optional[Tuple[
     return short, full
 
 
-# -- the machine --------------------------------------------------------------------------
-
-
 def machine_facts(caps) -> dict:
-    """Paddle, CUDA, cuDNN and TensorRT versions, the GPUs and their compute capability,
-    TF32, the CPU."""
-    from ..modes.capabilities import import_paddle
-
+    """Paddle, CUDA, cuDNN and TensorRT versions, the GPUs, TF32, the CPU."""
     paddle = import_paddle()
     cuda = str(paddle.version.cuda())
     built_cuda = cuda not in ("False", "", "None")
@@ -158,8 +153,7 @@ def machine_facts(caps) -> dict:
 
 
 def tf32_state(gpus: Sequence[dict]) -> dict:
-    """Paddle's TF32 switches for cuBLAS and cuDNN (process-wide, on unless turned off) and
-    whether a GPU here computes TF32 at all (compute capability 8.0 and up)."""
+    """Paddle's TF32 switches for cuBLAS and cuDNN, and the GPUs with TF32 (8.0 and up)."""
     from paddle.base import core
 
     def switch(name: str) -> Optional[bool]:
@@ -174,12 +168,8 @@ def tf32_state(gpus: Sequence[dict]) -> dict:
             "gpus_with_tf32": capable}
 
 
-# -- one mode -------------------------------------------------------------------------------
-
-
 def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: bool = False) -> dict:
-    """One mode's row: status, why, its rule, and each control's recipe and evidence.
-    ``pir``: a TensorRT mode on the model's ``.json`` export (paddle.tensorrt.convert)."""
+    """One mode's row; ``pir``: a TensorRT mode on the model's ``.json`` export."""
     spec = parse_run_mode(mode.name)
     device_id = runner.candidates.device_id(spec) if mode.device == GPU else None
     row: dict = {"mode": mode.name, "label": f"{mode.name} (PIR)" if pir else mode.name,
@@ -195,17 +185,17 @@ def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: 
     started = time.perf_counter()
     try:
         model, recipe, seen, built = positive(runner, spec, on_phase, pir)
-        row.update(model=model.name, program=model.prog_file, recipe=_text(recipe),
+        row.update(model=model.name, program=model.prog_file, recipe=describe_recipe(recipe),
                    notes=list(built.notes), positive=seen.to_dict())
         problems = rule_problems(mode, seen) + engine_problems(row, spec, built)
         if problems:
             row.update(status=NOT_ENGAGED, why="; ".join(problems))
             return row
         calls, taken = negative_recipe(mode, recipe)
-        on_phase(f"self-check {mode.name}: negative control", _text(calls))
+        on_phase(f"self-check {mode.name}: negative control", describe_recipe(calls))
         negative_seen = run_recorded(runner, model, calls, f"{mode.name} negative control",
                                      runner.inputs(model, {}, 0))
-        row["negative"] = dict(negative_seen.to_dict(), recipe=_text(calls), taken=taken)
+        row["negative"] = dict(negative_seen.to_dict(), recipe=describe_recipe(calls), taken=taken)
         negative_problems = rule_problems(mode, negative_seen)
         row["negative"]["fails_rule"] = bool(negative_problems)
         row["negative"]["why"] = "; ".join(negative_problems)
@@ -217,8 +207,6 @@ def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: 
                        why=f"the recipe {taken} still shows {rule_of(mode)}: this check cannot "
                            f"tell {mode.name} ran")
     except Exception as e:  # the mode errors here: not engaged, with Paddle's words
-        from .predictor import trim_paddle_error
-
         row.update(status=NOT_ENGAGED, why=f"error: {trim_paddle_error(e)}",
                    traceback=traceback.format_exc(limit=6))
     finally:
@@ -227,15 +215,7 @@ def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: 
 
 
 def positive(runner, spec, on_phase, pir: bool = False):
-    """The candidate of ``spec`` on the self-check's model, built by the plugin's own plan,
-    run once and recorded: (model, recipe, Seen, Built). ``pir``: the model's
-    ``.json`` export, whatever the mode (TensorRT then takes the PIR path)."""
-    from .int8_evidence import program_op_types, wants_int8_kernels
-    from ..models.program import exports_legacy
-    from ..models.source import parse_source
-    from .build_plan import candidate_feeds
-    from ..modes.capabilities import installed_paddle
-
+    """The self-check model's candidate, built by the plugin's own plan, run and recorded."""
     mode = spec.run_mode
     source = parse_source(QUANTIZED_MODEL if wants_int8_kernels(mode) else MODEL)
     on_phase(f"self-check {mode.name}: exporting {source.name}")
@@ -245,7 +225,7 @@ def positive(runner, spec, on_phase, pir: bool = False):
     inputs = runner.inputs(model, {}, 0)
     ops = program_op_types(model.prog_file) if mode.precision == INT8 else None
     plan = runner.candidates.plan(spec, model, specs, program_ops=ops)
-    on_phase(f"self-check {mode.name}: positive control", _text(plan.final.recipe))
+    on_phase(f"self-check {mode.name}: positive control", describe_recipe(plan.final.recipe))
     built = runner.build_candidate(plan, model, inputs)
     seen = run_recorded(runner, model, plan.final.recipe, mode.name, candidate_feeds(plan, inputs),
                         predictor=built.predictor, program=plan.final.program)
@@ -253,13 +233,9 @@ def positive(runner, spec, on_phase, pir: bool = False):
 
 
 def engine_problems(row: dict, spec, built) -> List[str]:
-    """Legacy TensorRT: what its engines recorded (engine_info_*.json), as a case reads it
-    (execute/runner.py ``judge_engines``), into ``row["engines"]``; an int8 engine without
-    an int8 layer is a problem: the mode did not engage."""
+    """Legacy TensorRT engines' records into ``row["engines"]``; int8 ones without int8 layers: problems."""
     if not built.engine_dirs:
         return []
-    from .runner import judge_engines
-    from ..protocol import CaseResult
 
     judged = CaseResult(spec.label, [], "", "", "")
     judge_engines(judged, spec, built.engine_dirs, built.built_at)
@@ -269,11 +245,6 @@ def engine_problems(row: dict, spec, built) -> List[str]:
 
 def run_recorded(runner, model, calls, role: str, inputs, predictor=None, program=None) -> Seen:
     """Run ``predictor`` (else one built from ``calls``) once, recording what its hooks saw."""
-    from .capture import run_with_sink
-    from .predictor import run_predictor
-    from .recording import recorded
-    from ..verdict.evidence import Tally
-
     if predictor is None:
         predictor = runner.predictors.get(model, tuple(calls))
     prog = program[0] if program else model.prog_file
@@ -290,19 +261,8 @@ def run_recorded(runner, model, calls, role: str, inputs, predictor=None, progra
     return seen
 
 
-def _text(calls: Sequence[Call]) -> str:
-    from .predictor import describe_recipe
-
-    return describe_recipe(calls)
-
-
-# -- the whole check ----------------------------------------------------------------------
-
-
 def run_selfcheck(runner, on_phase: Callable[..., None] = lambda name, recipe="": None) -> dict:
     """The JSON the report prints and writes: the machine, then one row per run mode."""
-    from ..modes.capabilities import detect
-
     caps = detect()
     started = time.time()
     rows = [check_mode(runner, caps, mode, on_phase) for mode in RUN_MODES.values()]

@@ -1,17 +1,9 @@
 """TF32 on GPU: the baseline computes in true fp32; what the fp32 candidates use is said.
 
-On compute capability 8.0 and later, cuBLAS and cuDNN can run fp32 matrix products on tensor
-cores in TF32 (fp32's range, fp16's 10-bit mantissa). Paddle turns that on by default and has
-process-wide switches for it in 2.6 and 3.x alike: ``paddle.base.core.set_cublas_switch`` /
-``set_cudnn_switch`` (and their ``get_*``; checked on the 2.6.2 GPU wheel and the 3.3.1 CPU
-wheel: 2.6.2 starts with both on, 3.3.1 with cuBLAS off and cuDNN on). cuDNN's convolution
-descriptors read the switch at each call (``AllowTF32Cudnn()``); cuBLAS calls read it where they
-choose a compute type. TensorRT's builder sets its own TF32 flag by default, and Paddle never
-clears it (read in its source, legacy and PIR paths): a TensorRT candidate uses TF32 whatever
-the switches say.
-
-So the GPU baseline runs with both switches off (``true_fp32``) and puts them back after; the
-candidates run with what the process has (what ships), and their evidence says which.
+On compute capability 8.0+, cuBLAS and cuDNN may run fp32 products in TF32 (fp16's mantissa).
+Paddle has process-wide switches (``paddle.base.core.set_cublas_switch`` / ``set_cudnn_switch``,
+read at each call); TensorRT's builder sets its own TF32 flag, which Paddle never clears. The GPU
+baseline runs with both switches off (``true_fp32``); candidates run as shipped, and say so.
 """
 from __future__ import annotations
 
@@ -19,20 +11,19 @@ import contextlib
 import threading
 from typing import Iterator, Optional, Tuple
 
+from ..modes.capabilities import import_paddle
+
 # compute capability from which GPUs have TF32 tensor cores (Ampere)
 TF32_CAPABILITY = (8, 0)
 
 
 def _core():
-    from ..modes.capabilities import import_paddle
-
-    paddle = import_paddle()
-    return getattr(paddle, "base", None) or paddle.fluid
+    return import_paddle().base.core
 
 
 def switches() -> Optional[Tuple[bool, bool]]:
     """(cuBLAS, cuDNN) TF32 switches of this process; None where this Paddle has none."""
-    core = _core().core
+    core = _core()
     get_blas, get_dnn = getattr(core, "get_cublas_switch", None), getattr(core, "get_cudnn_switch", None)
     if get_blas is None or get_dnn is None:
         return None
@@ -40,7 +31,7 @@ def switches() -> Optional[Tuple[bool, bool]]:
 
 
 def set_switches(blas: bool, dnn: bool) -> None:
-    core = _core().core
+    core = _core()
     core.set_cublas_switch(blas)
     core.set_cudnn_switch(dnn)
 
@@ -52,9 +43,7 @@ _saved: Optional[Tuple[bool, bool]] = None
 
 @contextlib.contextmanager
 def true_fp32() -> Iterator[str]:
-    """Both TF32 switches off for the block, restored when the last block open in any thread
-    ends (overlapping blocks would otherwise put back each other's "off"); yields what it
-    did, in words."""
+    """Both switches off for the block, restored when the last such block ends; yields what it did."""
     global _holders, _saved
     if switches() is None:
         yield "TF32 could not be turned off: this Paddle has no cuBLAS/cuDNN TF32 switch"
@@ -86,8 +75,7 @@ def capability(device_id: int) -> Optional[Tuple[int, int]]:
 
 def candidate_text(tensorrt: bool, state: Optional[Tuple[bool, bool]],
                    cc: Optional[Tuple[int, int]]) -> str:
-    """What an fp32 GPU candidate's TF32 use is: the switches it ran with, TensorRT's flag,
-    and whether the GPU has TF32 at all."""
+    """An fp32 GPU candidate's TF32 use: the switches, TensorRT's flag, the GPU's TF32."""
     on = lambda v: "on" if v else "off"  # noqa: E731
     parts = []
     if state is None:

@@ -1,18 +1,14 @@
 """How a builder's inputs meet its layer's ``forward``: by name, whatever order they are listed in.
 
-``forward_parameters(layer)`` (in a child process, where the layer lives) describes
-``forward``'s parameters as plain data; ``bind(parameters, names)`` (anywhere, no paddle) says
-which input goes to which parameter, or raises a ``BindingError`` naming both lists. The
-exporter builds its ``InputSpec`` list in ``forward``'s order from the binding, and the dygraph
-baseline calls ``forward`` with keyword arguments from it, so the program input named
-``scale_factor`` is the tensor ``forward`` takes as ``scale_factor``.
-
-One exception to names: a single input and a ``forward`` with a single parameter without a
-default bind whatever their names (``nn.Sequential.forward(self, input)`` takes ``x``); a
-single tensor cannot be bound to the wrong parameter.
+``forward_signature(layer)`` (in the child where the layer lives) describes ``forward``'s
+parameters as data; ``bind(signature, names)`` (no paddle) says which input goes to which
+parameter, or raises a ``BindingError``. One input and one required parameter bind whatever
+their names (``nn.Sequential.forward(self, input)``).
 """
 from __future__ import annotations
 
+import difflib
+import inspect
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -73,8 +69,7 @@ class BindingError(ModelError):
 
 @dataclass(frozen=True)
 class Binding:
-    """``slots``: forward's positional parameters up to the last one given, in order, each
-    with the input it takes, or None where the parameter keeps its default."""
+    """``slots``: forward's positional parameters up to the last given, with their inputs."""
 
     slots: Tuple[Tuple[str, Optional[str]], ...]
 
@@ -87,8 +82,6 @@ class Binding:
 
 def forward_signature(layer) -> Signature:
     """In the process that built ``layer``: its ``forward``'s parameters."""
-    import inspect
-
     kinds = {inspect.Parameter.POSITIONAL_ONLY: "positional_only",
              inspect.Parameter.POSITIONAL_OR_KEYWORD: POSITIONAL,
              inspect.Parameter.KEYWORD_ONLY: KEYWORD,
@@ -127,12 +120,13 @@ def bind(signature: Signature, names: Sequence[str]) -> Binding:
         return Binding(tuple((p.name, names[0] if p is target else None)
                              for p in named[:named.index(target) + 1]))
     if unknown:
-        closest = _closest(unknown[0], [p.name for p in named if p.name not in names])
+        close = difflib.get_close_matches(unknown[0], [p.name for p in named if p.name not in names],
+                                          n=1, cutoff=0.5)
         raise BindingError(
             f"input {unknown[0]!r} is not a parameter of {signature.owner}",
             f"inputs named after forward's parameters: {', '.join(signature.names()) or 'none'} ({where})",
             f"inputs {listed}",
-            (f"did you mean {closest!r}? " if closest else "") +
+            (f"did you mean {close[0]!r}? " if close else "") +
             "name each input after the forward parameter it feeds (inputs bind by name, not order)",
             unknown[0])
     missing = [p.name for p in required if p.name not in names]
@@ -152,10 +146,3 @@ def bind(signature: Signature, names: Sequence[str]) -> Binding:
         return Binding(())
     last = max(i for i, p in enumerate(positional) if p.name in names)
     return Binding(tuple((p.name, p.name if p.name in names else None) for p in positional[:last + 1]))
-
-
-def _closest(word: str, choices: Sequence[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.5)
-    return close[0] if close else ""

@@ -1,9 +1,8 @@
 """Model sources -> model files: a zoo name, a directory or file pair on disk, or a builder.
 
-Zoo entries and builders are exported once per cache dir by a child process
-(``exporter.py``). Exports are built in a temporary directory, described by a manifest
-(file sizes and hashes) and renamed into place under a file lock, so workers that start
-at once build each entry once, and a partial or corrupt entry is detected and rebuilt.
+Zoo entries and builders are exported once per cache dir by a child (``exporter.py``), built in
+a temporary directory, described by a manifest (sizes, hashes) and renamed into place under a
+file lock: workers build each entry once, and a partial or corrupt entry is rebuilt.
 """
 from __future__ import annotations
 
@@ -13,6 +12,7 @@ import os
 import shutil
 import sys
 import tempfile
+from contextlib import suppress
 from pathlib import Path
 from typing import Dict, Mapping, Optional, Tuple
 
@@ -22,11 +22,11 @@ from ..files import atomic_write, file_lock, file_sha256
 from .inputs import InputSpec
 from .source import MANIFEST, PROGRAM_EXTENSIONS, ModelFiles, ModelSource, find_model_files
 from .zoo import ZOO, ZOO_VERSION
+from ..ownership import marker_kind
+from ..children import ChildTimeout, how_it_ended, oom_kills, run
+from .binding import Signature
 
 BUILDER_PATH_ENV = "PADDLE_INFER_BUILDER_PATH"  # read by exporter.load_builder in the child
-
-
-# -- the cache ---------------------------------------------------------------------------
 
 
 def _write_manifest(directory: Path, extra: Mapping[str, object]) -> None:
@@ -43,8 +43,7 @@ VERIFIED = ".verified"  # the files' stat stamps when their hashes last matched 
 
 
 def _stamps(directory: Path, names) -> dict:
-    """What changes whenever a file's content can have changed: size, mtime, inode, and the
-    ctime, which no user call can set back (touching a file's mtime moves its ctime)."""
+    """What changes whenever a file's content can: size, mtime, ctime (no call sets it back), inode."""
     out = {}
     for name in [MANIFEST, *names]:
         st = (directory / name).stat()
@@ -72,10 +71,8 @@ def _valid_manifest(directory: Path) -> Optional[dict]:
                 p = directory / name
                 if p.stat().st_size != meta["size"] or file_sha256(p) != meta["sha256"]:
                     return None
-            try:
+            with suppress(OSError):  # a read-only cache: hashed again next time
                 atomic_write(directory / VERIFIED, json.dumps(stamps))
-            except OSError:
-                pass  # a read-only cache: hashed again next time
         for path, digest in manifest.get("sources", {}).items():  # a builder's code was edited
             if file_sha256(Path(path)) != digest:
                 return None
@@ -97,8 +94,7 @@ def remove_entry(path: Path) -> None:
 
 
 def cache_subdir(path: Path) -> Path:
-    """A directory of the cache, made when missing; a file in its place (damage) is removed:
-    everything in the cache is the plugin's own and can be rebuilt."""
+    """A directory of the cache, made when missing; a file in its place (damage) is removed."""
     if path.exists() and not path.is_dir():
         remove_entry(path)
     path.mkdir(parents=True, exist_ok=True)
@@ -111,26 +107,18 @@ OWN_DIRS = ("models", "inspect", "signatures", "executor", "spill", "optim", "ba
 
 
 def heal_cache_dirs(cache_dir: Path) -> None:
-    """Remove a file or link in the place of one of the cache's own directories, only in a
-    directory marked as the plugin's cache (ownership.py): anywhere else a file named
-    ``models`` or ``repro`` is someone's."""
-    from ..ownership import marker_kind
-
+    """Remove a file or link in place of one of the cache's own directories (a marked cache only)."""
     if marker_kind(Path(cache_dir)) != "cache":
         return
     for name in OWN_DIRS:
         path = Path(cache_dir) / name
-        try:
+        with suppress(FileNotFoundError):  # another worker healed it first
             if path.is_symlink() or (path.exists() and not path.is_dir()):
                 path.unlink()
-        except FileNotFoundError:  # another worker healed it first
-            pass
 
 
 def remove_stale_builds(directory: Path, held: str = "") -> None:
-    """Temporary export directories a killed process left behind (``*.tmp-*``, a full model
-    each): those of the entry ``held`` (its lock is the caller's) and any other whose lock is
-    free; one whose lock is held elsewhere is being built right now and stays."""
+    """Remove temporary export dirs killed processes left: ``held``'s, and those whose lock is free."""
     from filelock import FileLock, Timeout
 
     for tmp in Path(directory).glob(f"*{TMP_MARK}*"):
@@ -138,11 +126,9 @@ def remove_stale_builds(directory: Path, held: str = "") -> None:
         if owner == held:
             remove_entry(tmp)
             continue
-        try:
+        with suppress(Timeout, OSError):
             with FileLock(str(tmp.with_name(owner + ".lock")), timeout=0):
                 remove_entry(tmp)
-        except (Timeout, OSError):
-            pass
 
 
 _swept: set = set()  # per process: directories whose stale builds were looked for
@@ -184,13 +170,9 @@ class ChildTimedOut(ModelError):
 def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
               module: str = "pytest_paddle_infer.models.exporter",
               timeout: Optional[float] = None, timeout_option: str = "") -> dict:
-    """Run the exporter (or another child ``module``) in a child process; its last stdout
-    line is JSON. ``search_path`` goes first on the child's PYTHONPATH, so a builder beside a
-    suite file can be imported. A child still running after ``timeout`` seconds is killed
-    with its process group (ChildTimedOut, naming ``timeout_option``, the option that set
-    the deadline); it dies with this process too (children.py)."""
-    from ..children import ChildTimeout, oom_kills, run
-
+    """Run the exporter (or another ``module``) in a child process; its last stdout line is
+    JSON. ``search_path`` goes first on the child's PYTHONPATH (a builder beside a suite). Past
+    ``timeout`` seconds it is killed: ChildTimedOut, naming ``timeout_option``."""
     env = dict(os.environ)
     if search_path:
         env["PYTHONPATH"] = os.pathsep.join([*search_path, *filter(None, [env.get("PYTHONPATH")])])
@@ -217,11 +199,7 @@ def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
 
 
 def child_failure(what: str, returncode: int, stderr: str, oom_before: Optional[int] = None) -> str:
-    """``WHAT failed: the child process was killed by SIGSEGV`` (or ``exited with status 3``;
-    a SIGKILL says what most often sends it), then the end of what it printed: never
-    "failed:" with nothing after it."""
-    from ..children import how_it_ended
-
+    """``WHAT failed: the child process was killed by SIGSEGV``, then the end of what it printed."""
     how = f"the child process {how_it_ended(returncode, oom_before)}"
     tail = _trim_child_error(stderr)
     return f"{what} failed: {how}" + (f"\n{tail}" if tail else "")
@@ -245,9 +223,8 @@ USER_FRAMES = 4
 
 
 def _user_traceback(lines) -> str:
-    """A Python traceback from a child, told as the user's part of it: the frames of their
-    own code (not this plugin's, Python's or an installed package's, at most the last
-    ``USER_FRAMES``) and the exception."""
+    """A child's traceback as the user's part of it: the last ``USER_FRAMES`` frames of their own
+    code (not this plugin's, Python's or a package's) and the exception."""
     frames, current, i = [], None, 0
     while i < len(lines) and lines[i].startswith(" "):
         line = lines[i]
@@ -284,11 +261,7 @@ def export_dir(source: ModelSource, cache_dir: Path, legacy: bool) -> Path:
 
 
 def resolve(source: ModelSource, cache_dir: Path, legacy: bool = False) -> ModelFiles:
-    """Model files for a source; zoo entries and builders are exported on first use.
-
-    ``legacy=True`` asks for the ``.pdmodel`` program format, which keeps tensor names
-    meaningful for intermediate-tensor comparison.
-    """
+    """Model files for a source; zoo entries and builders exported on first use (``legacy``: .pdmodel)."""
     if source.kind == "path":
         prog, params = find_model_files(source.ref)
         if legacy and prog.suffix != ".pdmodel":
@@ -328,8 +301,7 @@ def resolve(source: ModelSource, cache_dir: Path, legacy: bool = False) -> Model
 
 
 def declared_inputs(prog: Path, cache_dir: Path, timeout: Optional[float] = None) -> Tuple[InputSpec, ...]:
-    """Input names, shapes and dtypes a model file declares (read once, cached by content);
-    ``timeout``: --paddle-timeout, the reading child's deadline."""
+    """A model file's declared inputs (cached by content); ``timeout``: the reading child's deadline."""
     stat = prog.stat()
     key = hashlib.sha256(f"{prog.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()[:16]
     path = Path(cache_dir) / "inspect" / f"{key}.json"
@@ -350,8 +322,7 @@ def _valid_inputs(inputs) -> bool:
 
 
 # -- records: small JSON files the cache keeps (inspections, signatures) -------------------
-# Each carries a digest of its content and key, checked on every read as export manifests
-# are: an edited or truncated record is read again from the model, never trusted.
+# Each carries a digest of its content and key: an edited or truncated record is never trusted.
 
 
 def _record_digest(key: str, data) -> str:
@@ -381,13 +352,8 @@ _signatures: Dict[str, object] = {}  # per process: each builder is asked once
 
 
 def builder_signature(source: ModelSource, cache_dir: Path, timeout: Optional[float] = None):
-    """The ``binding.Signature`` of the layer a builder source returns, or None when the
-    builder cannot be built here (its cases then error when it is exported, with the reason);
-    ChildTimedOut when building it runs past ``timeout`` (--paddle-timeout; the child is killed).
-    Asked of a child process that builds the layer, and kept in the cache dir with the
-    sources it read, so an edit to any of them asks again."""
-    from .binding import Signature
-
+    """The ``binding.Signature`` of the layer a builder returns (asked of a child, cached with
+    the sources it read), or None when it cannot be built here (its export then says why)."""
     text = json.dumps([source.ref, source.kwargs, source.fingerprint, installed_paddle()[1],
                        list(source.search_path)], sort_keys=True, default=str)
     key = hashlib.sha256(text.encode()).hexdigest()[:16]

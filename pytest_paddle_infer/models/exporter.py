@@ -1,26 +1,30 @@
-"""Runs in a child process: export a layer, or read a model file's declared inputs.
-
-A child process because the program format ``paddle.jit.save`` writes is fixed by
-``FLAGS_enable_pir_api`` when paddle is imported, and because building a model must not
-leave dygraph or static-mode state behind in the pytest process.
+"""Runs in a child process (``FLAGS_enable_pir_api`` fixes the format ``paddle.jit.save``
+writes at import; no dygraph or static state is left behind): export a layer, or read a model
+file's declared inputs. Prints one JSON object on its last line of stdout.
 
     python -m pytest_paddle_infer.models.exporter export BUILDER KWARGS_JSON INPUTS_JSON OUT_PREFIX [int8-weights]
     python -m pytest_paddle_infer.models.exporter inspect PROG_FILE
     python -m pytest_paddle_infer.models.exporter signature BUILDER KWARGS_JSON
-Prints one JSON object on its last line of stdout.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
+import inspect as pyinspect
 import json
 import os
+import random
+import re
 import sys
+
+from .quantized import store_int8_weights
+from .binding import BindingError, bind, forward_signature
+from ..children import hold_to_parent
 
 
 def _paddle_dtype_name(dtype) -> str:
     text = str(dtype).replace("paddle.", "").replace("VarType.", "").lower()
-    aliases = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64",
-               "bool": "bool", "int32": "int32", "int64": "int64", "float32": "float32"}
+    aliases = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64"}
     return aliases.get(text, text)
 
 
@@ -41,11 +45,7 @@ BUILD_SEED = 2024  # the global generators' seed before a builder runs
 
 
 def build_layer(builder: str, kwargs: dict):
-    """The builder's layer in eval mode. Paddle's, numpy's and Python's generators are seeded
-    first, so a builder that draws its initial weights from them returns the same weights in
-    the exporting process and in the dygraph baseline's."""
-    import random
-
+    """The builder's layer in eval mode, the generators seeded first (the same weights each time)."""
     import numpy as np
     import paddle
 
@@ -61,8 +61,6 @@ def build_layer(builder: str, kwargs: dict):
 
 def weights_digest(layer) -> str:
     """A hash of every parameter and buffer: tells whether two builds made the same network."""
-    import hashlib
-
     h = hashlib.sha256()
     for name, tensor in sorted(layer.state_dict().items()):
         h.update(name.encode())
@@ -71,12 +69,9 @@ def weights_digest(layer) -> str:
 
 
 def local_sources() -> dict:
-    """Source files this process imported from outside the Python installation and this
-    plugin (the builder's module and what it imports), with their hashes: an edit to any of
-    them makes the cached export stale. Paths under the working directory are kept relative,
-    so a project checked out elsewhere (or a test's temporary directory) still matches."""
-    import hashlib
-
+    """Hashes of the source files imported from outside Python and this plugin (the builder's
+    module and its imports): an edit makes the export stale. Paths under the working directory
+    are relative, so a checkout elsewhere still matches."""
     cwd = os.path.realpath(os.getcwd())
     skip = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     skip.add(os.path.realpath(os.path.dirname(__file__)))
@@ -96,10 +91,8 @@ def local_sources() -> dict:
 
 def export(builder: str, kwargs: dict, inputs: list, out_prefix: str,
            int8_weights: bool = False) -> dict:
-    """``paddle.jit.to_static`` with an InputSpec per declared input (dynamic dims None),
-    then ``paddle.jit.save``: what PaddleClas-style ``export_model.py`` scripts do.
-    ``int8_weights``: a quantized legacy program's weights are then stored as int8
-    (``quantized.store_int8_weights``)."""
+    """``paddle.jit.to_static`` with an InputSpec per declared input, then ``paddle.jit.save``
+    (as PaddleClas's ``export_model.py``); ``int8_weights``: quantized weights stored as int8."""
     import paddle
 
     layer = build_layer(builder, kwargs)
@@ -109,8 +102,6 @@ def export(builder: str, kwargs: dict, inputs: list, out_prefix: str,
     save_naming_unused_inputs(static_layer, out_prefix, layer, [i["name"] for i in inputs])
     extra = {}
     if int8_weights:
-        from .quantized import store_int8_weights
-
         extra["int8_weights"] = store_int8_weights(out_prefix)
     return {**extra, "files": sorted(os.listdir(os.path.dirname(out_prefix))),
             "paddle": paddle.__version__, "weights": weights, "sources": local_sources()}
@@ -125,32 +116,20 @@ def inspect(prog_file: str) -> dict:
     params = prefix + ".pdiparams"
     program, feed_names, fetch_targets = paddle.static.load_inference_model(
         prefix, exe, model_filename=prog_file, params_filename=params)
-    inputs = []
     if ext == ".json":
         data_ops = {op.attrs()["name"]: op for op in program.global_block().ops
                     if op.name() == "pd_op.data"}
-        for name in feed_names:
-            value = data_ops[name].result(0)
-            inputs.append({"name": name, "shape": list(value.shape),
-                           "dtype": _paddle_dtype_name(value.dtype)})
+        values = [data_ops[name].result(0) for name in feed_names]
     else:
-        block = program.global_block()
-        for name in feed_names:
-            var = block.var(name)
-            inputs.append({"name": name, "shape": list(var.shape),
-                           "dtype": _paddle_dtype_name(var.dtype)})
-    return {"inputs": inputs}
+        values = [program.global_block().var(name) for name in feed_names]
+    return {"inputs": [{"name": name, "shape": list(v.shape), "dtype": _paddle_dtype_name(v.dtype)}
+                       for name, v in zip(feed_names, values)]}
 
 
 def input_spec(layer, inputs: list) -> list:
-    """The ``InputSpec`` list ``to_static`` binds to ``forward``'s parameters by position,
-    made from the inputs by name (``binding.bind``): forward's order, each spec named after
-    its input, and a parameter's own default where forward takes an input later on."""
-    import inspect as pyinspect
-
+    """The ``InputSpec`` list ``to_static`` binds to ``forward``'s parameters by position, from
+    the inputs by name (``binding.bind``); a skipped parameter keeps its default."""
     import paddle
-
-    from .binding import BindingError, bind, forward_signature
 
     try:
         binding = bind(forward_signature(layer), [i["name"] for i in inputs])
@@ -169,9 +148,7 @@ def input_spec(layer, inputs: list) -> list:
 
 
 def unused_inputs(static_layer, names: list) -> list:
-    """The inputs no output of the converted program depends on (what ``paddle.jit.save``
-    refuses to keep): a walk from the outputs back through the PIR program, as Paddle's own
-    pruning walks it. Empty when the program cannot be walked so."""
+    """The inputs no output of the converted PIR program depends on (jit.save refuses them), or []."""
     try:
         from paddle.autograd.backward_utils import ValueSet, some_in_set
         from paddle.static.pir_io import get_real_op_inputs, get_real_op_outputs
@@ -192,10 +169,7 @@ def unused_inputs(static_layer, names: list) -> list:
 
 
 def save_naming_unused_inputs(static_layer, out_prefix: str, layer, names: list) -> None:
-    """``paddle.jit.save``; an input ``forward`` takes but no output depends on cannot be
-    exported, and Paddle's error does not say which: this one names it."""
-    import re
-
+    """``paddle.jit.save``, naming an input no output depends on (Paddle's error does not)."""
     import paddle
 
     try:
@@ -217,18 +191,13 @@ def save_naming_unused_inputs(static_layer, out_prefix: str, layer, names: list)
 
 def signature(builder: str, kwargs: dict) -> dict:
     """The built layer's ``forward`` parameters, for the suite's check of its inputs."""
-    from .binding import forward_signature
-
     layer = build_layer(builder, kwargs)
     return {"signature": forward_signature(layer).to_json(), "sources": local_sources()}
 
 
 def run_command(argv, commands) -> int:
-    """The child-process protocol: ``argv[0]`` names a command of ``commands``, which gets
-    the rest; its result goes to stdout as JSON on the last line. The child dies with the
-    process that started it (children.py)."""
-    from ..children import hold_to_parent
-
+    """The child-process protocol: ``argv[0]`` names a command, which gets the rest; its result
+    goes to stdout as JSON on the last line. The child dies with its parent (children.py)."""
     hold_to_parent()
     command = commands.get(argv[0]) if argv else None
     if command is None:

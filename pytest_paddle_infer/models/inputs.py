@@ -1,8 +1,5 @@
-"""Model inputs: what each input is (name, shape, dtype, value range) and seeded data for it.
-
-Data are generated per input name, not per position, so the same seed gives the same arrays
-whatever order a model declares its inputs in, in every worker and every run.
-"""
+"""Model inputs: what each input is (name, shape, dtype, value range) and seeded data for it,
+generated per input name: the same seed gives the same arrays whatever the declared order."""
 from __future__ import annotations
 
 import zlib
@@ -10,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Dict, Mapping, Optional, Sequence, Tuple
 
 from ..errors import InputError
+from ..files import ArrayFileError, WantedArray, load_arrays
 
 if TYPE_CHECKING:  # numpy is imported by the functions that use it: not at plugin start-up
     import numpy as np
@@ -47,8 +45,7 @@ def example_dims(declared: Sequence[int], batch: int = 1) -> str:
 
 def fill_shape(declared: Sequence[int], given: Optional[Sequence[int]], name: str,
                default_batch: int = 1) -> Tuple[int, ...]:
-    """A concrete shape: ``given`` checked against ``declared``, or ``declared`` with its
-    dynamic dims filled (batch from ``default_batch``, others must be given)."""
+    """``given`` checked against ``declared``, or ``declared`` with its batch dim filled."""
     if given is None:
         dims = []
         for i, d in enumerate(declared):
@@ -72,19 +69,13 @@ def fill_shape(declared: Sequence[int], given: Optional[Sequence[int]], name: st
     return tuple(int(g) for g in given)
 
 
-def _rng(seed: int, name: str) -> "np.random.Generator":
-    import numpy as np
-
-    return np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(name.encode())])
-
-
 def generate(spec: InputSpec, seed: int) -> "np.ndarray":
     """Seeded data for one concrete input."""
     import numpy as np
 
     if spec.file:
         return _load_file(spec)
-    rng = _rng(seed, spec.name)
+    rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(spec.name.encode())])
     shape = spec.shape
     if spec.values is not None:
         data = rng.choice(np.asarray(spec.values), size=shape)
@@ -113,8 +104,6 @@ def numpy_dtype(dtype: str) -> "np.dtype":
 
 def _load_file(spec: InputSpec) -> "np.ndarray":
     import numpy as np
-
-    from ..files import ArrayFileError, WantedArray, load_arrays
 
     try:
         arrays = load_arrays(spec.file, [WantedArray(spec.name, str(numpy_dtype(spec.dtype)), spec.shape)])

@@ -1,14 +1,12 @@
-"""Will a case's inputs fit in memory? Asked before any array is drawn or Paddle allocates,
-so an absurd shape (``64x3x2048x2048``) errors on its case with the figures instead of the
-kernel killing the executor, or the machine swapping, halfway through the session.
-
-The estimate is rough and says so: the inputs' bytes times ``HELD_COPIES``. A case holds its
-inputs for two seeds (the second one tells outputs that cannot fail), a copy inside the
-baseline predictor and one inside the candidate's, and activations at least as large again
-(measured: tiny_cnn at 8x3x1024x1024 peaked at 13x its 100 MB of inputs).
+"""Will a case's inputs fit in memory? Asked before anything is allocated, so an absurd shape
+errors on its case instead of the kernel killing the executor. A rough estimate: the inputs'
+bytes times ``HELD_COPIES`` (two seeds, copies in both predictors, activations; measured:
+tiny_cnn at 8x3x1024x1024 peaked at 13x its inputs).
 """
 from __future__ import annotations
 
+import math
+from contextlib import suppress
 from pathlib import Path
 from typing import Optional, Sequence, Tuple
 
@@ -24,12 +22,10 @@ CGROUP_LIMITS = (  # (limit, usage): cgroup v2, then v1, as a container sees its
 
 
 def _meminfo_available(path: Path = MEMINFO) -> Optional[int]:
-    try:
+    with suppress(OSError, ValueError, IndexError):
         for line in path.read_text().splitlines():
             if line.startswith("MemAvailable:"):
                 return int(line.split()[1]) * 1024  # kB
-    except (OSError, ValueError, IndexError):
-        pass
     return None
 
 
@@ -46,8 +42,7 @@ def _cgroup_available(limits=CGROUP_LIMITS) -> Optional[int]:
 
 
 def available_memory() -> Optional[Tuple[int, str]]:
-    """(bytes available, where that figure comes from), or None where neither /proc/meminfo
-    nor a cgroup limit can be read (the check is then skipped)."""
+    """(bytes available, where the figure comes from), or None where none can be read."""
     figures = [(b, where) for b, where in ((_meminfo_available(), "MemAvailable in /proc/meminfo"),
                                            (_cgroup_available(), "the cgroup's memory limit"))
                if b is not None]
@@ -55,17 +50,9 @@ def available_memory() -> Optional[Tuple[int, str]]:
 
 
 def input_bytes(specs: Sequence[InputSpec]) -> int:
-    """Bytes of the generated inputs; inputs read from files (their shape is the file's)
-    and inputs with a dynamic dim left are not counted."""
-    total = 0
-    for spec in specs:
-        if spec.file or any(d is None or d < 0 for d in spec.shape):
-            continue
-        count = 1
-        for d in spec.shape:
-            count *= int(d)
-        total += count * numpy_dtype(spec.dtype).itemsize
-    return total
+    """Bytes of the generated inputs (not those read from files or with a dynamic dim left)."""
+    return sum(math.prod(int(d) for d in s.shape) * numpy_dtype(s.dtype).itemsize for s in specs
+               if not s.file and not any(d is None or d < 0 for d in s.shape))
 
 
 def size_text(n: float) -> str:
@@ -73,12 +60,10 @@ def size_text(n: float) -> str:
         if n < 1024 or unit == "PiB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
         n /= 1024
-    return f"{n:.1f} PiB"
 
 
 def check_fits(model: str, specs: Sequence[InputSpec], available=available_memory) -> None:
-    """Raise ``InputError`` with the figures when the inputs, held ``HELD_COPIES`` times over,
-    need more memory than is available."""
+    """``InputError`` when the inputs, held ``HELD_COPIES`` times over, need more than is available."""
     need_inputs = input_bytes(specs)
     if not need_inputs:
         return

@@ -1,17 +1,9 @@
-"""Which program a case checks. Light: option and suite parsing import it (no paddle).
+"""Which program a case checks (no paddle: option and suite parsing import it).
 
-``default``: every model in its own format. Zoo entries and builders are exported in the
-installed Paddle's default format (PIR ``inference.json`` on Paddle 3.x, legacy
-``inference.pdmodel`` before), model files are checked as given; intermediate tensors pair by
-structure on PIR programs and by name on legacy ones, so asking for them changes nothing.
-``legacy``: zoo entries and builders are exported as legacy ``.pdmodel`` programs
-(``FLAGS_enable_pir_api=0``), where Paddle can write them.
-
-One exception to ``default``: on Paddle 3.x ``enable_tensorrt_engine`` reaches only legacy
-programs (a ``.json`` program goes through the PIR pipeline, which has no TensorRT subgraph
-pass), so ``trt_*`` cases of zoo entries and builders check their legacy export, baseline and
-candidate alike. A user's own model file is never re-exported: a user's ``.json`` takes the
-PIR TensorRT path instead (``paddle.tensorrt`` convert, modes/pir_tensorrt.py).
+``default``: every model in its own format (zoo entries and builders in the installed Paddle's
+export format), except that ``trt_*`` cases of zoo entries and builders check their legacy
+export on Paddle 3.x (``enable_tensorrt_engine`` reaches legacy programs only). ``legacy``: zoo
+entries and builders exported as ``.pdmodel``. A user's model file is never re-exported.
 """
 from __future__ import annotations
 
@@ -45,8 +37,7 @@ def never_re_exported(source: "ModelSource") -> str:
 
 
 def exports_legacy(source: "ModelSource", program: str, mode: "RunMode", paddle_version: str) -> bool:
-    """Whether the case checks the legacy export of a zoo entry or builder; a ModelError for
-    ``legacy`` on a model file."""
+    """Whether the case checks a zoo entry's or builder's legacy export (legacy on a file: ModelError)."""
     if source.kind == "path":
         if program == LEGACY:
             raise ModelError(never_re_exported(source))

@@ -1,30 +1,17 @@
-"""Quantized zoo entries, made offline with Paddle's own quantization API.
+"""Quantized zoo entries: ``paddle.quantization.PTQ`` with 8-bit absmax observers on every
+``Conv2D`` and ``Linear``, calibrated on seeded data, converted to quantize/dequantize ops.
 
-``paddle.quantization.PTQ`` with absmax observers (8 bits, activations and weights) on the
-inputs of every ``Conv2D`` and ``Linear`` (where PaddleSlim puts them), a few forward passes
-on seeded data, ``convert``; the exporter then saves the legacy program, which carries
-``quantize_linear``/``dequantize_linear`` ops.
-
-Two facts of Paddle 3.3.1 shape this (measured):
-
-- The PIR export of such a model cannot be loaded: ``create_predictor`` fails with "Tensor
-  holds no memory" under every config tried (native, oneDNN fp32, oneDNN int8), and PIR
-  ``to_static`` fails on a dynamic batch dim. The legacy export loads, takes a dynamic
-  batch and runs int8 kernels: quantized entries export the legacy ``.pdmodel`` only.
-- ``convert`` leaves each quantized weight as float32 holding integers in [-127, 127];
-  ``jit.save`` writes it so. oneDNN's ``quant_dequant_onednn_pass`` reads such a weight as
-  int8 memory (``mutable_data<int8_t>`` on the float buffer), so ``onednn_int8`` computes with
-  garbage (tiny_cnn: cosine 0.30 against the fake-quant baseline). ``store_int8_weights``
-  stores those weights as int8 in the saved program, which leaves the native predictor's
-  results unchanged (``dequantize_linear`` takes either dtype).
-
-Builders import paddle; this module's import does not.
+On Paddle 3.3.1 their PIR export does not load ("Tensor holds no memory"): they export the
+legacy ``.pdmodel`` only. ``convert`` leaves weights as float32 integers, which oneDNN's
+``quant_dequant_onednn_pass`` reads as int8 memory (garbage): ``store_int8_weights`` stores
+them as int8 (``dequantize_linear`` takes either). Builders import paddle; this module does not.
 """
 from __future__ import annotations
 
 from typing import Tuple
 
-from .inputs import InputSpec
+from .inputs import InputSpec, generate
+from .zoo import WEIGHT_SEED, ZOO, build_tiny_cnn, calibrate_batchnorm
 
 QUANT_BITS = 8
 CALIBRATION_BATCHES = 4  # forward passes that set the observers' scales
@@ -33,14 +20,10 @@ CALIBRATION_SEED = 11
 
 
 def post_training_quantize(layer, inputs: Tuple[InputSpec, ...]):
-    """``layer`` (eval mode, float) quantized by ``paddle.quantization.PTQ``: observers on
-    the inputs and weights of its Conv2D and Linear layers, calibrated on seeded batches
-    drawn like the case inputs, then converted to quantize/dequantize form."""
+    """``layer`` quantized by ``paddle.quantization.PTQ``, calibrated on seeded batches."""
     import paddle
     from paddle.quantization import PTQ, QuantConfig
     from paddle.quantization.observers import AbsmaxObserver
-
-    from .inputs import generate
 
     config = QuantConfig(activation=None, weight=None)
     config.add_type_config([paddle.nn.Conv2D, paddle.nn.Linear],
@@ -59,9 +42,7 @@ def post_training_quantize(layer, inputs: Tuple[InputSpec, ...]):
 
 
 def store_int8_weights(prefix: str) -> int:
-    """Rewrite the legacy program ``prefix``.pdmodel/.pdiparams so that every weight a
-    ``dequantize_linear`` op reads is stored as int8, as oneDNN's int8 passes read it.
-    Returns how many weights were converted. Runs in the exporter child (legacy mode)."""
+    """Store the weights ``dequantize_linear`` ops read as int8 in legacy ``prefix``; returns how many."""
     import numpy as np
     import paddle
 
@@ -99,18 +80,13 @@ def store_int8_weights(prefix: str) -> int:
 
 def build_tiny_cnn_int8():
     """tiny_cnn (same weights), post-training quantized."""
-    from .zoo import ZOO, build_tiny_cnn
-
     return post_training_quantize(build_tiny_cnn(), ZOO["tiny_cnn_int8"].inputs)
 
 
 def build_resnet18_int8():
-    """paddle.vision ResNet18 (seeded weights, BatchNorm statistics re-estimated),
-    post-training quantized."""
+    """paddle.vision ResNet18 (seeded, BatchNorm re-estimated), post-training quantized."""
     import paddle
     from paddle.vision.models import resnet18
-
-    from .zoo import WEIGHT_SEED, ZOO, calibrate_batchnorm
 
     inputs = ZOO["resnet18_int8"].inputs
     paddle.seed(WEIGHT_SEED)

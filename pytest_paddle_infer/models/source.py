@@ -2,6 +2,7 @@
 and the files it resolves to (``ModelFiles``). Light: option parsing imports it."""
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,15 +66,15 @@ def display_name(prog: Path) -> str:
 
 def missing_path(given: Path, path: Path) -> str:
     """Why ``path`` cannot be opened: a symlink loop or a dangling symlink is not "missing"."""
+    loop = (f"model path {given} is a symlink loop (its links lead back to themselves); point it "
+            f"at a model directory or file")
     try:
         path.resolve(strict=True)
     except RuntimeError:  # Python < 3.13: "Symlink loop from ..."
-        return f"model path {given} is a symlink loop (its links lead back to themselves); point it at a model directory or file"
+        return loop
     except OSError as e:
-        import errno
-
         if e.errno == errno.ELOOP:
-            return f"model path {given} is a symlink loop (its links lead back to themselves); point it at a model directory or file"
+            return loop
         if os.path.islink(path):
             return (f"model path {given} is a symlink to {os.readlink(path)}, which does not exist; "
                     f"point it at a model directory or file")

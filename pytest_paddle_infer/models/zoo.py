@@ -1,16 +1,16 @@
 """The built-in model zoo: architectures with deterministic weights, built offline.
 
-Random initialisation leaves BatchNorm statistics at mean 0 / variance 1, which lets
-activations grow to ~3e3 in ResNet50; a trained model's are ~1-10. ``calibrate_batchnorm``
-re-estimates the statistics on seeded random inputs so tolerances mean what they mean on
-real models. Builders import paddle; this module's import does not.
+``calibrate_batchnorm`` re-estimates BatchNorm statistics on seeded inputs: left at mean 0 /
+variance 1, ResNet50's activations grow to ~3e3 (a trained model's are ~1-10), and tolerances
+would not mean what they mean on real models. Builders import paddle; this module does not.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Mapping, Tuple
 
-from .inputs import InputSpec
+from .inputs import InputSpec, generate
 
 WEIGHT_SEED = 2024
 ZOO_VERSION = "1"  # bump when a builder changes, so cached exports are rebuilt
@@ -22,9 +22,7 @@ class ZooEntry:
     inputs: Tuple[InputSpec, ...]  # in the model's declared order
     builder: str  # "module:function" returning an eval-mode paddle.nn.Layer
     summary: str
-    # quantize/dequantize ops (quantized.py): exported as a legacy program only, with the
-    # quantized weights stored as int8
-    quantized: bool = False
+    quantized: bool = False  # quantize/dequantize ops: a legacy export, int8 weights (quantized.py)
 
 
 def _image(name: str, size: int) -> InputSpec:
@@ -53,8 +51,7 @@ ZOO: Mapping[str, ZooEntry] = {
             f"{__name__}:build_tiny_detector",
             "detection-style inputs (im_shape int32, image, scale_factor) and two heads",
         ),
-        # quantized: legacy program only (their PIR export does not load; a dynamic batch
-        # fails in PIR to_static), see quantized.py
+        # quantized: legacy program only (quantized.py)
         ZooEntry("tiny_cnn_int8", (_image("x", 32),),
                  f"{_QUANTIZED}:build_tiny_cnn_int8",
                  "tiny_cnn post-training quantized (paddle.quantization, int8)", quantized=True),
@@ -67,16 +64,12 @@ ZOO: Mapping[str, ZooEntry] = {
 
 
 def calibrate_batchnorm(layer, inputs: Tuple[InputSpec, ...], batch: int = 8, seed: int = 7):
-    """One train-mode forward with momentum 0 sets every BatchNorm's running statistics to
-    those of seeded random inputs; then eval mode."""
+    """One train-mode forward with momentum 0 sets BatchNorm statistics from seeded inputs."""
     import paddle
-
-    from .inputs import generate
 
     for sub in layer.sublayers():
         if isinstance(sub, paddle.nn.layer.norm._BatchNormBase):
             sub._momentum = 0.0
-    import warnings
 
     layer.train()
     feed = [paddle.to_tensor(generate(s.concrete((batch,) + s.shape[1:]), seed)) for s in inputs]

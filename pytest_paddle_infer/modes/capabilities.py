@@ -6,6 +6,8 @@ import functools
 import json
 import os
 import sys
+import warnings
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 from importlib import metadata, util
 from pathlib import Path
@@ -14,11 +16,11 @@ from typing import Callable, Dict, Optional, Tuple
 from ..host import (INT8_AVX2, INT8_AVX512, INT8_AVX512_VNNI, VNNI_FAMILIES, cpu_description,
                     int8_kernels, isa_text)
 from .run_modes import CPU, RUN_MODES, RunMode
+from ..files import atomic_write
 
 PADDLE_DISTRIBUTIONS = ("paddlepaddle", "paddlepaddle-gpu")
-# For tests of the skip: set (to anything but "" or "0"), Capabilities.detect reports a CPU
-# without bf16 whatever this one has, so onednn_bf16 skips as on such a CPU (tests/conftest.py
-# ``cpu_without_bf16``). Part of the installation key: its record is kept apart.
+# For tests of the skip: set (not "" or "0"), detect reports a CPU without bf16 (tests/conftest.py
+# ``cpu_without_bf16``). Part of the installation key.
 NO_BF16_ENV = "PADDLE_INFER_TEST_NO_BF16"
 
 
@@ -73,8 +75,7 @@ class Capabilities:
         return self.int8_kernels in VNNI_FAMILIES
 
     def cpu_modes_line(self) -> str:
-        """The header's CPU line: the CPU, the CPU run modes that run here, those that skip
-        (``missing_for``'s rule), and the int8 kernel family, whose figures differ."""
+        """The header's CPU line: the CPU, the modes that run or skip, the int8 kernel family."""
         runs, skips = [], []
         for mode in RUN_MODES.values():
             if mode.device != CPU:
@@ -92,8 +93,8 @@ class Capabilities:
         return "; ".join([text] + skips)
 
     def missing_for(self, mode: RunMode, device_id: Optional[int] = None) -> Optional[str]:
-        """Why ``mode`` (on GPU ``device_id``, when given) cannot run here, or None when it
-        can. Build-time gaps come first: a GPU appearing would not fix them."""
+        """Why ``mode`` (on GPU ``device_id``, when given) cannot run here, or None. Build-time
+        gaps come first: a GPU appearing would not fix them."""
         where = f"{self.distribution} {self.version} installed here"
         trt = "tensorrt" in mode.needs
         if "cuda" in mode.needs and not self.cuda:
@@ -140,8 +141,6 @@ def _short_need(mode: RunMode, caps: Capabilities) -> str:
 
 def import_paddle():
     """Import paddle without the start-up warnings it prints (a missing ccache, ...)."""
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import paddle
@@ -149,10 +148,8 @@ def import_paddle():
 
 
 def normalize_trt_version(version: Tuple[int, ...]) -> Tuple[int, ...]:
-    """Paddle's ``GetTrtRuntimeVersion`` splits ``getInferLibVersion()`` as major*1000 +
-    minor*100 + patch, TensorRT 8's encoding; TensorRT 10 encodes major*10000 + minor*100 +
-    patch, so 10.5.0 (100500) reads as (100, 5, 0). No TensorRT major reaches 100: re-split
-    such a triple the TensorRT 10 way."""
+    """Paddle decodes TensorRT's version the TensorRT 8 way (major*1000), so 10.5.0 (100500)
+    reads as (100, 5, 0): re-split such a triple the TensorRT 10 way (major*10000)."""
     if len(version) != 3 or version[0] < 100:
         return version
     code = version[0] * 1000 + version[1] * 100 + version[2]
@@ -184,8 +181,8 @@ def detect() -> Capabilities:
             return (0,)
 
     dist, _ = installed_paddle()
-    core = getattr(paddle, "base", None) or paddle.fluid  # paddle < 2.6 calls it fluid
-    onednn = bool(getattr(core.core, "is_compiled_with_mkldnn", lambda: True)())
+    core = paddle.base.core
+    onednn = bool(getattr(core, "is_compiled_with_mkldnn", lambda: True)())
     return Capabilities(
         distribution=dist or "paddle",
         version=paddle.__version__,
@@ -195,14 +192,12 @@ def detect() -> Capabilities:
         trt_compile=_version("get_trt_compile_version"),
         trt_runtime=_version("get_trt_runtime_version"),
         onednn=onednn,
-        **cpu_facts(core.core),
+        **cpu_facts(core),
     )
 
 
 def cpu_facts(core) -> Dict[str, object]:
-    """The Capabilities fields of the CPU: its model and flags (host.py), and Paddle's own
-    answers (``supports_bfloat16``, ``supports_int8``, ``supports_vnni``), which decide what
-    its oneDNN kernels do; the flags only name the int8 family (AMX, AVX-VNNI)."""
+    """The CPU's Capabilities fields: model and flags (host.py), and Paddle's own ``supports_*`` answers."""
     def ask(name: str) -> Optional[bool]:
         fn = getattr(core, name, None)
         try:
@@ -228,15 +223,13 @@ def cpu_facts(core) -> Dict[str, object]:
 INSTALLATION_FILE = "installation.json"
 
 
-# What decides the GPUs and TensorRT libraries Paddle finds at run time: a changed value is
-# another answer (the skips advise changing the first two, and --paddle-device-style masks the
-# third). FLAGS_tensorrt_dir is where Paddle 3.x loads libnvinfer from.
+# What decides the GPUs and TensorRT libraries Paddle finds at run time (FLAGS_tensorrt_dir:
+# where Paddle 3.x loads libnvinfer from): a changed value is another answer.
 RUNTIME_ENV = ("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "FLAGS_tensorrt_dir")
 
 
 def installation_key() -> list:
-    """What identifies the installed Paddle, the libraries and devices it sees, without
-    importing it."""
+    """What identifies the installed Paddle and what it sees, without importing it."""
     spec = util.find_spec("paddle")
     origin = spec.origin if spec is not None and spec.origin else ""
     try:
@@ -250,38 +243,30 @@ def installation_key() -> list:
 
 
 def incomplete(caps: Capabilities) -> bool:
-    """A CUDA build that saw no GPU, or TensorRT without its runtime: fixed outside anything
-    the key holds (a driver loaded, libnvinfer installed system-wide), so never remembered."""
+    """A CUDA build without a GPU, or TensorRT without its runtime: fixed outside the key, not kept."""
     return caps.cuda and (caps.gpu_count == 0
                           or (any(caps.trt_compile) and not any(caps.trt_runtime)))
 
 
 def known_installation(cache_dir: Path, ask: Callable[[], Tuple[Capabilities, Dict[str, str]]]
                        ) -> Tuple[Capabilities, Dict[str, str]]:
-    """The capabilities and software environment of the installed Paddle, as ``ask`` (the
-    executor, which imports paddle anyway) reports them, remembered per installation in the
-    cache dir: the pytest process itself never imports paddle."""
+    """The installed Paddle's capabilities and environment as ``ask`` (the executor) reports
+    them, remembered per installation in the cache dir: the pytest process never imports paddle."""
     path = Path(cache_dir) / INSTALLATION_FILE
     key = installation_key()
-    try:
+    with suppress(OSError, ValueError, KeyError, TypeError):
         saved = json.loads(path.read_text())
         if saved["key"] == key:
             caps = saved["capabilities"]
             caps.update(trt_compile=tuple(caps["trt_compile"]),
                         trt_runtime=normalize_trt_version(tuple(caps["trt_runtime"])))
             return Capabilities(**caps), dict(saved["environment"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
     caps, environment = ask()
     if incomplete(caps):
         path.unlink(missing_ok=True)
         return caps, environment
-    try:
-        from ..files import atomic_write
-
+    with suppress(OSError):  # remembering is an optimization
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, json.dumps({"key": key, "capabilities": asdict(caps),
                                        "environment": environment}, indent=1))
-    except OSError:
-        pass  # remembering is an optimization
     return caps, environment

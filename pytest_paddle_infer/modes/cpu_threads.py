@@ -1,10 +1,6 @@
-"""How many CPU math threads one predictor may be given.
-
-More than a machine can schedule is a usage error before anything runs: Paddle's OpenMP
-runtime aborts the whole process when it cannot create them (100000 threads end in
-"OMP: System error #11" and SIGABRT). Oversubscribing a few times over only runs slower, so
-the limit is generous: ``PER_CPU`` threads per CPU this process may use, and never less than
-``FLOOR`` so a suite written on a big machine still runs on a small one.
+"""How many CPU math threads one predictor may be given: more than a machine can schedule is a
+usage error (Paddle's OpenMP aborts the process). The limit is generous, ``PER_CPU`` per usable
+CPU and at least ``FLOOR``, so a suite written on a big machine still runs on a small one.
 """
 from __future__ import annotations
 

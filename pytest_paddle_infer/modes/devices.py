@@ -1,15 +1,11 @@
-"""Which GPU a worker's GPU run modes use: ``--paddle-device`` and the xdist worker id.
-
-Under xdist each worker is its own process; worker k (``PYTEST_XDIST_WORKER=gwk``) takes GPU
-k mod count, so ``-n 4`` on a 4-GPU machine spreads the cases over every card. Nothing here
-imports paddle: the GPU count comes from the caller.
-"""
+"""Which GPU a worker's GPU run modes use: ``--paddle-device`` and the xdist worker id (worker
+k takes GPU k mod count). No paddle here: the GPU count comes from the caller."""
 from __future__ import annotations
 
 import os
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 from ..errors import OptionError
 
@@ -67,16 +63,11 @@ def worker_index(worker: str) -> int:
 
 
 def gpu_for_worker(choice: DeviceChoice, worker: str, gpu_count: int) -> int:
-    """The GPU id ``worker`` uses. Explicit ids are returned even when this machine sees
-    fewer GPUs: the capability check then skips the case naming the id it asked for."""
+    """The GPU id ``worker`` uses; an explicit id even where fewer GPUs are seen (the case skips)."""
     ids: Sequence[int] = choice.ids or range(gpu_count)
     if not ids:
         return 0  # no GPU visible: GPU cases skip before any device is used
     return ids[worker_index(worker) % len(ids)]
-
-
-def worker_names(numprocesses: Optional[int]) -> List[str]:
-    return [f"gw{k}" for k in range(numprocesses)] if numprocesses else [MAIN_WORKER]
 
 
 def mapping_line(choice: DeviceChoice, numprocesses: Optional[int], gpu_count: int,
@@ -86,6 +77,6 @@ def mapping_line(choice: DeviceChoice, numprocesses: Optional[int], gpu_count: i
     if gpu_count == 0 and not choice.ids:
         return f"paddle-infer: GPU run modes ({modes}): no GPU visible here, their cases skip"
     pairs = ", ".join(f"{w} -> gpu:{gpu_for_worker(choice, w, gpu_count)}"
-                      for w in worker_names(numprocesses))
+                      for w in ([f"gw{k}" for k in range(numprocesses)] if numprocesses else [MAIN_WORKER]))
     return (f"paddle-infer: GPU run modes ({modes}) per worker: {pairs} "
             f"(--paddle-device={choice.text}, {gpu_count} GPU(s) visible)")

@@ -1,18 +1,10 @@
 """Run modes and toggles as data.
 
-A run mode is a row of ``RUN_MODES``: its traits (device, engine, precision), its default
-tolerance and its recipe, the ``paddle.inference.Config`` calls that turn a plain config into
-that mode. Code asks the traits (``mode.tensorrt``, ``mode.device``), never the name.
-Arguments a case decides (the worker's GPU, the batch, a toggle's value) are ``Slot``s that
-``recipe`` fills in.
-
-A toggle modifies a mode; it is a row of ``TOGGLES`` (``toggles.py`` derives the spec type
-``RunModeSpec``, its checks and id, the ``--run-mode`` grammar and the suite keys from the
-rows). Toggles every mode takes add their calls from the row; those of GPU and TensorRT modes
-are placed by ``recipe`` among the engine's calls.
-
-Recipes are plain data so they can be printed in a failure, compared against the table in the
-docs and checked against the installed ``Config`` signatures without building a predictor.
+A run mode is a row of ``RUN_MODES``: traits (device, engine, precision; code asks these, never
+the name), a default tolerance and a recipe, the ``paddle.inference.Config`` calls of the mode;
+``Slot`` arguments (the worker's GPU, the batch, a toggle's value) are filled per case. A toggle
+is a row of ``TOGGLES`` (see toggles.py). Recipes are plain data: printed in failures, compared
+with the docs and checked against ``Config``'s signatures without building a predictor.
 """
 from __future__ import annotations
 
@@ -34,8 +26,7 @@ from .toggles import (Choice, Directory, Flag, Kind, Names, NotThisKind, Number,
 
 @dataclass(frozen=True)
 class Precision:
-    """A ``paddle.inference.PrecisionType`` member, named so recipes stay importable
-    without paddle."""
+    """A ``paddle.inference.PrecisionType`` member, by name (recipes import no paddle)."""
 
     name: str  # Float32 | Half | Int8 | Bfloat16
 
@@ -45,8 +36,7 @@ class Precision:
 
 @dataclass(frozen=True)
 class Slot:
-    """An argument of a mode's Config call that each case fills in (``recipe``): the
-    worker's GPU, the batch, a toggle's value. ``default`` is what the docs table shows."""
+    """An argument each case fills in (``recipe``); ``default`` is what the docs table shows."""
 
     name: str
     default: Any
@@ -57,8 +47,7 @@ class Slot:
 
 @dataclass(frozen=True)
 class Call:
-    """One method call on a ``paddle.inference.Config``. ``optional`` calls are skipped
-    when the installed Config lacks the method (it came in a later Paddle)."""
+    """One call on a ``paddle.inference.Config``; ``optional``: skipped where the method is missing."""
 
     method: str
     args: Tuple[Any, ...] = ()
@@ -90,8 +79,7 @@ def optional_call(method: str, *args: Any, **kwargs: Any) -> Call:
 
 
 class ShapeMap(dict):
-    """``{input name: shape}`` that hashes, so a Call holding it stays hashable. A dict
-    subclass because pybind's ``dict[str, list[int]]`` accepts no other mapping."""
+    """A hashable ``{input name: shape}``; a dict because pybind accepts no other mapping."""
 
     def __init__(self, shapes: Union[Mapping[str, Sequence[int]], Sequence] = ()):
         super().__init__((str(k), tuple(int(d) for d in v)) for k, v in dict(shapes).items())
@@ -118,9 +106,7 @@ class NameSet(frozenset):
 
 
 class EveryOpTypeExcept(NameSet):
-    """The set of every op type Paddle registers but these, for a call that takes the op
-    types to include (``set_bfloat16_op``); the predictor builder fills it in
-    (execute/predictor.py), so recipes stay importable without paddle."""
+    """Every op type Paddle registers but these (for ``set_bfloat16_op``); predictor.py fills it in."""
 
     def __repr__(self) -> str:
         return f"<every op type except {NameSet.__repr__(self)}>"
@@ -144,12 +130,9 @@ NO_FUSED_OPS = "no fused ops"
 
 
 DEFAULT_TOLERANCE = Rule(1e-4, 1e-4)
-# fp32 on a GPU: Paddle turns TF32 on in cuBLAS and cuDNN by default, and TensorRT's builder
-# keeps its own TF32 flag (Paddle never clears it), so on compute capability 8.0+ (A100, H100)
-# the fp32 candidates multiply with fp16's 10-bit mantissa, about 1e-3 relative per layer
-# against the baseline, which runs in true fp32 (engine/tf32.py). The same bound as the fp16
-# modes, whose mantissa it is; each candidate's evidence says whether TF32 was on and whether
-# the GPU has it (below 8.0 it computes in fp32 and 1e-4 holds: tighten it there).
+# fp32 on a GPU: Paddle (and TensorRT's builder) leave TF32 on, so on compute capability 8.0+
+# fp32 candidates multiply with fp16's mantissa, about 1e-3 relative per layer against the true
+# fp32 baseline (engine/tf32.py): the fp16 bound. Below 8.0, 1e-4 holds: tighten it there.
 GPU_FP32_TOLERANCE = Rule(1e-2, 1e-2)
 
 
@@ -161,9 +144,7 @@ class RunMode:
     precision: str  # FP32 | FP16 | BF16 | INT8
     tolerance: Rule  # default for this mode; every configured tolerance wins over it
     template: Tuple[Call, ...]  # the recipe; Slot arguments are filled per case
-    # what the candidate's own run must show (verdict/evidence.py RULES); a case whose
-    # candidate shows less fails with the evidence
-    shows: Tuple[str, ...] = ()
+    shows: Tuple[str, ...] = ()  # what the candidate's run must show (verdict/evidence.py RULES)
 
     @property
     def tensorrt(self) -> bool:
@@ -171,9 +152,8 @@ class RunMode:
 
     @property
     def needs(self) -> Tuple[str, ...]:
-        """What the installed Paddle must have: "cuda", "tensorrt", "onednn"; and what the CPU
-        must have for oneDNN's reduced precision: "bf16" (else Paddle runs fp32), "int8"
-        (capabilities.py ``missing_for`` turns each into a skip reason)."""
+        """What Paddle must have ("cuda", "tensorrt", "onednn") and the CPU for oneDNN's
+        reduced precision ("bf16", "int8"); capabilities.py ``missing_for`` reads them."""
         needs = ("cuda",) if self.device == GPU else ()
         needs += (self.engine,) if self.engine in (TENSORRT, ONEDNN) else ()
         cpu = {BF16: "bf16", INT8: "int8"}.get(self.precision) if self.engine == ONEDNN else None
@@ -190,10 +170,8 @@ GPU_MEMORY_POOL_MB = 256
 TRT_WORKSPACE_SIZE = 1 << 30
 TRT_MIN_SUBGRAPH_SIZE = 3  # the Paddle-TRT guide's value; the debug demo's 5 hides small subgraphs
 CALIBRATION, QUANTIZED = "calibration", "quantized"
-INT8_SOURCES = (CALIBRATION, QUANTIZED)
 TRT_OPTIMIZATION_LEVELS = range(6)  # TensorRT builder levels; 3 is its default
-# Generated calibration batches when the run mode names no count; each is one batch of the
-# case's shape, so 8 batches of ResNet50 at batch 1 calibrate in seconds.
+# Generated calibration batches when the run mode names no count (ResNet50: seconds).
 DEFAULT_CALIBRATION_BATCHES = 8
 
 DEVICE_ID = Slot("device_id", 0)  # the worker's GPU (--paddle-device)
@@ -206,8 +184,7 @@ def gpu_enable(precision: str = FP32, device_id: Any = DEVICE_ID) -> Call:
 
 
 def tensorrt_engine(precision: str) -> Call:
-    # Every argument explicit: the binding defaults use_calib_mode to True (calibrate), which an
-    # int8 engine from a quantized model must not do; the recipe says what each case means.
+    # Every argument explicit: the binding defaults use_calib_mode to True, wrong for quantized models
     return call("enable_tensorrt_engine", workspace_size=TRT_WORKSPACE_SIZE,
                 max_batch_size=MAX_BATCH_SIZE, min_subgraph_size=TRT_MIN_SUBGRAPH_SIZE,
                 precision_mode=Precision(precision), use_static=Slot("use_static", False),
@@ -221,9 +198,8 @@ RUN_MODES: Mapping[str, RunMode] = {m.name: m for m in (
             (call("enable_mkldnn"), IR_ON)),
     RunMode("onednn_bf16", CPU, ONEDNN, BF16, Rule(5e-2, 5e-2),
             (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_bfloat16")), shows=(BF16_TENSORS,)),
-    # quantized models only; measured on the zoo's, with and without VNNI (README "int8 on
-    # the CPU"): without VNNI up to 0.94 abs on logits of about +-3, cosine 0.945, so cosine
-    # judges the drift and atol catches gross errors (a broken int8 path: 1.7 abs, cosine 0.30)
+    # quantized models only; without VNNI the zoo's differ up to 0.94 abs, cosine 0.945 (README
+    # "int8 on the CPU"): cosine judges the drift, atol gross errors (broken: 1.7, cosine 0.30)
     RunMode("onednn_int8", CPU, ONEDNN, INT8, Rule(1.0, 1e-1, cosine_min=0.9),
             (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_int8")), shows=(INT8_KERNELS,)),
     RunMode("gpu_fp32", GPU, PADDLE, FP32, GPU_FP32_TOLERANCE, (gpu_enable(FP32), IR_ON)),
@@ -238,21 +214,16 @@ RUN_MODES: Mapping[str, RunMode] = {m.name: m for m in (
             (gpu_enable(FP32), IR_ON, tensorrt_engine(INT8)), shows=(TRT_ENGINE_OP,)),
 )}
 
-ALIASES: Mapping[str, str] = {
-    "mkldnn_fp32": "onednn_fp32",
-    "mkldnn_bf16": "onednn_bf16",
-    "mkldnn_int8": "onednn_int8",
-}
+ALIASES: Mapping[str, str] = {"mkldnn_fp32": "onednn_fp32", "mkldnn_bf16": "onednn_bf16",
+                              "mkldnn_int8": "onednn_int8"}
 
 
 def canonical_mode(name: str) -> str:
     key = name.strip().lower()
     key = ALIASES.get(key, key)
     if key not in RUN_MODES:
-        raise OptionError(
-            f"unknown run mode {name!r}; valid run modes: {', '.join(RUN_MODES)} "
-            f"(aliases: {', '.join(ALIASES)})"
-        )
+        raise OptionError(f"unknown run mode {name!r}; valid run modes: {', '.join(RUN_MODES)} "
+                          f"(aliases: {', '.join(ALIASES)})")
     return key
 
 
@@ -268,9 +239,7 @@ class ShapeRange:
 
 @dataclass(frozen=True)
 class DynamicShape:
-    """TensorRT dynamic-shape ranges: explicit per input (``DynamicShape.explicit``), or
-    ``tuned``: a first pass collects every tensor's shape range from the case's own inputs
-    (``shape_collect_recipe``) and the TensorRT predictor is built from that file."""
+    """TensorRT dynamic-shape ranges: explicit per input, or ``tuned`` (collected by a first pass)."""
 
     ranges: Tuple[Tuple[str, ShapeRange], ...] = ()
     tuned: bool = False
@@ -301,8 +270,7 @@ class DynamicShape:
     @classmethod
     def explicit(cls, ranges: Mapping[str, Tuple[Sequence[int], Sequence[int], Sequence[int]]],
                  disable_trt_plugin_fp16: bool = False) -> "DynamicShape":
-        """``{input name: (min, opt, max)}``; note TensorRT's min/opt/max order, not Paddle's
-        min/max/opt argument order."""
+        """``{input name: (min, opt, max)}`` (TensorRT's order, not Paddle's min/max/opt)."""
         return cls(tuple((str(n), ShapeRange(*(tuple(int(d) for d in s) for s in mom)))
                          for n, mom in ranges.items()), False, disable_trt_plugin_fp16)
 
@@ -318,9 +286,7 @@ def _dims(shape: Sequence[int]) -> str:
 
 @dataclass(frozen=True)
 class DynamicShapeValue(Kind):
-    """``+dynamic_shape=tuned``, or ``+dynamic_shape=NAME:MIN:OPT:MAX`` once per input with
-    an optional ``+disable_trt_plugin_fp16``: one DynamicShape. In a suite:
-    ``dynamic_shape: tuned | {NAME: {min, opt, max}}`` and ``disable_trt_plugin_fp16: true``."""
+    """``+dynamic_shape=tuned`` or ``=NAME:MIN:OPT:MAX`` per input (+``disable_trt_plugin_fp16``)."""
 
     plugin_flag: str = "disable_trt_plugin_fp16"
     default = None
@@ -361,7 +327,6 @@ class DynamicShapeValue(Kind):
     def label(self, name: str, value: Any) -> List[str]:
         if value.tuned:
             return [f"{name}=tuned"]
-        # NAME:MIN:OPT:MAX per input, so distinct ranges get distinct ids
         parts = [f"{name}={n}:{_dims(r.min)}:{_dims(r.opt)}:{_dims(r.max)}" for n, r in value.ranges]
         return parts + ([self.plugin_flag] if value.disable_trt_plugin_fp16 else [])
 
@@ -402,8 +367,7 @@ def _tensorrt_int8(spec) -> bool:
 
 
 def needs_calibration(spec) -> bool:
-    """TensorRT int8 from a calibration table: the first predictor writes the table while it
-    runs the calibration inputs, and only a predictor built after that runs in int8."""
+    """TensorRT int8 from a calibration table, which a first predictor writes."""
     return _tensorrt_int8(spec) and spec.int8_source == CALIBRATION
 
 
@@ -420,10 +384,8 @@ def _threads(n: int, mode: RunMode) -> Tuple[Call, ...]:
 
 CALIBRATING = "trt_int8 with int8_source calibration"
 
-# The toggles, in id order. Which modes take a toggle is ``applies`` (on the spec's traits),
-# in words ``scope``; ``calls`` adds a toggle's Config calls after the mode's own, replacing
-# the mode's calls of the same method. GPU and TensorRT toggles are placed in the recipe by
-# ``_gpu_toggle_calls`` instead, among the engine's calls.
+# The toggles, in id order. GPU and TensorRT toggles have no ``calls``: ``_gpu_toggle_calls``
+# places them among the engine's calls.
 TOGGLES = ToggleTable((
     Toggle("ir_optim", Switch(off="no_ir_optim"), ("IR optimization on", "IR optimization off"),
            check=_ir_optim_problem, calls=lambda on, mode: (call("switch_ir_optim", on),)),
@@ -475,8 +437,7 @@ TOGGLE_HELP = TOGGLES.help
 
 
 def parse_run_mode(text: str) -> RunModeSpec:
-    """``trt_fp16+dynamic_shape=x:1x3x32x32:1x3x224x224:8x3x224x224+use_static`` -> a run mode
-    with toggles; the inverse of ``RunModeSpec.label``."""
+    """``trt_fp16+dynamic_shape=tuned+use_static`` -> a spec; the inverse of ``RunModeSpec.label``."""
     return TOGGLES.parse(text)
 
 
@@ -486,22 +447,19 @@ def parse_run_modes(values: Sequence[str]) -> Tuple[RunModeSpec, ...]:
 
 
 def calibration_batch_count(spec: RunModeSpec) -> int:
-    """Batches a calibration run feeds: the count asked for, else the default (a data
-    directory with fewer files feeds all it has)."""
+    """Batches a calibration feeds (a data directory with fewer files feeds all it has)."""
     return spec.calib_batches if spec.calib_batches is not None else DEFAULT_CALIBRATION_BATCHES
 
 
 # -- recipes -----------------------------------------------------------------------------------
 
 
-# With dynamic shape, trt_map_ops_to_matrix_multiply_pass renames these ops matrix_multiply
-# before the TensorRT teller reads the disabled list: disabling them by name does nothing.
+# With dynamic shape, these are renamed matrix_multiply before TensorRT reads the disabled list.
 MATRIX_MULTIPLY_OPS = ("mul", "matmul", "matmul_v2")
 
 
 def disabled_trt_ops(spec: RunModeSpec) -> Tuple[str, ...]:
-    """``disable_trt_op`` values as Config gets them: with a dynamic shape, a matmul-kind op
-    is disabled as ``matrix_multiply`` too (which leaves all three kinds to Paddle)."""
+    """``disable_trt_op`` values as Config gets them (with a dynamic shape, plus matrix_multiply)."""
     ops = tuple(spec.disable_trt_ops)
     if spec.dynamic_shape is not None and set(ops) & set(MATRIX_MULTIPLY_OPS) \
             and "matrix_multiply" not in ops:
@@ -516,8 +474,7 @@ def _gpu_toggle_calls(spec: RunModeSpec, shape_range_file: Optional[Union[str, P
     calls: List[Call] = []
     if mode.tensorrt:
         if spec.int8_source == QUANTIZED and explicit_quantization:
-            # Q/DQ programs: explicit quantization where Paddle has it, else the implicit path
-            # (build_plan.explicit_quantization decides from the program's ops)
+            # Q/DQ programs (build_plan.explicit_quantization); else the implicit path
             calls.append(optional_call("enable_tensorrt_explicit_quantization"))
         dyn = spec.dynamic_shape
         if dyn is not None and dyn.tuned:
@@ -534,13 +491,12 @@ def _gpu_toggle_calls(spec: RunModeSpec, shape_range_file: Optional[Union[str, P
             calls.append(optional_call("set_tensorrt_optimization_level",
                                        spec.trt_optimization_level))
     if spec.fp32_ops and mode.engine == ONEDNN:
-        # oneDNN takes the op types to run in bf16 (legacy programs; Paddle 3.3.1's PIR bf16
-        # placement reads no such list): every op type but these
+        # oneDNN takes the op types to run in bf16 (legacy programs only)
         calls.append(call("set_bfloat16_op", EveryOpTypeExcept(spec.fp32_ops)))
     elif spec.fp32_ops:
         calls.append(call("exp_disable_mixed_precision_ops", NameSet(spec.fp32_ops)))
     if spec.low_precision_io:
-        # Not optional: without it inputs stay fp32 and the case tests something else.
+        # not optional: without it inputs stay fp32 and the case tests something else
         calls.append(call("enable_low_precision_io", True))
     return calls
 
@@ -548,9 +504,7 @@ def _gpu_toggle_calls(spec: RunModeSpec, shape_range_file: Optional[Union[str, P
 def recipe(spec: RunModeSpec, threads: Optional[int] = None, device_id: int = 0,
            shape_range_file: Optional[Union[str, Path]] = None,
            max_batch_size: int = 1, explicit_quantization: bool = True) -> Tuple[Call, ...]:
-    """The full list of Config calls for a run mode and its toggles. ``threads`` is the
-    session's value for a spec without ``threads``; ``max_batch_size`` matters to
-    static-shape TensorRT only: a larger batch fails there."""
+    """The Config calls of a run mode and its toggles; ``threads``: the session's default."""
     mode = spec.run_mode
     table = spec.TABLE  # TOGGLES, or the table of a spec type made from other rows
     values = {row.name: getattr(spec, row.name) for row in table}
@@ -582,12 +536,9 @@ ONEDNN_PLACEMENT_PASS = "onednn_placement_pass"
 
 
 def passes_off(program_format: str, engine: str = PADDLE) -> Tuple[Call, ...]:
-    """What turns optimizations off beyond ``switch_ir_optim(False)``: nothing on a legacy
-    program; on a PIR (.json) program, which ignores ``switch_ir_optim``, only Paddle's basic
-    passes (``enable_custom_passes([], True)``; measured on 3.3.1 CPU: 7 passes and plain ops
-    instead of 43 passes and fused oneDNN convolutions). oneDNN keeps the pass that places
-    its kernels, so an engine's run with optimizations off still runs that engine's kernels
-    (the localization ladder's first rung)."""
+    """What turns a PIR (.json) program's optimizations off, as it ignores
+    ``switch_ir_optim``: only Paddle's basic passes. oneDNN keeps the pass that places its
+    kernels (the localization ladder's first rung runs them)."""
     if program_format != PIR_FORMAT:
         return ()
     keep = (ONEDNN_PLACEMENT_PASS,) if engine == ONEDNN else ()
@@ -595,8 +546,7 @@ def passes_off(program_format: str, engine: str = PADDLE) -> Tuple[Call, ...]:
 
 
 def fp32_ops_problem(spec: RunModeSpec, program_format: str) -> Optional[str]:
-    """``+fp32_op`` on ``onednn_bf16`` becomes ``set_bfloat16_op``, which only the legacy bf16
-    pass reads: on a PIR program it would change nothing while the id says it did."""
+    """``+fp32_op`` on ``onednn_bf16`` would change nothing on a PIR program."""
     if spec.fp32_ops and spec.run_mode.engine == ONEDNN and program_format == PIR_FORMAT:
         return (f"{spec.label}: +fp32_op takes effect on legacy programs only (Paddle 3.3.1's "
                 f"PIR bf16 placement reads no op list from set_bfloat16_op); use "
@@ -613,8 +563,7 @@ def recipe_shows(calls: Sequence[Call]) -> Tuple[str, ...]:
 
 def baseline_recipe(device: str, threads: Optional[int] = None,
                     device_id: int = 0, program_format: str = "legacy") -> Tuple[Call, ...]:
-    """The seeds' baseline: same device, fp32, optimizations off (really off on a PIR
-    program: ``passes_off``), oneDNN off."""
+    """The plain baseline: same device, fp32, optimizations and oneDNN off."""
     if device == GPU:
         return (gpu_enable(FP32, device_id), call("switch_ir_optim", False)) + passes_off(program_format)
     calls = [call("disable_mkldnn"), call("switch_ir_optim", False), *passes_off(program_format)]
@@ -625,28 +574,21 @@ def baseline_recipe(device: str, threads: Optional[int] = None,
 
 def shape_collect_recipe(spec: RunModeSpec, shape_range_file: Union[str, Path],
                          device_id: int = 0) -> Tuple[Call, ...]:
-    """First pass of tuned dynamic shape: plain GPU fp32 that records every tensor's shape
-    range (Paddle turns its optimizations off in this mode)."""
+    """First pass of tuned dynamic shape: plain GPU fp32 recording every tensor's shape range."""
     if spec.dynamic_shape is None or not spec.dynamic_shape.tuned:
         raise OptionError(f"{spec.label} has no tuned dynamic shape to collect")
     return (gpu_enable(FP32, device_id), call("collect_shape_range_info", str(shape_range_file)))
 
 
 def optim_cache_call(cache_dir: Union[str, Path]) -> Call:
-    """Where TensorRT engines and int8 calibration tables (``trt_calib_*``) go; the predictor
-    builder appends it to TensorRT recipes, one dir per ``optim_cache_subdir``. With a
-    trailing separator: Paddle joins most names with "/" (``trt_serialized_*``,
-    ``trt_calib_*``), but the inspector's ``engine_info_<key>.json`` by plain concatenation
-    (2.6.2: ``model_opt_cache_dir + "engine_info_" + key + ".json"``, as its own default dir
-    ``<model dir>/_opt_cache/`` ends in one), so without it the file would land beside the
-    dir as ``<dir>engine_info_*.json``."""
+    """Where TensorRT engines and calibration tables go. With a trailing separator: Paddle
+    concatenates the inspector's ``engine_info_<key>.json`` to the dir without one."""
     return call("set_optim_cache_dir", os.path.join(str(cache_dir), ""))
 
 
 def optim_cache_subdir(model_key: str, spec: RunModeSpec, worker: str = "main",
                        shapes: Optional[Mapping[str, Sequence[int]]] = None) -> str:
-    """A relative dir per (model, run mode with toggles, shapes and ranges, worker), so
-    workers never share an engine or a half-written calibration table."""
+    """A dir per (model, spec, shapes, worker): workers never share engines or tables."""
     shape_text = sorted((k, tuple(v)) for k, v in (shapes or {}).items())
     digest = hashlib.sha1(repr((spec, shape_text)).encode()).hexdigest()[:10]
     from ..files import safe_file_stem
@@ -661,9 +603,8 @@ def calibration_tables(cache_dir: Union[str, Path]) -> List[Path]:
 
 def check_shape_in_range(shapes: Mapping[str, Sequence[int]],
                          dynamic: Optional[DynamicShape]) -> None:
-    """Raise OptionError when a case's input shape lies outside the declared TensorRT range
-    (Paddle would fail deep in engine building, or rebuild silently). Inputs without a range
-    are left to Paddle: they may feed no TensorRT subgraph."""
+    """OptionError for an input shape outside its declared TensorRT range (Paddle would fail
+    deep in engine building, or rebuild silently); inputs without a range are left alone."""
     if dynamic is None or dynamic.tuned:
         return
     problems = []

@@ -1,12 +1,7 @@
-"""Toggles as a table. One row per toggle says how it is written (``--run-mode`` text, id,
-suite key), which run modes take it and, for toggles every mode takes, the Config calls it
-adds. Everything else follows from the rows: the run-mode spec type (the mode plus one field
-per row), its validation, its id (``label``), the ``--run-mode`` grammar, the help text and
-a suite's run-mode keys. So a new toggle is one row in ``run_modes.TOGGLES``, plus its line
-in the recipe when it changes a GPU or TensorRT call.
-
-This module knows no particular toggle or run mode: ``ToggleTable`` is given the rows and the
-modes. It imports neither paddle nor numpy.
+"""Toggles as a table: one row per toggle says how it is written (``--run-mode`` text, id,
+suite key), which run modes take it and the Config calls it adds. The spec type, its checks,
+its id, the ``--run-mode`` grammar, the help and a suite's run-mode keys follow from the rows,
+so a new toggle is one row in ``run_modes.TOGGLES``. No particular toggle or mode is known here.
 """
 from __future__ import annotations
 
@@ -26,8 +21,8 @@ class NotThisKind(Exception):
 
 
 class Kind:
-    """How one toggle's value is written in ``--run-mode`` and shown in an id. ``name`` is
-    the row's name: the spec's field, and the token unless the kind says otherwise."""
+    """How one toggle's value is written in ``--run-mode`` and shown in an id. ``name``: the
+    row's name (the spec's field, and the token unless the kind says otherwise)."""
 
     default: Any = None
     type: Any = Any
@@ -44,8 +39,7 @@ class Kind:
         return (f"{name}={self.metavar}",)
 
     def take(self, key: str, eq: bool, value: str, state: Any) -> Any:
-        """Fold one ``key[=value]`` token into the value read so far (the default at first);
-        NotThisKind for a token this kind does not read."""
+        """Fold one ``key[=value]`` token into the value so far; NotThisKind for a token it does not read."""
         if not value:
             raise NotThisKind
         return value
@@ -110,8 +104,7 @@ class Switch(Kind):
     def tokens(self, name: str) -> Tuple[str, ...]:
         return (name, self.off)
 
-    def syntax(self, name: str) -> Tuple[str, ...]:
-        return (name, self.off)
+    syntax = tokens
 
     def take(self, key: str, eq: bool, value: str, state: Any) -> Any:
         if eq:
@@ -162,10 +155,8 @@ class Names(Kind):
 
 @dataclass(frozen=True)
 class Number(Kind):
-    """A whole number ``+NAME=N``, at least ``minimum`` and at most ``maximum``. ``below``
-    and ``above`` say why smaller or larger values are wrong (a value out of range is read,
-    then refused with that reason, never taken for an unknown toggle); ``what`` and ``note``
-    describe the range: "TensorRT builder level", "3 is its default"."""
+    """A whole number ``+NAME=N`` in ``minimum..maximum``; ``below`` and ``above`` say why a
+    value out of range is refused, ``what`` and ``note`` describe the range."""
 
     minimum: int
     maximum: Optional[int] = None
@@ -207,8 +198,7 @@ class Number(Kind):
 
 @dataclass(frozen=True)
 class Choice(Kind):
-    """One of ``options`` (value, what it means); the first is the default and is not shown
-    in ids."""
+    """One of ``options`` (value, what it means); the first is the default (not in ids)."""
 
     options: Tuple[Tuple[str, str], ...]
     type = str
@@ -237,8 +227,7 @@ class Choice(Kind):
 
 @dataclass(frozen=True)
 class Directory(Kind):
-    """A directory ``+NAME=DIR``; in a suite, relative to the suite file. ``what`` names it
-    in messages ("calibration data"), ``holds`` says what it holds."""
+    """A directory ``+NAME=DIR`` (in a suite, relative to it), ``what`` holding ``holds``."""
 
     what: str
     holds: str
@@ -262,11 +251,10 @@ def every_mode(spec: Any) -> bool:
 
 @dataclass(frozen=True)
 class Toggle:
-    """One toggle. ``applies(spec)`` says whether the spec's mode (its traits) may set it and
-    ``scope`` says the same in words ("trt_*"; empty: every mode). ``check(value, spec)``
-    returns a problem with a value the mode takes but cannot use; ``calls(value, mode)`` the
-    Config calls a toggle every mode takes adds after the mode's own (replacing the mode's
-    calls of the same methods). ``key`` is the suite key, ``group.key`` inside a mapping."""
+    """One toggle. ``applies(spec)``: whether the spec's mode may set it, ``scope`` in words
+    ("trt_*"; empty: every mode); ``check(value, spec)``: a problem with a value the mode cannot
+    use; ``calls(value, mode)``: Config calls added after the mode's own, replacing those of the
+    same methods; ``key``: the suite key (``group.key`` inside a mapping)."""
 
     name: str
     kind: Kind
@@ -298,8 +286,7 @@ class Toggle:
 
 
 class ToggledSpec:
-    """Base of a table's spec type: a run mode with the toggles that modify it. The fields
-    (``mode``, then one per row) come from the table; so do the checks and the id."""
+    """Base of a table's spec type: ``mode``, then one field per row of the table."""
 
     TABLE: ClassVar["ToggleTable"]
 
@@ -321,8 +308,7 @@ def _and(names: Sequence[str]) -> str:
 
 
 class ToggleTable:
-    """The rows, and what follows from them, for the run modes ``modes`` (name -> a mode with
-    traits; ``canonical`` turns a name or alias into a key of ``modes``)."""
+    """The rows and what follows from them, for ``modes`` (``canonical``: name or alias -> key)."""
 
     def __init__(self, rows: Sequence[Toggle], modes: Mapping[str, Any],
                  canonical: Callable[[str], str], examples: Sequence[str] = (),
@@ -352,10 +338,6 @@ class ToggleTable:
     def __getitem__(self, name: str) -> Toggle:
         return self._rows[name]
 
-    @property
-    def names(self) -> Tuple[str, ...]:
-        return tuple(self._rows)
-
     def _spec_type(self, name: str, module: str, doc: str) -> type:
         fields = [("mode", str)] + [(r.name, r.kind.type, dataclasses.field(default=r.kind.default))
                                     for r in self.rows]
@@ -363,13 +345,12 @@ class ToggleTable:
         spec = dataclasses.make_dataclass(name, fields, bases=(ToggledSpec,), namespace=namespace,
                                           frozen=True)
         # pickle finds the class as module.name (specs cross to the executor child); from
-        # Python 3.12 make_dataclass sets __module__ to its caller's, over the namespace's
+        # Python 3.12 make_dataclass sets __module__ to its caller's
         spec.__module__ = module
         return spec
 
     def _scopes(self) -> str:
-        """Which toggles which modes take, e.g. "fp32_ops and low_precision_io apply to
-        gpu_fp16; use_static to trt_*"."""
+        """E.g. "fp32_ops and low_precision_io apply to gpu_fp16; use_static to trt_*"."""
         groups: Dict[str, List[str]] = {}
         for row in self.rows:
             if row.scope:
@@ -398,11 +379,8 @@ class ToggleTable:
                     raise OptionError(problem)
 
     def label(self, spec: Any) -> str:
-        parts = [spec.mode]
-        for row in self.rows:
-            if row.is_set(spec):
-                parts.extend(row.kind.label(row.name, getattr(spec, row.name)))
-        return "+".join(parts)
+        return "+".join([spec.mode] + [part for row in self.rows if row.is_set(spec)
+                                       for part in row.kind.label(row.name, getattr(spec, row.name))])
 
     def takers(self, row: Toggle) -> List[str]:
         """The modes whose default spec may set ``row``."""
@@ -439,14 +417,8 @@ class ToggleTable:
 
     def parse_list(self, values: Sequence[str]) -> Tuple[Any, ...]:
         """``--run-mode a,b --run-mode c`` -> specs in order, without repeats."""
-        specs: list = []
-        for value in values:
-            for part in str(value).split(","):
-                if part.strip():
-                    spec = self.parse(part)
-                    if spec not in specs:
-                        specs.append(spec)
-        return tuple(specs)
+        return tuple(dict.fromkeys(self.parse(part) for value in values
+                                   for part in str(value).split(",") if part.strip()))
 
     # -- a suite's run-mode mapping --------------------------------------------------------
 

@@ -1,16 +1,12 @@
-"""How a TensorRT candidate exposes tensors for intermediate comparison, and what its
-engines recorded (``engine_info_*.json``).
-
-TensorRT fuses layers, so most intermediate tensors do not exist inside an engine. Paddle
-can mark tensors as extra engine outputs (``mark_trt_engine_outputs``), but marking a
-tensor stops TensorRT from fusing across it: the engine under test is then not the engine
-that ships. Selecting fewer tensors keeps the change small.
-"""
+"""How a TensorRT candidate exposes tensors for intermediate comparison (marked as engine
+outputs, which stops TensorRT fusing across them), and what its engines recorded
+(``engine_info_*.json``)."""
 from __future__ import annotations
 
 import glob
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple, Union
@@ -29,24 +25,21 @@ INSPECTOR = call("enable_tensorrt_inspector", True)
 
 
 def marking_calls(names: Sequence[str]) -> Tuple[Call, ...]:
-    """The Config calls that expose ``names`` (with the TensorRT inspector on, which records
-    the engine's layers in its log)."""
+    """The Config calls that expose ``names``, with the TensorRT inspector on."""
     # a tuple, not a list: recipes are hashable (predictor cache keys); pybind takes either
     return (INSPECTOR, call("mark_trt_engine_outputs", tuple(names)))
 
 
 # -- the engine's own record: engine_info_<key>.json ------------------------------------------
 #
-# With the inspector on and serialized (``enable_tensorrt_inspector(True)``), Paddle's
-# ``TensorRTEngine::GetEngineInfo`` writes ``engine_info_<engine key>.json`` into the optim
-# cache dir: a JSON array with one element per engine layer, each what TensorRT's
-# ``IEngineInspector::getLayerInformation(i, kJSON)`` returns (under kDETAILED verbosity an
-# object with Name, LayerType, Inputs and Outputs, each tensor with "Format/Datatype"; else
-# the layer's name alone). Tensors inside an engine carry Paddle's ``_subgraph_<node id>``
-# suffix (``RenameVarBeUnique``): stripped, they are the program's tensor names again.
+# Paddle's GetEngineInfo writes a JSON array, one element per engine layer: TensorRT's layer
+# information (an object with Name, LayerType, Outputs with "Format/Datatype"; or the name
+# alone). Engine tensors carry Paddle's ``_subgraph_<node id>`` suffix.
 
 SUBGRAPH_SUFFIX = re.compile(r"_subgraph_\d+$")
 PRECISION_WORDS = re.compile(r"\b(FP32|FP16|BF16|FP8|Int8|UInt8|Int32|Int64|Bool)\b", re.I)
+PRECISION_NAMES = {w.lower(): w for w in ("FP32", "FP16", "BF16", "FP8", "Int8", "UInt8", "Int32",
+                                          "Int64", "Bool")}
 
 
 def program_name(engine_tensor: str) -> str:
@@ -63,9 +56,7 @@ class EngineLayer:
 
 
 def engine_info_files(directory: Union[str, Path]) -> List[Path]:
-    """The engine_info files of an optim cache dir: inside it, and beside it as
-    ``<dir>engine_info_*.json``, where Paddle writes them when the dir it was given has no
-    trailing separator (it concatenates; run_modes.optim_cache_call gives it one)."""
+    """The engine_info files in an optim cache dir, and beside it (Paddle concatenates the dir's name)."""
     path = Path(directory)
     return sorted(set(path.glob("engine_info_*.json"))
                   | set(path.parent.glob(f"{glob.escape(path.name)}engine_info_*.json")))
@@ -87,24 +78,14 @@ def read_engine_info(path: Union[str, Path]) -> List[EngineLayer]:
         if not isinstance(item, dict):
             continue
         outputs = [o for o in item.get("Outputs", ()) if isinstance(o, dict)]
-        precisions = []
-        for o in outputs:
-            for word in PRECISION_WORDS.findall(str(o.get("Format/Datatype", ""))):
-                canonical = {"fp32": "FP32", "fp16": "FP16", "bf16": "BF16", "fp8": "FP8"}.get(
-                    word.lower(), word[0].upper() + word[1:].lower() if word.lower() != "uint8" else "UInt8")
-                if canonical not in precisions:
-                    precisions.append(canonical)
+        words = [w for o in outputs for w in PRECISION_WORDS.findall(str(o.get("Format/Datatype", "")))]
         layers.append(EngineLayer(str(item.get("Name", "")), str(item.get("LayerType", "")),
                                   tuple(program_name(str(o.get("Name", ""))) for o in outputs),
-                                  tuple(precisions)))
+                                  tuple(dict.fromkeys(PRECISION_NAMES[w.lower()] for w in words))))
     return layers
 def engine_precisions(layers: Sequence[EngineLayer]) -> Dict[str, int]:
     """Layers per output precision."""
-    counts: Dict[str, int] = {}
-    for layer in layers:
-        for p in layer.precisions:
-            counts[p] = counts.get(p, 0) + 1
-    return counts
+    return dict(Counter(p for layer in layers for p in layer.precisions))
 def engine_text(files: Sequence[Path]) -> str:
     """One line for the report: engines, layers and their output precisions."""
     layers = [layer for f in files for layer in read_engine_info(f)]
@@ -113,17 +94,10 @@ def engine_text(files: Sequence[Path]) -> str:
     return (f"TensorRT engine info: {len(files)} engine(s), {len(layers)} layers; "
             f"layer output precisions: {shown}")
 def fresh_engine_info(directories: Sequence[Union[str, Path]], since: float) -> List[Path]:
-    """engine_info files written at or after ``since`` (a time.time()) in ``directories``:
-    the case's optim cache dir, and ``<model dir>/_opt_cache`` where Paddle writes some files
-    whatever the optim cache dir."""
-    found = []
-    for d in directories:
-        found += [p for p in engine_info_files(d) if p.stat().st_mtime >= since - 1]
-    return sorted(set(found))
+    """engine_info files written at or after ``since`` (a time.time()) in ``directories``."""
+    return sorted({p for d in directories for p in engine_info_files(d) if p.stat().st_mtime >= since - 1})
 def int8_engine_problem(mode_name: str, files: Sequence[Path]) -> str:
-    """An int8 engine without an int8 layer: the calibration table (or the quantize ops) did
-    not reach TensorRT and the engine ran in float; "" when int8 layers were built or nothing
-    was recorded."""
+    """An int8 engine without int8 layers; "" when some were built or nothing was recorded."""
     layers = [layer for f in files for layer in read_engine_info(f)]
     precisions = engine_precisions(layers)
     if not layers or not any(layer.precisions for layer in layers) or precisions.get("Int8"):

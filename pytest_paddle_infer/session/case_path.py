@@ -1,17 +1,16 @@
 """One path from a Case to its CaseResult, for every case: command line, suite, marker.
-
-``CasePath`` sends the case to the executor (a supervised child, supervise.py, or the same
-process with ``--paddle-executor=inline``), and afterwards records the figures, writes the
-report files and raises the failure. The Paddle work (model files, inputs, baseline,
-candidate, comparison, localization) is the engine's (engine/service.py).
-"""
+``CasePath`` sends the case to the executor (supervise.py; engine/service.py does the Paddle
+work), then records the figures, writes the report files and raises the failure."""
 from __future__ import annotations
 
-from contextlib import contextmanager
+import threading
+import warnings
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from ..errors import CandidateError, PaddleInferError
+from ..errors import CandidateError, PaddleInferError, disk_fault
+from .paddle_warning import PaddleInferWarning
 
 
 LOCALIZE_NOT_RUN = ("--paddle-localize: not run: the ladder re-runs the candidate with recipe "
@@ -21,9 +20,6 @@ LOCALIZE_NOT_RUN = ("--paddle-localize: not run: the ladder re-runs the candidat
 
 class CaseFailed(AssertionError):
     """A case whose outputs are outside tolerance; the message is the table."""
-
-
-# -- in the pytest process ---------------------------------------------------------------
 
 
 class CasePath:
@@ -47,12 +43,9 @@ class CasePath:
             self.executor = Executor(init, log_dir, settings.timeout, fork_server)
 
     def start(self) -> None:
-        """Start the executor now: it imports paddle while pytest collects; meanwhile this
-        process imports what reading a result needs (numpy), off the case's critical path."""
+        """Start the executor now (it imports paddle while pytest collects), and the result readers."""
         self.executor.start()
         if not self._warming:
-            import threading
-
             self._warming = threading.Thread(target=_import_result_readers, name="paddle-infer-imports",
                                              daemon=True)
             self._warming.start()
@@ -62,8 +55,7 @@ class CasePath:
         return self.executor.call("about")
 
     def prepare(self, key: str, case) -> dict:
-        """Model files, inputs, baseline and candidate predictor; raises CaseSkipped when the
-        installation lacks what the mode needs. Returns {"int8": ..., "recipe": ...}."""
+        """Model files, inputs, baseline and candidate; CaseSkipped when the mode cannot run here."""
         self.seeds[key] = case.seed  # --paddle-suggest-tolerances measures the next seeds too
         with self._localize_said():
             return self.executor.call("prepare", key, case)
@@ -74,8 +66,7 @@ class CasePath:
 
     @contextmanager
     def _localize_said(self):
-        """With --paddle-localize, a case that errors before any output was compared says
-        that localization did not run, and why (a crash says it its own way)."""
+        """With --paddle-localize, an error before any comparison says localization did not run."""
         try:
             yield
         except PaddleInferError as e:
@@ -92,9 +83,7 @@ class CasePath:
             raise said from None
 
     def localize_crash(self, key: str, case, failure: str = "crashed") -> dict:
-        """After the executor died on ``case`` (or its candidate raised: ``failure``
-        "raised"): the ladder, each trial in a child of the executor (see
-        localize_crashed_case)."""
+        """The ladder after the executor died on ``case`` (or its candidate raised)."""
         return self.executor.call("localize_crash", key, case, failure)
 
     def tensors(self, key: str, which: str):
@@ -102,14 +91,11 @@ class CasePath:
         return self.executor.call("tensors", key, which)
 
     def release(self, key: str) -> None:
-        try:
+        with suppress(PaddleInferError):  # a child that died has nothing left to release
             self.executor.call("release", key)
-        except PaddleInferError:
-            pass  # a child that died has nothing left to release
 
     def finish(self, nodeid: str, result, record: List) -> None:
-        """Figures into the test's properties (JUnit, xdist, the summary), report files,
-        and the failure."""
+        """Figures into the test's properties, report files, and the failure."""
         from ..report.text import failure_message, properties
 
         vacuous = result.vacuous if result.passed else []
@@ -130,8 +116,6 @@ class CasePath:
             try:
                 write_case(self.settings.report_dir, nodeid, result)
             except OSError as e:  # a full or unwritable report dir: this case's error, in a line
-                from ..errors import disk_fault
-
                 raise PaddleInferError(disk_fault(e, f"writing the case's report files under "
                                                      f"--paddle-report {self.settings.report_dir}")) from None
         if not result.passed:
@@ -150,8 +134,7 @@ class CasePath:
         return result
 
     def measure(self, key: str, result) -> str:
-        """--paddle-suggest-tolerances: the case on the inputs of its next seeds too; the
-        worst figures and suggestions per output as JSON (verdict/suggest.py)."""
+        """--paddle-suggest-tolerances: the case on its next seeds too; suggestions as JSON (suggest.py)."""
         from ..verdict.suggest import case_suggestion
 
         first = self.seeds.get(key, 0)
@@ -167,19 +150,13 @@ class CasePath:
 
 
 def _import_result_readers() -> None:
-    """A case's result unpickles into protocol.py's classes and is reported with
-    report.text (numpy-free: verdict/rows.py), imported while the executor starts rather than
-    between its first answer and the verdict."""
+    """What reading a result needs, imported while the executor starts."""
     from .. import protocol  # noqa: F401
     from ..report import text  # noqa: F401
 
 
 def warn_vacuous(result) -> None:
-    """A pass that checked nothing: a PaddleInferWarning naming each output and why, in
-    pytest's warnings summary (relayed from xdist workers like any warning)."""
-    import warnings
-
-    from .paddle_warning import PaddleInferWarning
+    """A pass that checked nothing: a PaddleInferWarning naming each output and why."""
     from ..report.text import vacuous_text
 
     message = (f"{result.case_id}: passed, but an output cannot fail under its tolerance "
@@ -189,8 +166,8 @@ def warn_vacuous(result) -> None:
 
 
 def crash_message(died, repro: str, localization: Sequence[str] = ()) -> str:
-    """What a case whose executor died says: how, where, the recipe, Paddle's last words,
-    the command that reproduces just this case, and the localization when asked for."""
+    """What a case whose executor died says: how, where, the recipe, Paddle's last words, a
+    command that reproduces just this case, and the localization."""
     lines = [str(died)]
     if died.recipe:
         lines.append(f"recipe: {died.recipe}")

@@ -1,6 +1,5 @@
-"""What the fixtures hand out: a declared case's handle (through the case path, like every
-case), and predictor, input and dygraph-layer factories that hand Paddle objects to the test
-in its own process: the one place the session side uses the engine, in function bodies."""
+"""What the fixtures hand out: a declared case's handle (through the case path), and factories
+of Paddle objects for the test's own process: the one place the session side uses the engine."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,6 +9,7 @@ from ..models.source import ModelFiles, ModelSource, parse_source
 from ..modes.run_modes import RunModeSpec, baseline_recipe, canonical_mode
 from .items import check_case, prepare_case
 from .state import RUNNER, case_path_of, settings_of
+from .case_path import CaseFailed
 
 
 def as_source(model: Union[str, ModelSource]) -> ModelSource:
@@ -33,9 +33,7 @@ class PredictorHandle:
 
 
 class CaseHandle:
-    """A declared case for a Python test: prepared (model, inputs, baseline, candidate
-    predictor) in the executor by the fixture; run and judged when the test asks, through
-    the same path as suite and command-line cases (report files, localization)."""
+    """A declared case for a Python test, prepared by the fixture, run and judged on request."""
 
     def __init__(self, node, case):
         self.node = node  # the test item: its node id names the case's files and records figures
@@ -62,10 +60,7 @@ class CaseHandle:
         return self._get("baseline_outputs")
 
     def run(self):
-        """Run the candidate and compare it with the baseline: a CaseResult. Figures and
-        report files are recorded; it does not raise on a failing comparison."""
-        from .case_path import CaseFailed
-
+        """Run and compare: a CaseResult, recorded; a failing comparison does not raise."""
         try:
             self.result = check_case(self.node, self.case, from_cli=False)
         except CaseFailed as failed:
@@ -75,7 +70,6 @@ class CaseHandle:
     def check(self):
         """Run and assert that every output is within tolerance; the failure is the table."""
         __tracebackhide__ = True
-        from .case_path import CaseFailed
 
         try:
             self.result = check_case(self.node, self.case, from_cli=False)

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import List, Optional
 
 from .state import HEADER_SHOWN, installation, settings_of
+from ..modes.devices import mapping_line
+from ..cases.suite_scan import is_suite_name
 
 def case_header(config, settings) -> List[str]:
-    """The ``paddle-infer:`` lines of a session with cases, goldens aside: what Paddle can run
-    here, the CPU and its CPU run modes, the baseline, tolerances, seed and cache, the
-    program, the GPU mapping."""
+    """The ``paddle-infer:`` lines of a session with cases, goldens aside."""
     caps, _ = installation(config)
     tol = ("atol={} rtol={}".format(settings.atol if settings.atol is not None else "mode default",
                                     settings.rtol if settings.rtol is not None else "mode default"))
@@ -24,8 +24,6 @@ def case_header(config, settings) -> List[str]:
     if settings.baseline == "gpu" and not gpu_modes:
         gpu_modes = ["baseline gpu"]
     if gpu_modes or caps.gpu_count:  # with GPUs visible, suites' GPU modes use the mapping
-        from ..modes.devices import mapping_line
-
         workers = getattr(config.option, "numprocesses", None)
         lines.append(mapping_line(settings.device, workers if isinstance(workers, int) else None,
                                   caps.gpu_count, gpu_modes))
@@ -33,9 +31,7 @@ def case_header(config, settings) -> List[str]:
 
 
 def late_case_header(config) -> List[str]:
-    """For a session that found its cases only by collecting (suites, markers): the case
-    header's lines that the session has not printed yet. Nothing is looked for before
-    collection, so a session without cases pays nothing for this."""
+    """For a session that found its cases by collecting: the case header's lines not printed yet."""
     if settings_of(config).active:
         return []
     shown = config.stash.setdefault(HEADER_SHOWN, [])
@@ -55,8 +51,7 @@ def program_header(settings, cases_ahead: bool = False) -> List[str]:
 
 
 def golden_header(config, settings) -> List[str]:
-    """Where goldens are recorded, or what the compared ones were recorded with when that
-    differs from this run (a suite's own golden baselines show in their failures)."""
+    """Where goldens are recorded, or what the compared ones were recorded with when that differs."""
     from ..cases.baseline_forms import GOLDEN, golden_dir, kind_of
 
     if settings.save_goldens is not None:
@@ -83,8 +78,6 @@ def report_header(config) -> Optional[List[str]]:
 
 def write_worker_header(config, ids) -> None:
     """The xdist controller collects nothing: a worker's suite cases bring the header."""
-    from ..cases.suite_scan import is_suite_name
-
     if not any(is_suite_name(Path(nodeid.split("::")[0]).name) for nodeid in ids):
         return
     terminal = config.pluginmanager.get_plugin("terminalreporter")

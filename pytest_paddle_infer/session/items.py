@@ -3,6 +3,9 @@ tests) narrowed by --paddle-model/--run-mode, each case's setup and check throug
 and what a case that crashed or raised says (with a command that reproduces it)."""
 from __future__ import annotations
 
+import shlex
+from dataclasses import replace
+
 import pytest
 
 from ..errors import CandidateError, CaseSkipped, OptionError, PaddleInferError, strip_ansi
@@ -50,8 +53,7 @@ class PaddleCaseItem(pytest.Item):
 
 
 def case_marks(case) -> list:
-    """The marks of a case's test; the keyword copies let -m select:
-    -m "paddle_run_mode(mode='onednn_bf16')"."""
+    """The marks of a case's test; keyword copies let -m select ``paddle_run_mode(mode='onednn_bf16')``."""
     return [pytest.mark.paddle_model(case.model.name, name=case.model.name),
             pytest.mark.paddle_run_mode(case.run_mode.mode, mode=case.run_mode.mode),
             pytest.mark.xdist_group(case.model.name)]
@@ -65,8 +67,7 @@ def case_properties(case) -> list:
 
 
 def prepare_case(item, case, from_cli: bool) -> dict:
-    """Prepare ``case`` in the executor under the item's node id; a dead executor errors the
-    case with how it died and a command that reproduces it."""
+    """Prepare ``case`` in the executor; a dead executor errors it with how, and a repro command."""
     from ..supervise import ExecutorDied
 
     try:
@@ -101,16 +102,14 @@ def _crash(item, case, died, from_cli: bool) -> PaddleInferError:
 
 
 def _localized_error(item, case, error) -> PaddleInferError:
-    """A candidate that raised a Paddle error: with --paddle-localize, the error and what the
-    ladder found (a Paddle bug is no error a user can fix first)."""
+    """A candidate that raised a Paddle error, with what --paddle-localize found."""
     lines = _localize_crash(item, case, None, "raised")
     return type(error)("\n".join([str(error)] + lines)) if lines else error
 
 
 def _localize_crash(item, case, died, failure: str = "crashed") -> list:
-    """--paddle-localize on a case whose candidate killed the executor (``died``), or raised
-    (``failure``): the ladder in the executor (a fresh one after a crash), every trial in a
-    child of it, so a crashing trial is one bad outcome."""
+    """--paddle-localize on a case whose candidate killed the executor (``died``) or raised
+    (``failure``): the ladder in a (fresh) executor, every trial in a child of it."""
     from ..supervise import ExecutorDied
 
     if not settings_of(item.config).localize or (died is not None and "candidate" not in died.phase):
@@ -129,8 +128,6 @@ def _localize_crash(item, case, died, failure: str = "crashed") -> list:
 
 def repro_command(item, case, from_cli: bool) -> str:
     """A command that runs just this case with this session's paddle-infer options."""
-    import shlex
-
     config = item.config
     settings = settings_of(config)
     skip = {"paddle_model", "run_mode", "paddle_suite"}
@@ -154,31 +151,22 @@ def repro_command(item, case, from_cli: bool) -> str:
 
 
 def build_cases(settings) -> list:
-    """The --paddle-model x --run-mode cases; OptionError for --paddle-shape/--paddle-batch
-    values the models cannot take."""
+    """The --paddle-model x --run-mode cases; OptionError for shapes the models cannot take."""
     from ..cases.case import Case
     from ..cases.cli_shapes import shapes_by_model
     from ..cases.tolerance_precedence import case_tolerances
     from ..verdict.tolerances import Rule
 
-    cases = []
     sources = [with_declared_inputs(source, settings.cache_dir, settings.timeout) for source in settings.models]
     shapes = shapes_by_model(sources, settings.shapes, settings.batch)
-    for source in sources:
-        for spec in settings.run_modes:
-            cases.append(Case(
-                model=source, run_mode=spec, baseline=settings.baseline, seed=settings.seed,
-                threads=settings.threads, program=settings.program, shapes=shapes[source.name],
-                tolerances=case_tolerances(spec.mode, command_line=Rule(settings.atol, settings.rtol)),
-            ))
-    return cases
+    return [Case(model=source, run_mode=spec, baseline=settings.baseline, seed=settings.seed,
+                 threads=settings.threads, program=settings.program, shapes=shapes[source.name],
+                 tolerances=case_tolerances(spec.mode, command_line=Rule(settings.atol, settings.rtol)))
+            for source in sources for spec in settings.run_modes]
 
 
 def with_declared_inputs(source, cache_dir, timeout=None):
-    """Disk models: read their inputs now so ids show shapes; a model that cannot be read
-    keeps ``inputs=None`` and its cases report the problem when they run."""
-    from dataclasses import replace
-
+    """Disk models' inputs, read now so ids show shapes (unreadable: the case says so when run)."""
     from ..models.source import find_model_files
     from ..models.cache import declared_inputs
 
@@ -209,11 +197,8 @@ CASE_ONLY_OPTIONS = ("--run-mode", "--paddle-localize", "--paddle-intermediates"
 
 
 def warn_idle_options(config) -> None:
-    """A session with no case (no --paddle-model, suite or paddle_case test collected) that
-    was given options which act on cases only: they would do nothing, silently."""
-    from .options import OPTIONS
-
-    dests = {o.flag: o.ini for o in OPTIONS}
+    """Warn of options that act on cases only, given to a session with no case."""
+    dests = {o.flag: o.ini for o in opts.OPTIONS}
     given = [flag for flag in CASE_ONLY_OPTIONS if config.getoption(dests[flag], None) not in (None, False)]
     if given:
         import warnings
@@ -225,9 +210,7 @@ def warn_idle_options(config) -> None:
 
 
 def narrow_declared_cases(config, items, collection_errors: int = 0) -> bool:
-    """With suites or paddle_case tests collected, --paddle-model and --run-mode keep the
-    cases they name (True: no standalone cases are added). Keeping none is a usage error
-    (a check was asked for), unless a suite failed to collect: that error fails the session."""
+    """--paddle-model and --run-mode keep the declared cases they name (True: add no cases of their own)."""
     cases = [c for c in map(declared_case, items) if c is not None]
     if not cases and not config.stash.get(SUITES_SEEN, False):
         return False
@@ -261,10 +244,7 @@ def item_where(item):
 
 
 def effective_case(item, case):
-    """The case with the command line's tolerances over a paddle_tolerance marker's over
-    the case's own (precedence: command line > marker > the suite's layers)."""
-    from dataclasses import replace
-
+    """The case with the command line's tolerances over a paddle_tolerance marker's over its own."""
     from ..cases.tolerance_precedence import overridden
     from ..verdict.tolerances import Rule
 
@@ -304,8 +284,7 @@ def add_command_line_cases(session, config, items) -> None:
     added = [PaddleCaseItem.from_parent(session, name=case.id, nodeid=case.id, case=case)
              for case in cases]
     items.extend(added)
-    # reported as collected, so pytest's "collected N items" counts them (not "collected 0
-    # items" before they appear), and said where they come from
+    # reported as collected, so pytest's "collected N items" counts them
     config.hook.pytest_collectreport(report=pytest.CollectReport(
         nodeid="", outcome="passed", longrepr=None, result=added))
     are = "is a case" if len(cases) == 1 else "are cases"

@@ -1,11 +1,7 @@
 """Command-line options and ini keys of the ``paddle-infer`` group, and their validation.
 
-Each option has an ini key of the same name without the dashes; the command line wins.
-This module does not import pytest: ``register`` takes pytest's parser, and errors are
-``OptionError`` for the plugin to turn into ``pytest.UsageError``. Nor does it import a module
-that runs cases (models, baselines): ``read_settings`` imports what resolves a model or a
-baseline when it is called. The ``--run-mode`` grammar is the run-mode table's
-(``run_modes.parse_run_modes``).
+Each option has an ini key of the same name; the command line wins. Errors are ``OptionError``
+(the plugin makes them ``pytest.UsageError``); what resolves models is imported when called.
 """
 from __future__ import annotations
 
@@ -20,6 +16,7 @@ from ..cases.tensor_selection import Selection
 from ..errors import OptionError, PaddleInferError
 from ..modes.devices import DEVICE_FORMS, AUTO, DeviceChoice, parse_device
 from ..modes.run_modes import ALIASES, RUN_MODE_TOGGLES, RUN_MODES, RunModeSpec, parse_run_modes
+from ..modes.cpu_threads import threads_problem
 
 if TYPE_CHECKING:
     from ..models.source import ModelSource
@@ -167,21 +164,16 @@ DEFAULT_TIMEOUT = 900.0
 def register(parser) -> None:
     group = parser.getgroup("paddle-infer", "PaddlePaddle inference consistency checks")
     for opt in OPTIONS:
-        dest = opt.ini
-        if opt.repeat:
-            group.addoption(opt.flag, action="append", dest=dest, default=None,
-                            metavar=opt.metavar, help=opt.help)
-            parser.addini(opt.ini, opt.help, type="paths" if opt.paths else "args")
-        elif opt.switch:
-            group.addoption(opt.flag, action="store_true", dest=dest, default=None, help=opt.help)
+        common = dict(dest=opt.ini, default=None, help=opt.help)
+        if opt.switch:
+            group.addoption(opt.flag, action="store_true", **common)
             parser.addini(opt.ini, opt.help, type="bool", default=False)
-        elif opt.const is not None:
-            group.addoption(opt.flag, action="store", nargs="?", const=opt.const, dest=dest,
-                            default=None, metavar=opt.metavar, help=opt.help)
-            parser.addini(opt.ini, opt.help, type="string", default="")
+        elif opt.repeat:
+            group.addoption(opt.flag, action="append", metavar=opt.metavar, **common)
+            parser.addini(opt.ini, opt.help, type="paths" if opt.paths else "args")
         else:
-            group.addoption(opt.flag, action="store", dest=dest, default=None,
-                            metavar=opt.metavar, help=opt.help)
+            bare = dict(nargs="?", const=opt.const) if opt.const is not None else {}
+            group.addoption(opt.flag, action="store", metavar=opt.metavar, **bare, **common)
             parser.addini(opt.ini, opt.help, type="string", default="")
 
 
@@ -201,8 +193,7 @@ class Settings:
     localize: bool
     suites: Tuple[Path, ...] = ()  # --paddle-suite files, resolved
     model_refs: Tuple[str, ...] = ()  # --paddle-model values as given: they also narrow suites by name
-    unresolved: Tuple[Tuple[str, str], ...] = ()  # (value, why) of --paddle-model values that name
-    # no zoo entry or path: fine when they name a suite's model, an error otherwise
+    unresolved: Tuple[Tuple[str, str], ...] = ()  # (value, why): may name a suite's model
     given: Tuple[str, ...] = ()  # ini names of the options set on the command line or in the ini file
     device: DeviceChoice = AUTO  # --paddle-device: the GPU of GPU run modes, per xdist worker
     save_goldens: Optional[Path] = None  # --paddle-save-goldens DIR
@@ -258,8 +249,7 @@ def _number(opt: Option, text, kind: Callable, minimum: float, example: str = ""
 
 
 def named(opt: Option, getoption: Callable) -> Option:
-    """The option as its messages name it: by its flag when the command line gave it, else
-    by its ini key (a bad ``paddle_atol`` in pytest.ini is not the command line's fault)."""
+    """The option as its messages name it: the flag when the command line gave it, else the ini key."""
     if getoption(opt.ini) not in (None, [], ""):
         return opt
     return replace(opt, flag=f"ini key {opt.ini}")
@@ -401,8 +391,6 @@ def _program(opt: Option, text, models) -> str:
 
 def _threads(opt: Option, text) -> Optional[int]:
     """CPU math threads: a whole number the machine can schedule (cpu_threads.py)."""
-    from ..modes.cpu_threads import threads_problem
-
     value = _number(opt, text, int, -math.inf)
     if value is not None and threads_problem(value):
         raise OptionError(f"{opt.flag}: {text!r}: {threads_problem(value)}")
@@ -410,8 +398,7 @@ def _threads(opt: Option, text) -> Optional[int]:
 
 
 def check_directory(opt: Option, text) -> None:
-    """A path that must be a directory: an existing file, or a file where a parent directory
-    would have to be made, is a usage error now rather than a traceback later."""
+    """A path that must be a directory: a file there or in the way is a usage error now."""
     if text is None:
         return
     path = Path(str(text)).expanduser().absolute()
@@ -477,8 +464,7 @@ def parse_baseline_option(text: str) -> str:
 
 
 def runs_dir(opt: Option, text, save_goldens: Optional[Path], baseline: str) -> Optional[Path]:
-    """--paddle-save-runs DIR, apart from the goldens: a run has its case's golden file name,
-    so in a goldens directory it would replace the golden it is compared with."""
+    """--paddle-save-runs DIR, apart from the goldens (a run has its golden's file name)."""
     from ..cases.baseline_forms import GOLDEN, golden_dir, kind_of
 
     if not text:
@@ -496,8 +482,7 @@ def runs_dir(opt: Option, text, save_goldens: Optional[Path], baseline: str) -> 
 
 
 def golden_options(baseline: str, save_dir, update: bool) -> Tuple[Optional[Path], bool]:
-    """--paddle-save-goldens records live baselines; --paddle-update-goldens rewrites the goldens
-    compared against (a suite may name them, so the flag alone is fine)."""
+    """--paddle-save-goldens records live baselines; --paddle-update-goldens rewrites goldens."""
     from ..cases.baseline_forms import GOLDEN, golden_dir, kind_of
 
     golden = kind_of(baseline) == GOLDEN

@@ -1,19 +1,9 @@
 """``pytest --paddle-selfcheck``: does each run mode really engage on this machine?
 
-For every run mode the installed Paddle and the hardware can run, a tiny zoo model is built
-the way a case builds its candidate (the plugin's own plan), and run with two controls:
-
-- positive: the mode's own recipe; what its run shows must pass the mode's evidence rule
-  (verdict/evidence.py, or for modes without one the signal engine/selfcheck.py names: oneDNN's
-  layout, tensors on a GPU);
-- negative: the same recipe without the call that engages the mode (TensorRT without
-  ``enable_tensorrt_engine``, gpu_fp16 in fp32, bf16 without ``enable_mkldnn_bfloat16``...);
-  it must fail the rule, or the rule cannot tell the mode ran.
-
-One table (Paddle, CUDA, cuDNN, TensorRT, the GPUs and their compute capability, TF32, then
-per mode: engaged / not engaged / cannot run here and why) and a JSON file a user can attach to
-a bug report. The controls run in the executor child (engine/selfcheck.py); this module, in the pytest
-process, asks for them, prints and writes, importing neither paddle nor numpy.
+Each run mode that can run here builds a tiny zoo model as a case builds its candidate, with a
+positive control (its run must pass the mode's evidence rule) and a negative one (without the
+call that engages the mode it must fail the rule). The controls run in the executor
+(engine/selfcheck.py); this module prints the table and writes the JSON for bug reports.
 """
 from __future__ import annotations
 
@@ -23,6 +13,9 @@ from pathlib import Path
 from typing import List, Optional, Sequence, TextIO
 
 from ..protocol import CANNOT_RUN, ENGAGED, NOT_ENGAGED, UNTELLABLE
+from . import options as opts
+from ..errors import OptionError, PaddleInferError
+from .case_path import CasePath
 
 JSON_NAME = "selfcheck.json"
 PROBLEMS = (NOT_ENGAGED, UNTELLABLE)  # statuses that make the self-check exit 1
@@ -39,18 +32,13 @@ def requested(config) -> bool:
 
 
 def default_cache_dir(config) -> Path:
-    """Where a session's cache (``config.cache``) would keep paddle-infer's files: the
-    self-check runs before pytest sets its cache up."""
+    """Where ``config.cache`` would keep paddle-infer's files (it is not set up yet)."""
     root = Path(config.rootpath)
     return (root / str(config.getini("cache_dir") or ".pytest_cache")).resolve() / "d" / "paddle-infer"
 
 
 def main(config, out: Optional[TextIO] = None) -> int:
-    """``pytest --paddle-selfcheck``: 0 when every mode that runs here engages and its
-    negative control does not; 1 otherwise; 4 for a usage error."""
-    from . import options as opts
-    from ..errors import OptionError, PaddleInferError
-
+    """``pytest --paddle-selfcheck``: 0 when every mode engages as it should, 1 if not, 4 on usage."""
     out = out or sys.stdout
     try:
         settings = opts.read_settings(config.getoption, config.getini,
@@ -64,7 +52,6 @@ def main(config, out: Optional[TextIO] = None) -> int:
     if unused:
         print(f"paddle-infer self-check: {', '.join(unused)} not used: the self-check runs every "
               f"run mode on its own tiny zoo models, and no test", file=out)
-    from .case_path import CasePath
 
     path = CasePath(settings, settings.cache_dir / "executor")
     print("paddle-infer self-check: each run mode on a tiny zoo model, with a positive and a "
@@ -147,9 +134,7 @@ def one_line(text: str, limit: int = CELL) -> str:
 def mode_cells(row: dict) -> Sequence[str]:
     """(mode, result, evidence, negative control) of one row."""
     status, label = row["status"], row.get("label", row["mode"])
-    if status == CANNOT_RUN:
-        return label, status, one_line(row["why"]), ""
-    if status == NOT_ENGAGED:
+    if status in (CANNOT_RUN, NOT_ENGAGED):
         return label, status, one_line(row["why"]), ""
     negative = row.get("negative", {})
     verdict = "fails the rule, as it must" if negative.get("fails_rule") else \

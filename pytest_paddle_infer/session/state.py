@@ -2,12 +2,15 @@
 talks to) and what the installed Paddle can do, kept in the config's stash."""
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from ..errors import PaddleInferError
+from ..errors import DISK_ERRNOS, PaddleInferError
 from . import options as opts
+from .xdist_usage import usage_error
 
 REPORT_LOCK = pytest.StashKey[object]()  # this session is the one writer of --paddle-report
 FORK_SERVER = pytest.StashKey[str]()  # the controller's fork server (fork_server.py): its spec
@@ -15,20 +18,10 @@ FORK_SERVER_INPUT = "paddle_infer_fork_server"  # the key of xdist's workerinput
 SHARED_DIR = "shared-baselines"  # under the cache dir: the baselines xdist workers share, per run
 
 SETTINGS = pytest.StashKey["opts.Settings"]()
-
-
 RUNNER = pytest.StashKey[object]()
-
-
 CASE_PATH = pytest.StashKey[object]()
-
-
 SUITES_SEEN = pytest.StashKey[bool]()
-
-
 NARROWED = pytest.StashKey[list]()
-
-
 HEADER_SHOWN = pytest.StashKey[list]()  # paddle-infer lines the session has printed so far
 
 
@@ -50,8 +43,7 @@ def settings_of(config) -> "opts.Settings":
 
 
 def case_path_of(config):
-    """The per-process path every case takes (case_path.py): its executor child starts on
-    first use."""
+    """The per-process path every case takes (case_path.py); its executor starts on first use."""
     if CASE_PATH not in config.stash:
         from .case_path import CasePath
         from ..models.cache import heal_cache_dirs
@@ -70,18 +62,11 @@ def case_path_of(config):
 
 
 class UnusableDirectory(PaddleInferError, pytest.UsageError):
-    """A directory the session must write cannot be written: a usage error at configure
-    time, a collection error (its text alone) when a suite file's collection finds it."""
+    """A directory the session must write cannot be written (a usage error, or a collection error)."""
 
 
 def check_cache_dir(settings) -> None:
-    """The cache dir is made (when missing) and takes a file, or UnusableDirectory naming it:
-    read-only, not writable by this user, /proc, a full disk."""
-    import os
-    import tempfile
-
-    from ..errors import DISK_ERRNOS
-
+    """The cache dir is made (when missing) and takes a file, or UnusableDirectory says why."""
     path = settings.cache_dir
     named = (f"--paddle-cache-dir {path}" if "paddle_cache_dir" in settings.given
              else f"the cache dir {path} (the default, under pytest's cache dir)")
@@ -104,9 +89,7 @@ def check_cache_dir(settings) -> None:
 
 
 def installation(config):
-    """(Capabilities, environment) of the installed Paddle. The executor imports paddle and
-    reports them; they are remembered per installation, so the pytest process (and the xdist
-    controller, which runs no case) never imports paddle."""
+    """(Capabilities, environment) from the executor, remembered per installation."""
     from ..modes.capabilities import known_installation
 
     def ask():
@@ -116,8 +99,6 @@ def installation(config):
         try:
             found = path.about()
         except ExecutorDied as died:  # no case can run: the session ends saying why, not INTERNALERROR
-            from .xdist_usage import usage_error
-
             tail = f"\nlast lines of its log ({died.log_path}):\n{died.log_tail}" if died.log_tail else ""
             raise usage_error(config, f"paddle-infer: no case can run: {died}{tail}") from None
         if is_xdist_controller(config):  # it runs no case
@@ -128,9 +109,7 @@ def installation(config):
 
 
 def stop_idle_executor(config) -> None:
-    """No case here after all (-k deselected them): the executor a suite's collection
-    started, never asked anything, stops importing paddle now rather than at the session's
-    end; a later request would start another."""
+    """No case after all (-k deselected them): stop the executor a suite's collection started."""
     executor = getattr(config.stash.get(CASE_PATH, None), "executor", None)
     if getattr(executor, "conn", True) is None:  # Executor (not inline), never connected
         executor.close()
@@ -145,9 +124,8 @@ def display_path(config, path: Path) -> str:
 
 
 def expects_cases(config, settings) -> bool:
-    """Whether this session will have cases, as far as the command line tells before any
-    collection: --paddle-model, --paddle-suite, or a suite file among the paths given or in
-    their first levels (an xdist controller collects nothing itself)."""
+    """Whether this session will have cases, as the command line tells before collection:
+    --paddle-model, --paddle-suite, or a suite file among (the first levels of) the paths given."""
     from ..cases.suite_scan import is_suite_name
 
     if settings.active or settings.suites:

@@ -2,6 +2,8 @@
 parametrized into cases."""
 from __future__ import annotations
 
+import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -46,16 +48,12 @@ class PaddleSuiteFile(pytest.File):
         self.config.stash[SUITES_SEEN] = True  # here, not at creation: pytest creates collectors
         # for files beside the paths it was given, and collects only those it was given
         case_path_of(self.config).start()  # the executor imports paddle while pytest collects
-        from collections import Counter
-
         cases = list(load_suite(self.path, suite_context(self.config, self.path)))
         per_mode = Counter((d.model_name, d.mode_path) for d in cases)  # cases per model x run mode
         for declared in cases:
             item = PaddleCaseItem.from_parent(self, name=declared.case.id, case=declared.case)
             item.line = (declared.where.line or 1) - 1
             if settings_of(self.config).suggest and declared.mode_path:  # where its tolerances live
-                import json
-
                 item.user_properties.append(("paddle_suite_entry", json.dumps(
                     {"file": str(self.path), "model": declared.model_name,
                      "mode": list(declared.mode_path),

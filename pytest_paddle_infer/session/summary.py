@@ -6,13 +6,12 @@ from typing import Dict, List
 
 import pytest
 
-from ..errors import PaddleInferError, strip_ansi
+from ..errors import PaddleInferError, disk_fault, strip_ansi
 from .items import ERRORED_IN_CALL
 from .state import installation, settings_of
 
 class SessionSummary:
-    """Outcome and figures of every case, gathered from the test reports (on the controller
-    under xdist): the terminal summary and the report index are written from them."""
+    """Outcome and figures of every case, from the test reports: the terminal summary and index."""
 
     def __init__(self, config):
         self.config = config
@@ -21,7 +20,6 @@ class SessionSummary:
         self.index_path = None  # where the report's index.html went
         self.report_error = ""  # why the report could not be written (a full disk)
         self.suggest_written: List[str] = []  # --paddle-suggest-tolerances=write: what changed
-        self.report_error = ""  # why the report's index was not written
 
     def pytest_collection_finish(self, session):
         if session.items:  # not the xdist controller, which collects nothing
@@ -52,7 +50,7 @@ class SessionSummary:
 
             row = summary_row(report.nodeid, outcome, props, report.duration)
             if outcome in ("skipped", "error", "crashed", "timeout"):
-                row["reason"] = _short_reason(report)
+                row["reason"] = (_full_reason(report).splitlines() or [""])[0]
                 row["message"] = _full_reason(report)  # summary.json keeps all of it
             self.rows[report.nodeid] = row
 
@@ -74,8 +72,6 @@ class SessionSummary:
             except PaddleInferError as e:  # a file in the way that is not the plugin's
                 self.report_error = f"paddle-infer: the report's index was not written: {e}"
             except OSError as e:  # the summary is still printed; the report's fault in a line
-                from ..errors import disk_fault
-
                 self.report_error = "paddle-infer: " + disk_fault(
                     e, f"writing the report (--paddle-report {settings.report_dir})")
                 session.exitstatus = session.exitstatus or pytest.ExitCode.TESTS_FAILED
@@ -88,30 +84,21 @@ class SessionSummary:
             terminalreporter.write_line(unused, yellow=True, bold=True)
         if not self.rows:
             return
-        from ..report.text import outputs_table, summary_table
+        from ..report.suggestions import suggestion_lines
+        from ..report.text import near_zero_lines, outputs_table, summary_table, task_lines
 
         terminalreporter.write_sep("=", "paddle-infer summary")
         terminalreporter.write_line(summary_table(list(self.ordered_rows().values())))
-        outputs = outputs_table(list(self.rows.values()))
-        if outputs:  # a section of its own: the summary table ends at the next rule
-            terminalreporter.write_sep("=", "paddle-infer outputs (baseline value ranges)")
-            terminalreporter.write_line("\n".join(outputs))
-        from ..report.text import near_zero_lines, task_lines
-
-        near_zero = near_zero_lines(list(self.rows.values()))
-        if near_zero:  # the summary's max rel* (compare.py: NEAR_ZERO)
-            terminalreporter.write_sep("=", "paddle-infer relative error near zero")
-            terminalreporter.write_line("\n".join(near_zero))
-        tasks = task_lines(list(self.rows.values()))
-        if tasks:  # outputs judged by a task-aware comparison (compare: in a suite)
-            terminalreporter.write_sep("=", "paddle-infer task comparisons")
-            terminalreporter.write_line("\n".join(tasks))
-        from ..report.suggestions import suggestion_lines
-
-        suggested = suggestion_lines(list(self.rows.values()), self.suggest_written)
-        if suggested:  # --paddle-suggest-tolerances
-            terminalreporter.write_sep("=", "paddle-infer suggested tolerances")
-            terminalreporter.write_line("\n".join(suggested))
+        rows = list(self.rows.values())
+        # each a section of its own: the summary table ends at the next rule
+        for title, lines in (("paddle-infer outputs (baseline value ranges)", outputs_table(rows)),
+                             ("paddle-infer relative error near zero", near_zero_lines(rows)),  # max rel*
+                             ("paddle-infer task comparisons", task_lines(rows)),  # compare: in a suite
+                             ("paddle-infer suggested tolerances",
+                              suggestion_lines(rows, self.suggest_written))):
+            if lines:
+                terminalreporter.write_sep("=", title)
+                terminalreporter.write_line("\n".join(lines))
         if self.report_error:
             terminalreporter.write_line(self.report_error, red=True, bold=True)
         if self.index_path is not None:
@@ -135,8 +122,7 @@ def report_environment(config) -> Dict[str, str]:
 
 
 def unused_update_goldens(settings, rows) -> str:
-    """--paddle-update-goldens in a session none of whose cases compares against goldens
-    rewrites nothing: say so rather than let it pass for a refresh."""
+    """--paddle-update-goldens in a session with no golden case rewrites nothing: say so."""
     from ..cases.baseline_forms import GOLDEN, kind_of
 
     if not settings.update_goldens or any(kind_of(r.get("paddle_baseline", "")) == GOLDEN for r in rows):
@@ -144,10 +130,6 @@ def unused_update_goldens(settings, rows) -> str:
     return ("paddle-infer: warning: --paddle-update-goldens rewrote nothing: no case of this session "
             "compares against goldens (baseline golden:DIR in a suite or --paddle-baseline=golden:DIR); "
             "to record new goldens use --paddle-save-goldens=DIR")
-
-
-def _short_reason(report) -> str:
-    return (_full_reason(report).splitlines() or [""])[0]
 
 
 def _full_reason(report) -> str:

@@ -1,10 +1,6 @@
-"""Usage errors found while xdist workers collect reach the person running pytest.
-
-Some usage errors can only be found at collection (a ``--paddle-model`` value no suite names,
-a ``--paddle-shape`` no model takes), and under xdist only the workers collect. xdist ignores
-a worker's exit status, so without this the session ends as "no tests ran" with no message.
-The worker puts its message in its ``workeroutput``; the controller prints it as pytest prints
-a usage error and ends the session with exit code 4.
+"""Usage errors found while xdist workers collect reach the person running pytest: xdist
+ignores a worker's exit status, so the worker puts its message in its ``workeroutput`` and the
+controller prints it as a usage error and ends the session with exit code 4.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from pytest_paddle_infer.engine.localize.ladder import single_culprit_bound
+from helpers import single_culprit_bound
 
 pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
 

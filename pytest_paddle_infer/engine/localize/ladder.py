@@ -1,27 +1,24 @@
 """Localization: re-run a failing case with variations of its recipe and name the culprit.
 
-The ladder follows the precision-tracing procedure: every graph optimization off (do the
-backend's kernels alone diverge?), then memory optimization (does buffer reuse?), then IR
-optimization on and a delta-debugging search (``ddmin``) over the passes Paddle applied
-(``delete_pass``). When kernels are to blame (or the pass to blame is the one that turns the
-low precision on), a search over op types kept out: ``+fp32_op`` for oneDNN bf16 and GPU
-fp16, ``+disable_trt_op`` for TensorRT (whose ladder starts there). Each rung is one trial:
-one predictor built like the case's own (``trials.py`` runs them in a child process, so a
-crash or an error is the trial's outcome, "bad"). The configuration offered as the fix is a
-run mode that a trial ran and saw within tolerance.
-
-The steps after it (the static rung, pruning, the repro) are prune.py's.
+The ladder: every graph optimization off (the kernels alone?), memory optimization (buffer
+reuse?), then a delta-debugging search (``ddmin``) over the passes applied (``delete_pass``);
+when kernels or the precision pass are to blame, a search over op types kept out (``+fp32_op``,
+``+disable_trt_op``; TensorRT's ladder starts there). Each rung is one trial (trials.py runs
+them in a child); a fix offered is a run mode a trial ran within tolerance. The steps after
+the ladder are prune.py's.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ...errors import PaddleInferError
-from ...modes.run_modes import BF16, FP16, INT8, PIR_FORMAT, RunModeSpec
+from ...modes.run_modes import BF16, FP16, INT8, PIR_FORMAT, RunModeSpec, passes_off
 from .op_blame import OpKnob, knob_for
-from .trials import CRASHED, RAISED  # Rung.detail prefixes: the trial's process died; it raised
+from .trials import CRASHED, RAISED, TrialServer, judge_trial
+from .pir_passes import list_passes, pass_log
+from .. import pir_tensorrt
+from .prune import prune_step
 
 
 @dataclass
@@ -77,9 +74,8 @@ class Localization:
         return out + self.extra
 
 
-# Paddle 3.3.1: a PIR predictor with custom passes and enable_memory_optim() fails to build
-# ("Not find ... pass_name memory_optimize_pass"), and that pass cannot be listed ("has not
-# been registered"): memory optimization cannot be tried with the other passes off.
+# Paddle 3.3.1: a PIR predictor with custom passes and enable_memory_optim() fails to build,
+# and memory_optimize_pass cannot be listed: memory optimization cannot be tried with passes off.
 PIR_MEMORY_NOTE = ("not tried: a PIR program's custom pass list takes no memory_optimize_pass "
                    "(Paddle 3.3.1)")
 
@@ -88,11 +84,7 @@ Trial = Callable[..., Tuple[Optional[bool], float, str]]
 
 
 def make_trial(runner, prepared) -> Trial:
-    """Build the varied candidate like the case's own, run it on the case's inputs and judge
-    its outputs with the case's tolerances, in this process (``trials.TrialServer`` does the
-    same in a child). An error building or running it is a bad outcome."""
-    from .trials import judge_trial
-
+    """A trial in this process; an error building or running the varied candidate is a bad outcome."""
     def trial(spec: RunModeSpec, extra: Sequence = ()):
         try:
             return judge_trial(runner, prepared.case, prepared.model, prepared.inputs,
@@ -104,11 +96,7 @@ def make_trial(runner, prepared) -> Trial:
 
 
 def applied_passes(spec: RunModeSpec, model, threads: Optional[int], off_calls: Sequence = ()):
-    """The passes a config with this recipe runs beyond those of optimizations off, in
-    order, by their delete_pass names (legacy: the pass builder; PIR: what Paddle reports
-    running, pir_passes.py), listed in this process."""
-    from .pir_passes import list_passes, pass_log
-
+    """The passes this recipe runs beyond those of optimizations off, listed in this process."""
     return list_passes(spec, model, threads, off_calls,
                        lambda varied, extra=(): pass_log(varied, model, threads, extra))
 
@@ -129,11 +117,9 @@ def _chunks(items: Sequence[str], n: int) -> List[List[str]]:
 
 
 def ddmin(items: Sequence[str], fixes: Callable[[Sequence[str]], Optional[bool]]) -> Optional[List[str]]:
-    """Delta debugging (Zeller): a 1-minimal run of ``items`` whose removal ``fixes`` the case
-    (removing any one of them less does not), in the items' order; None when removing all
-    of them does not fix it. Each subset is tried once. A single culprit takes at most
-    2*ceil(log2 n)+1 trials (all, then one or two halves per level); culprits that only
-    fix it together are kept together."""
+    """Delta debugging (Zeller): a 1-minimal run of ``items`` whose removal ``fixes`` the case,
+    in order; None when removing all does not. Each subset is tried once; a single culprit
+    takes at most 2*ceil(log2 n)+1 trials."""
     seen: Dict[Tuple[str, ...], bool] = {}
 
     def test(subset: Sequence[str]) -> bool:
@@ -152,12 +138,8 @@ def ddmin(items: Sequence[str], fixes: Callable[[Sequence[str]], Optional[bool]]
             current, n = hit, 2
             continue
         if len(chunks) > 2:
-            complement = None
-            for c in chunks:
-                rest = [x for x in current if x not in c]
-                if test(rest):
-                    complement = rest
-                    break
+            rests = ([x for x in current if x not in c] for c in chunks)
+            complement = next((r for r in rests if test(r)), None)
             if complement is not None:
                 current, n = complement, max(n - 1, 2)
                 continue
@@ -167,15 +149,8 @@ def ddmin(items: Sequence[str], fixes: Callable[[Sequence[str]], Optional[bool]]
     return current
 
 
-def single_culprit_bound(n: int) -> int:
-    """The most trials ``ddmin`` takes for one culprit among ``n`` (the issue's bound, with
-    one to spare for the run that confirms the divergence)."""
-    return 2 * math.ceil(math.log2(n)) + 2 if n > 1 else 2
-
-
-# Passes whose work is to put a mode in its low precision, by the precision they serve:
-# deleting them brings the mode to fp32, which its evidence check fails (a trial judges
-# outputs only), so they are the precision to blame, never a run mode to suggest.
+# Passes that put a mode in its low precision: deleting them makes it fp32, so they blame the
+# precision, never a run mode to suggest.
 PRECISION_PASS_WORDS = {
     BF16: ("bfloat16", "bf16"),
     FP16: ("mixed_precision",),
@@ -195,13 +170,10 @@ FAILS = "fails"
 def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
              op_types: Callable[[], List[str]], off_calls: Sequence = (),
              program_format: str = "legacy", failure: str = FAILS) -> Localization:
-    """``off_calls``: what turns optimizations off beyond ``switch_ir_optim(False)`` for this
-    program (run_modes.passes_off: a PIR program's custom passes); the first two rungs take
-    it. ``passes``: the passes the candidate runs, in order (a pir_passes.PassList says
-    when the list may be incomplete); ``op_types``: the op types it runs.
-    ``program_format``: "pir" or "legacy" (what the op-level switches can do). ``failure``:
-    how the case failed (FAILS, CRASHED or RAISED): a rung that fails another way does not
-    reproduce it, so it blames nothing, and the search goes on."""
+    """``off_calls``: what turns optimizations off beyond ``switch_ir_optim(False)``
+    (run_modes.passes_off); ``passes``: the passes the candidate runs, in order (a PassList);
+    ``failure``: how the case failed (FAILS, CRASHED or RAISED): a rung failing another way
+    does not reproduce it and blames nothing."""
     loc = Localization(failure=failure)
     off_passed = False
 
@@ -230,8 +202,7 @@ def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
         if off_passed and program_format == PIR_FORMAT:
             loc.rungs.append(Rung("memory optimization on", memory.label, None, detail=PIR_MEMORY_NOTE,
                                   built=False))
-        # only against a run that passes; an error here is the ladder's own combination
-        # failing, not the case's: only the case's own divergence or crash blames it
+        # only against a run that passes; an error here is the ladder's own combination failing
         elif off_passed and rung("memory optimization on", memory, extra=off_calls) is not True \
                 and loc.rungs[-1].state == failure != RAISED:
             loc.verdict = "enable_memory_optim() makes the difference: buffer reuse is to blame"
@@ -261,8 +232,7 @@ def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
     pass_fix = replace(spec, delete_passes=spec.delete_passes + tuple(found)).label if found else ""
     pass_words = (f"deleting {'pass ' if len(found) == 1 else 'passes '}{', '.join(found)}"
                   if found else "")
-    # a low-precision mode: which op types to keep out is the fix a user can keep (the
-    # passes found too, as an alternative)
+    # a low-precision mode: the op types to keep out are the fix (the passes an alternative)
     if knob is not None and _blame_ops(loc, spec, knob, op_types, rung):
         if found:
             loc.verdict += f"; so does {pass_words}"
@@ -291,8 +261,7 @@ def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
 
 def _no_pass_verdict(spec: RunModeSpec, off: Rung, off_passed: bool, names: Sequence[str],
                      problem: str, by_hand: str) -> Tuple[str, str]:
-    """(verdict, culprit) when deleting passes fixed nothing, never contradicting the rungs:
-    with every optimization off passing, IR optimization makes the difference."""
+    """(verdict, culprit) when deleting passes fixed nothing, never contradicting the rungs."""
     if problem:
         return (f"the passes {spec.mode} runs could not be read: {problem}; list them by hand: "
                 f"{by_hand}"), ""
@@ -331,8 +300,6 @@ def _blame_ops(loc: Localization, spec: RunModeSpec, knob: OpKnob,
     return True
 
 
-# -- after the ladder ------------------------------------------------------------------------
-
 # -- the entry point -------------------------------------------------------------------------
 
 # The legacy pass that hands subgraphs to TensorRT; its op teller reads the disabled list
@@ -341,15 +308,10 @@ TRT_SUBGRAPH_PASS = "tensorrt_subgraph_pass"
 
 def search_op_types(spec: RunModeSpec, program_format: str, baseline: List[str],
                     ran: Optional[Callable[[RunModeSpec], List[str]]]) -> List[str]:
-    """The op types an op-level search goes over: those the placement or the TensorRT teller
-    sees, i.e. after the fusion passes, then the program's own (``baseline``, IR off).
-    ``ran(spec)``: the op types a predictor of ``spec`` runs (a trial; None: none here).
-    Legacy TensorRT: the candidate with the subgraph pass deleted runs every op in Paddle after
-    the same fusion passes, so its op types are the names the teller matches (excluding conv2d
-    alone would leave fused convolutions in the engine). The PIR TensorRT path marks ops on
-    its own passes' program: the program's names there."""
-    from .. import pir_tensorrt
-
+    """The op types an op-level search goes over: those after the fusion passes (what the
+    placement or the TensorRT teller sees), then the program's own (``baseline``).
+    ``ran(spec)``: the op types a predictor of ``spec`` runs (None: none here). Legacy
+    TensorRT: the candidate without the subgraph pass shows the fused names the teller matches."""
     if ran is None:
         return baseline
     if spec.run_mode.tensorrt:
@@ -361,20 +323,13 @@ def search_op_types(spec: RunModeSpec, program_format: str, baseline: List[str],
     return fused + [t for t in baseline if t not in fused]
 
 
-
 def localize_case(runner, prepared, init: Optional[dict] = None, failure: str = FAILS) -> Localization:
-    """The ladder for a failing, crashing or raising (``failure``) prepared case, then the
-    steps after it. With ``init`` (the executor's runner settings) trials run in a
-    supervised child (trials.TrialServer); without, in this process."""
-    from ...modes.run_modes import passes_off
-
+    """The ladder for a failing case, then the steps after; ``init``: trials in a supervised child."""
     case, model = prepared.case, prepared.model
     spec = case.run_mode
     server = None
     off = passes_off(model.format, spec.run_mode.engine)
     if init is not None:
-        from .trials import TrialServer
-
         server = TrialServer(init, case, model, prepared.inputs, prepared.baseline_outputs)
         trial, listed = server.trial, lambda: server.passes(spec, off)
     else:
@@ -388,7 +343,6 @@ def localize_case(runner, prepared, init: Optional[dict] = None, failure: str = 
     try:
         loc = localize(spec, trial, listed, op_types, off, model.format, failure)
         loc.listing_builds = server.listing_builds if server is not None else 0
-        from .prune import prune_step  # the static rung, pruning, the repro
 
         prune_step(loc, runner, prepared)
         return loc

@@ -1,10 +1,5 @@
-"""Op-level blame: which op types to keep out of the mode's low precision or engine.
-
-Each run mode that can narrow a divergence to op types has a knob: a toggle that takes op
-type names and turns into the Config call that keeps those types out. The ladder searches
-over the names the knob offers and proposes the spec the knob makes (``vary``), checked by
-running it. No paddle import here.
-"""
+"""Op-level blame: which op types to keep out of the mode's low precision or engine. A mode's
+knob is the toggle that takes op type names; the ladder searches the names it offers."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -12,9 +7,7 @@ from typing import List, Optional, Sequence
 
 from ...modes.run_modes import BF16, FP16, GPU, ONEDNN, PADDLE, RunModeSpec
 
-# TensorRT with dynamic shape: trt_map_ops_to_matrix_multiply_pass renames these op types to
-# matrix_multiply before the teller sees them (Paddle's inference pass list puts it before
-# tensorrt_subgraph_pass), so exp_disable_tensorrt_ops must name the new type.
+# TensorRT with dynamic shape renames these matrix_multiply before its teller reads the list.
 TRT_MATRIX_MULTIPLY = "matrix_multiply"
 TRT_RENAMED_TO_MATRIX_MULTIPLY = ("mul", "matmul", "matmul_v2")
 
@@ -22,8 +15,7 @@ TRT_RENAMED_TO_MATRIX_MULTIPLY = ("mul", "matmul", "matmul_v2")
 NOT_COMPUTING = {"feed", "fetch", "data", "shadow_output", "parameter", "full", "full_int_array",
                  "assign_value", "builtin.parameter", "builtin.shadow_output"}
 
-# The PIR pass that places bfloat16 kernels does it by a fixed op list and reads no
-# set_bfloat16_op (Paddle 3.3.1, measured on tiny_cnn: the same divergence with any set).
+# The PIR bf16 placement pass reads no set_bfloat16_op (Paddle 3.3.1).
 PIR_BF16_NOTE = ("op types cannot be kept in fp32 on a PIR program: Paddle's PIR bf16 "
                  "placement ignores set_bfloat16_op")
 
@@ -37,8 +29,7 @@ class OpKnob:
     call: str  # the Config call the toggle makes, for the rung's text
 
     def names(self, op_types: Sequence[str], spec: RunModeSpec) -> List[str]:
-        """The names to search over, in first-use order, without repeats: the op types the
-        program runs, as the knob's Config call spells them."""
+        """The op types the program runs, as the knob's Config call spells them, in order."""
         dynamic = spec.run_mode.tensorrt and spec.dynamic_shape is not None
         out: List[str] = []
         for op in op_types:

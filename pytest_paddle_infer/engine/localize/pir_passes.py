@@ -1,22 +1,15 @@
-"""The passes a predictor runs, in order: what the localization ladder searches over, by the
-names ``delete_pass`` takes.
+"""The passes a predictor runs, in order, by the names ``delete_pass`` takes: what the
+localization ladder searches over.
 
-Legacy programs: the pass builder's list. PIR (.json) programs: the pass builder describes
-legacy programs only, so the list comes from what Paddle reports while it builds the
-predictor: one ``--- Running PIR pass [NAME]`` line per pass on stderr, printed unless
-``disable_glog_info()`` (measured on 3.3.1: 49 lines for tiny_cnn under onednn_bf16; a
-pass given to ``delete_pass`` is absent from them). A pass is logged under its own name,
-which is not always the one it is registered (and deleted) by: 3.3.1 logs
-``conv_activation_mkldnn_fuse_pass`` for the pass ``delete_pass`` knows as
-``conv_activation_onednn_fuse_pass``; ``deletable_name`` asks Paddle's registry.
-
-A build that crashes or raises inside a pass still logged the passes before it: the list is
-read from a file the parent reads after a crash, and listed again without the pass it
-stopped in (``list_passes``), so a candidate that cannot be built still has its passes
-searched.
+Legacy programs: the pass builder's list. PIR (.json) programs: the ``--- Running PIR pass
+[NAME]`` lines Paddle prints on stderr while building the predictor. A pass may be logged under
+another name than it is deleted by (3.3.1 logs ``conv_activation_mkldnn_fuse_pass`` for
+``conv_activation_onednn_fuse_pass``): ``deletable_name`` asks Paddle's registry. A build that
+stops inside a pass is listed again without it (``list_passes``).
 """
 from __future__ import annotations
 
+import ctypes
 import difflib
 import functools
 import os
@@ -27,24 +20,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
+from ..predictor import apply_recipe, trim_paddle_error
+from ...modes.run_modes import PIR_FORMAT, recipe
+from ...modes.capabilities import installed_paddle
+from .repro import call_source
+
 PIR_PASS_LINE = re.compile(r"--- Running PIR pass \[([A-Za-z0-9_]+)\]")
 MAX_RELISTS = 6  # builds that stop inside a pass, listed again without it, before giving up
 
 
 def parse_pir_passes(log: str) -> List[str]:
     """Pass names in the order Paddle first ran them, without repeats."""
-    out: List[str] = []
-    for name in PIR_PASS_LINE.findall(log):
-        if name not in out:
-            out.append(name)
-    return out
+    return list(dict.fromkeys(PIR_PASS_LINE.findall(log)))
 
 
 def _config(spec, model, threads: Optional[int], extra=()):
     from paddle import inference
-
-    from ..predictor import apply_recipe
-    from ...modes.run_modes import recipe
 
     config = inference.Config(model.prog_file, model.params_file)
     apply_recipe(config, tuple(recipe(spec, threads)) + tuple(extra))
@@ -52,20 +43,13 @@ def _config(spec, model, threads: Optional[int], extra=()):
 
 
 def pass_log(spec, model, threads: Optional[int], extra=(), path=None) -> Tuple[List[str], str]:
-    """(the passes a config with this recipe (and ``extra`` calls) runs on ``model``, in
-    order, without repeats; "" or, when building it raised, "raised: " and Paddle's
-    error). A PIR
-    program's lines go to ``path`` as Paddle prints them, for a parent to read when the
-    build kills this process."""
-    from ...modes.run_modes import PIR_FORMAT
-
+    """(the passes this recipe (and ``extra`` calls) runs on ``model``, in order; "" or
+    "raised: " and Paddle's error). A PIR program's lines go to ``path`` as printed, for a
+    parent to read when the build kills this process."""
     config = _config(spec, model, threads, extra)
     if getattr(model, "format", "") != PIR_FORMAT:
-        passes = list(config.pass_builder().all_passes())
-        return [p for i, p in enumerate(passes) if p not in passes[:i]], ""
+        return list(dict.fromkeys(config.pass_builder().all_passes())), ""
     from paddle import inference
-
-    from ..predictor import trim_paddle_error
 
     raised: List[str] = []
 
@@ -79,22 +63,8 @@ def pass_log(spec, model, threads: Optional[int], extra=(), path=None) -> Tuple[
     return parse_pir_passes(log), (raised[0] if raised else "")
 
 
-def passes_run(spec, model, threads: Optional[int], extra=()) -> List[str]:
-    """The passes a config with this recipe (and ``extra`` calls) runs on ``model``, in
-    order, without repeats; Paddle's error when it cannot be built."""
-    from ...errors import PredictorError
-
-    names, raised = pass_log(spec, model, threads, extra)
-    if raised:
-        raise PredictorError(f"building the predictor to list its passes {raised}")
-    return names
-
-
 def stderr_of(action, path=None) -> str:
-    """What ``action`` writes to file descriptor 2 (C++ code included), as text; into
-    ``path`` as it is written, when given."""
-    import ctypes
-
+    """What ``action`` writes to file descriptor 2 (C++ code included); into ``path`` if given."""
     libc = ctypes.CDLL(None)
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -129,8 +99,7 @@ PIR_PROBE, LEGACY_PROBE = "dead_code_elimination_pass", "fc_fuse_pass"
 
 @functools.lru_cache(maxsize=1)
 def _pir_registry() -> Optional[Callable[[str], Optional[str]]]:
-    """registered name -> the name the PIR pass runs (and is logged) under, None when no
-    pass is registered so; None when this Paddle has no PIR pass registry to ask."""
+    """registered name -> the name the PIR pass is logged under; None: no PIR pass registry."""
     try:
         from paddle.base import libpaddle
 
@@ -153,13 +122,8 @@ def _pir_registry() -> Optional[Callable[[str], Optional[str]]]:
 @functools.lru_cache(maxsize=1)
 def _legacy_registry() -> Optional[Callable[[str], Optional[str]]]:
     """registered name -> itself for a legacy IR pass, None when none is registered so."""
-    try:
-        from paddle.base import core
-    except ImportError:  # Paddle before 2.5
-        try:
-            from paddle.fluid import core
-        except ImportError:
-            return None
+    from paddle.base import core
+
     if not hasattr(core, "get_pass"):
         return None
 
@@ -174,25 +138,18 @@ def _legacy_registry() -> Optional[Callable[[str], Optional[str]]]:
 
 
 def _registry(program_format: str):
-    from ...modes.run_modes import PIR_FORMAT
-
     return _pir_registry() if program_format == PIR_FORMAT else _legacy_registry()
 
 
 def _spellings(name: str) -> List[str]:
-    """``name`` and its other spelling: oneDNN was called MKL-DNN, and Paddle renamed passes
-    (and not their logged names) from one to the other."""
-    out = [name]
-    for old, new in (("mkldnn", "onednn"), ("onednn", "mkldnn")):
-        if old in name and name.replace(old, new) not in out:
-            out.append(name.replace(old, new))
-    return out
+    """``name`` and its other spelling: Paddle renamed passes from mkldnn to onednn."""
+    swaps = (("mkldnn", "onednn"), ("onednn", "mkldnn"))
+    return list(dict.fromkeys([name] + [name.replace(old, new) for old, new in swaps if old in name]))
 
 
 def deletable_name(logged: str, program_format: str) -> Optional[str]:
-    """The name ``delete_pass`` takes for the pass Paddle logs as ``logged``; None when no
-    registered pass runs under that name (a pass Paddle adds by itself, which no
-    ``delete_pass`` removes). Where the registry cannot be asked, the name as logged."""
+    """The name ``delete_pass`` takes for the pass logged as ``logged``; None when no registered
+    pass runs under it; the name as logged where the registry cannot be asked."""
     registry = _registry(program_format)
     if registry is None:
         return logged
@@ -211,19 +168,9 @@ def deletable_names(logged: Iterable[str], program_format: str) -> Tuple[List[st
     return out, kept
 
 
-def _format_words(program_format: str) -> str:
-    from ...modes.run_modes import PIR_FORMAT
-
-    return "a PIR (.json) program" if program_format == PIR_FORMAT else "a legacy (.pdmodel) program"
-
-
 def delete_pass_problem(spec, model, threads: Optional[int] = None) -> Optional[str]:
-    """``+delete_pass=NAME`` naming no pass Paddle knows for this program's format changes
-    nothing while the case's id says it did: the message for that, with the name Paddle
-    knows the pass by when NAME is how Paddle logs it, or close matches."""
-    from ...modes.capabilities import installed_paddle
-    from ...modes.run_modes import PIR_FORMAT
-
+    """The error for ``+delete_pass=NAME`` naming no pass Paddle knows for this program's format
+    (it would change nothing while the id says it did), with the right name or close matches."""
     if not spec.delete_passes:
         return None
     program_format = getattr(model, "format", "legacy")
@@ -237,7 +184,8 @@ def delete_pass_problem(spec, model, threads: Optional[int] = None) -> Optional[
     lines = []
     for name in unknown:
         line = (f"{spec.label}: Paddle {version} has no pass {name} for "
-                f"{_format_words(program_format)}, so deleting it would change nothing")
+                f"{'a PIR (.json)' if program_format == PIR_FORMAT else 'a legacy (.pdmodel)'} program, "
+                f"so deleting it would change nothing")
         spelt = [n for n in _spellings(name)[1:] if registry(n) is not None]
         other = _legacy_registry() if program_format == PIR_FORMAT else _pir_registry()
         if spelt and registry(spelt[0]) == name:
@@ -257,26 +205,17 @@ def delete_pass_problem(spec, model, threads: Optional[int] = None) -> Optional[
 
 
 def _known_names(spec, model, threads, registry) -> List[str]:
-    """Pass names to match a misspelt one against: the pass builder's for this recipe, in
-    each spelling, those the registry knows (no predictor is built)."""
+    """The pass builder's names for this recipe, in each spelling the registry knows."""
     try:
         config = _config(replace(spec, delete_passes=()), model, threads)
         listed = list(config.pass_builder().all_passes())
     except Exception:
         listed = []
-    out: List[str] = []
-    for name in listed:
-        for n in _spellings(name):
-            if n not in out and registry(n) is not None:
-                out.append(n)
-    return out
+    return list(dict.fromkeys(n for name in listed for n in _spellings(name) if registry(n) is not None))
 
 
 def by_hand_command(spec, model, threads: Optional[int] = None, extra=()) -> str:
     """A shell command that prints the passes ``spec`` runs on ``model``, with Paddle alone."""
-    from .repro import call_source
-    from ...modes.run_modes import PIR_FORMAT, recipe
-
     calls = []
     for c in tuple(recipe(spec, threads)) + tuple(extra):
         line = call_source(replace(c, optional=False))
@@ -292,8 +231,7 @@ def by_hand_command(spec, model, threads: Optional[int] = None, extra=()) -> str
 
 
 def _quoted(code: str) -> str:
-    """``code`` for a shell: in double quotes when nothing in it is special there (the
-    Python inside uses single quotes), else as shlex quotes it."""
+    """``code`` for a shell: in double quotes when nothing in it is special there, else shlex's."""
     return f'"{code}"' if not any(c in code for c in '"$`\\!') else shlex.quote(code)
 
 
@@ -301,9 +239,7 @@ def _quoted(code: str) -> str:
 
 
 class PassList(list):
-    """Pass names (as ``delete_pass`` takes them); when the list may be incomplete, why
-    (``problem``); a command that prints the list with Paddle alone (``by_hand``); the
-    passes a listing build crashed or raised in (``stopped_in``), the first suspects."""
+    """Pass names (as ``delete_pass`` takes them), why the list may be incomplete, and how to list it."""
 
     def __init__(self, names: Sequence[str] = (), problem: str = "", by_hand: str = "",
                  stopped_in: Sequence[str] = ()):
@@ -316,13 +252,9 @@ PassLog = Callable[..., Tuple[List[str], str]]
 
 
 def list_passes(spec, model, threads: Optional[int], off_calls: Sequence, log: PassLog) -> PassList:
-    """The passes ``spec`` runs beyond those of optimizations off (IR optimization off plus
-    ``off_calls``: on PIR the basic passes that keep the program runnable, and oneDNN's
-    placement), by their ``delete_pass`` names; those are the ones a search may remove.
-    A build that stops inside a pass (crash or error) is listed again without that pass,
-    until one builds or no new pass shows."""
-    from ...modes.run_modes import PIR_FORMAT
-
+    """The passes ``spec`` runs beyond those of optimizations off (with ``off_calls``), by
+    ``delete_pass`` name. A build that stops inside a pass is listed again without it, until
+    one builds or no new pass shows."""
     program_format = getattr(model, "format", "legacy")
     by_hand = by_hand_command(spec, model, threads)
     if program_format != PIR_FORMAT:

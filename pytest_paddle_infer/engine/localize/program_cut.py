@@ -1,20 +1,14 @@
-"""Cut an inference program at tensors: the sub-program between some tensors (fed) and
-others (fetched), saved as a model a predictor loads like any other.
+"""Cut an inference program at tensors: the sub-program between some tensors (fed) and others
+(fetched), saved as a model. Runs in a child whose ``FLAGS_enable_pir_api`` matches the format.
 
-Runs in a child process whose ``FLAGS_enable_pir_api`` matches the program's format
-(``prune_child.py``): ``paddle.static.load_inference_model`` reads only that format there.
-
-- Legacy (``.pdmodel``): ``save_inference_model`` with intermediate variables as its feeds
-  prunes the program to the ops between them and the fetches (``Program._prune_with_input``).
-- PIR (``.json``): ``save_inference_model`` prunes from the fetches only and keeps the ops
-  that computed a fed value, so each cut value is first replaced by a ``pd_op.data`` op of
-  its own (``replace_all_uses_with``) in a clone of the program; pruning then drops the rest.
-
-Only values that depend on the program's inputs are cut: constants (``full_int_array``,
-parameters) stay with the ops that read them, so a pooled op keeps its kernel size.
+Legacy: ``save_inference_model`` prunes to the ops between feeds and fetches. PIR: it prunes
+from the fetches only, so each cut value is first replaced by a ``pd_op.data`` op in a clone.
+Only values that depend on the inputs are cut: constants stay with the ops that read them.
 """
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
@@ -60,9 +54,8 @@ class Program:
         return sorted(keep)
 
     def segment(self, start: int, targets: Sequence[str]) -> List[int]:
-        """The ops a cut at ``start`` runs: those from ``start`` on that the targets depend
-        on, and further back the producers of any value that is not a tensor (a PIR
-        ``builtin.combine`` list), which cannot be fed."""
+        """The ops a cut at ``start`` runs: those from ``start`` on that the targets depend on,
+        and further back the producers of values that cannot be fed (a PIR list)."""
         ops = set(self.needed(start, targets))
         while True:
             made = {k for i in ops for k in self.ops[i].outputs}
@@ -74,19 +67,11 @@ class Program:
                 ops.update(self.needed(index, self.ops[index].outputs[:1]))
 
     def crossing(self, start: int, targets: Sequence[str]) -> List[str]:
-        """The values the ops of a cut at ``start`` read that come from before it (earlier
-        ops or the program's inputs): what the cut feeds."""
+        """What a cut at ``start`` feeds: the values its ops (or targets) take from before it."""
         ops = self.segment(start, targets)
         made = {k for i in ops for k in self.ops[i].outputs}
-        feeds: List[str] = []
-        for i in ops:
-            for key in self.ops[i].inputs:
-                if key not in made and key not in feeds:
-                    feeds.append(key)
-        for key in targets:  # a target that is itself an input or made before start
-            if key not in made and key not in feeds:
-                feeds.append(key)
-        return feeds
+        reads = [k for i in ops for k in self.ops[i].inputs] + list(targets)
+        return [k for k in dict.fromkeys(reads) if k not in made]
 
     def cuttable(self, index: int) -> bool:
         """Can op ``index``'s main output be fetched (a tensor, not a list)?"""
@@ -96,8 +81,6 @@ class Program:
 
 def load(prog_file: str, device: str = "cpu") -> Program:
     """``device``: where its Executor runs, ``cpu`` or ``gpu:N`` (the static Executor rung)."""
-    import os
-
     import paddle
 
     paddle.enable_static()
@@ -182,13 +165,6 @@ def _read_pir(prog: Program, program, fetch_targets) -> None:
     prog.output_names = names if len(names) == len(fetch_targets) else list(prog.outputs)
 
 
-def _params_file(dest: Path) -> None:
-    """A legacy sub-program without parameters gets no params file, and a predictor asked
-    to load one fails: an empty file loads as no parameters. (A PIR one takes ``""`` as its
-    params file instead: ``params_file``.)"""
-    (Path(dest) / "inference.pdiparams").touch()
-
-
 def params_file(model_dir: Path) -> str:
     """What a Config takes as the params file of a saved (sub-)program."""
     path = Path(model_dir) / "inference.pdiparams"
@@ -196,8 +172,7 @@ def params_file(model_dir: Path) -> str:
 
 
 def main_outputs(prog: Program) -> None:
-    """Put each op's main output first: the one a later op reads or the program fetches
-    (a legacy batch_norm lists MeanOut, SavedMean, ... before Y)."""
+    """Put each op's main output first: the one read later or fetched (batch_norm lists Y last)."""
     read = {k for op in prog.ops for k in op.inputs} | set(prog.outputs)
     for op in prog.ops:
         used = [k for k in op.outputs if k in read]
@@ -205,17 +180,13 @@ def main_outputs(prog: Program) -> None:
 
 
 def feed_name(key: str) -> str:
-    """The name a cut value is fed by: legacy variables keep theirs; a PIR value's key
-    ``op3:conv2d:0`` becomes ``op3_conv2d_0``."""
+    """The name a PIR cut value is fed by: ``op3:conv2d:0`` -> ``op3_conv2d_0``."""
     return key.replace(":", "_")
 
 
 def extract(prog: Program, feeds: Sequence[str], fetches: Sequence[str], dest: Path) -> Tuple[List[str], List[str]]:
-    """Write the sub-program computing ``fetches`` from ``feeds`` to ``dest/inference.*``
-    with its parameters; return (input names, output names) as a predictor sees them."""
+    """Write the sub-program from ``feeds`` to ``fetches`` to ``dest``: (input names, output names)."""
     import paddle
-
-    import shutil
 
     dest = Path(dest)
     if dest.exists():  # a params file left there would be read as this program's
@@ -227,7 +198,8 @@ def extract(prog: Program, feeds: Sequence[str], fetches: Sequence[str], dest: P
         paddle.static.save_inference_model(prefix, [block.var(n) for n in feeds],
                                            [block.var(n) for n in fetches], prog._exe,
                                            program=prog._program)
-        _params_file(dest)
+        # a legacy predictor needs a params file; an empty one loads as no parameters
+        (dest / "inference.pdiparams").touch()
         return list(feeds), list(fetches)
     mapping = paddle.pir.IrMapping()
     clone = prog._program.clone(mapping)

@@ -1,10 +1,8 @@
 """After the ladder: the static Executor rung, pruning to the first bad op, and the repro.
 
-Runs in the executor process for a failing case under ``--paddle-localize``; the Paddle work
-runs in a child process (``prune_child.py``) whose ``FLAGS_enable_pir_api`` matches the
-program, so a crash there costs this step, not the case. What it finds goes into the case's
-localization lines, the local-error column of its intermediate tensors, and a repro folder:
-under the report dir (``--paddle-report``) or the cache dir's ``repro/``.
+The Paddle work runs in a child (``prune_child.py``), so a crash costs this step, not the case.
+Findings go to the localization lines, the intermediates' local-error column and a repro folder
+(under the report dir or the cache dir's ``repro/``).
 """
 from __future__ import annotations
 
@@ -18,20 +16,19 @@ from typing import List, Optional
 
 from ...errors import PaddleInferError
 from ...files import safe_file_stem
-from .static_rung import CHILD, CHILD_TIMEOUT
+from .static_rung import CHILD, CHILD_TIMEOUT, all_off_failed, static_rung
+from ..capture import ADDRESS_NAME, nearest
+from ...models.cache import run_child
+from ...ownership import fresh_folder, record_tree
+from .repro import INPUTS, write_repro
 
 LOCAL_BUDGET = 24  # ops measured alone per case, in execution order from the first
 MATCH_DISTANCE = 1e-3  # a pruned op's baseline value and a hooked baseline tensor: the same
 
 
 def prune_step(loc, runner, prepared) -> None:
-    """The step after the ladder (``ladder.localize_case`` calls it): the static Executor
-    rung when every optimization off still fails, then pruning and the repro folder; lines go to
-    ``loc.extra``. ``prepared.failed_result`` is the failing case's result (its divergent
-    tensors, rows and tolerances); a candidate that crashed has none, and its repro holds
-    the whole program."""
-    from .static_rung import all_off_failed, static_rung
-
+    """The static Executor rung when every optimization off still fails, then pruning and the
+    repro folder; lines go to ``loc.extra``. A crashed candidate has no ``failed_result``."""
     try:
         if all_off_failed(loc):
             loc.extra.extend(static_rung(runner, prepared))
@@ -66,8 +63,7 @@ def _calls(runner, prepared):
 
 
 def _tolerance(prepared, result):
-    """(atol, rtol, cosine_min) the case judged its first failing output by (its first
-    judged intermediate when only that failed); without a result, the first output's rule."""
+    """(atol, rtol, cosine_min) of the first failing output, else of the first output."""
     if result is not None:
         failing = [r for r in result.rows if not r.passed] or \
                   [r.comparison for r in result.divergent if r.judged] or result.rows
@@ -82,8 +78,6 @@ def _tolerance(prepared, result):
 
 def _hint(prepared, result) -> Optional[dict]:
     """The first divergent intermediate tensor, as the baseline holds it."""
-    from ..capture import ADDRESS_NAME
-
     store = prepared.baseline_store
     divergent = result.divergent if result is not None else []
     if result is not None and all(r.passed for r in result.rows):  # a tensor tolerance failed it
@@ -99,10 +93,6 @@ def _hint(prepared, result) -> Optional[dict]:
 
 def prune_case(runner, prepared, result) -> List[str]:
     import numpy as np
-
-    from ...models.cache import run_child
-    from ...ownership import fresh_folder, record_tree
-    from .repro import INPUTS, write_repro
 
     case = prepared.case
     runner.on_phase("localizing", "pruning the program")
@@ -225,26 +215,15 @@ def prune_lines(answer: dict, why_not: str) -> List[str]:
 
 
 def mark_local_errors(result, answer: dict, store) -> None:
-    """Each measured op's local error onto the intermediate rows of its output tensor:
-    paired by name (legacy) or by the baseline's values (PIR names are addresses)."""
-    import numpy as np
-
+    """Each measured op's local error onto the intermediate rows of its tensor (by name, else values)."""
     locals_ = answer.get("locals", [])
     if not locals_ or store is None:
         return
     by_baseline = {}
     for local in locals_:
-        record = store.by_name.get(local["tensor"])
-        if record is None:
-            want = np.asarray(local["fingerprint"], dtype=np.float64)
-            best = (MATCH_DISTANCE, None)
-            for candidate in store.records:
-                if list(candidate.shape) != list(local["shape"]) or candidate.fingerprint.shape != want.shape:
-                    continue
-                d = float(np.linalg.norm(candidate.fingerprint - want)) / (float(np.linalg.norm(want)) + 1e-12)
-                if d < best[0]:
-                    best = (d, candidate)
-            record = best[1]
+        record = store.by_name.get(local["tensor"]) or nearest(
+            local["fingerprint"], ((r, r.fingerprint) for r in store.records
+                                   if list(r.shape) == list(local["shape"])), MATCH_DISTANCE)
         if record is not None:
             by_baseline[record.name] = local
     for row in result.intermediates:

@@ -4,27 +4,18 @@ Executor rung. ``FLAGS_enable_pir_api`` matches the program's format (program_cu
     python -m pytest_paddle_infer.engine.localize.prune_child prune REQUEST_PICKLE
     python -m pytest_paddle_infer.engine.localize.prune_child static REQUEST_PICKLE
 
-The request is a pickled dict (prune.py writes it: recipes are ``Call`` tuples); the answer
-is JSON on the last stdout line. A crash of Paddle here costs the pruning, not the case.
-
-Pruning follows the precision-tracing procedure's "cut the model, by halves", with the
-baseline's values fed at the cut so that only the error made after it shows:
-
-1. the first divergent tensor: the one the case's intermediates named, else the first op
-   whose output (the program cut after it, fed the case's inputs) breaks tolerance, by halving;
-2. local errors, in execution order up to it: each op alone, fed the baseline's values of its
-   inputs, under the candidate's configuration, against the baseline's value of its output
-   (fused ops hide the tensors between observed ones, so every op up to there is a suspect);
-   the first out of tolerance is the first bad op;
-3. when no op alone breaks tolerance (the error builds up, or a fused pattern makes it), the
-   shortest run of ops ending at the divergence that still does from the baseline's values at
-   its start, by halving;
-4. the local errors of the ops after it (a budget in all), so the table can say which tensors
-   make their own error and which inherit it.
+The request is a pickled dict (prune.py); the answer is JSON on the last stdout line. Pruning
+cuts the model by halves, feeding the baseline's values at the cut so only later error shows:
+1. the first divergent tensor: the intermediates' hint, else by halving over prefixes;
+2. each op up to it alone (fused ops hide tensors between observed ones): the first out of
+   tolerance is the first bad op;
+3. else the shortest run of ops ending at the divergence that still fails, by halving;
+4. the local errors of the ops after it (within a budget): own error or inherited.
 """
 from __future__ import annotations
 
 import pickle
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -32,13 +23,18 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from .program_cut import extract, load, params_file
+from ..predictor import apply_recipe, run_predictor, trim_paddle_error
+from ...verdict.compare import compare_arrays
+from ..capture import fingerprint, nearest
+from ...models.exporter import run_command
+
 MATCH_DISTANCE = 1e-3  # a hinted baseline tensor and the child's own baseline value: equal
 CHUNK_BYTES = 256 << 20  # baseline values fetched per run (then spilled): bounded memory
 
 
 class Spilled:
-    """Baseline values by key, each in its own ``.npy`` file, read back when used; the
-    program's inputs stay in memory."""
+    """Baseline values by key, each in its own ``.npy`` file; the program's inputs stay in memory."""
 
     def __init__(self, directory: Path, inputs: Dict[str, np.ndarray]):
         self.directory = Path(directory)
@@ -65,8 +61,6 @@ class Spilled:
 
 class Pruner:
     def __init__(self, request: dict):
-        from .program_cut import load
-
         self.req = request
         self.work = Path(request["work_dir"])
         self.prog = load(request["prog_file"])
@@ -83,9 +77,6 @@ class Pruner:
     def run(self, model_dir: Path, calls, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
         from paddle import inference
 
-        from ..predictor import apply_recipe, run_predictor
-        from .program_cut import params_file
-
         config = inference.Config(str(model_dir / f"inference{self.suffix}"), params_file(model_dir))
         apply_recipe(config, calls)
         config.disable_glog_info()
@@ -95,8 +86,6 @@ class Pruner:
 
     def cut(self, start: int, targets: Sequence[str]):
         """(model dir, feed keys, feed names) of the ops from ``start`` computing ``targets``."""
-        from .program_cut import extract
-
         key = (start, tuple(targets))
         if key not in self._cuts:
             feeds = self.prog.crossing(start, targets)
@@ -106,17 +95,10 @@ class Pruner:
         return self._cuts[key]
 
     def baseline_values(self) -> "Spilled":
-        """The baseline's value of every tensor an op reads or writes first, from runs of the
-        program cut after them, fetched at most CHUNK_BYTES at a time and spilled to disk."""
+        """The baseline's value of every tensor an op reads or writes first, spilled in chunks."""
         if self._base is None:
-            keys = []
-            for op in self.prog.ops:
-                for k in op.inputs + op.outputs[:1]:
-                    if k not in keys and k not in self.prog.inputs and k in self.prog.dense:
-                        keys.append(k)
-            for k in self.prog.outputs:
-                if k not in keys and k not in self.prog.inputs:
-                    keys.append(k)
+            used = [k for op in self.prog.ops for k in op.inputs + op.outputs[:1] if k in self.prog.dense]
+            keys = [k for k in dict.fromkeys(used + list(self.prog.outputs)) if k not in self.prog.inputs]
             self._base = Spilled(self.work / "baseline", self.inputs)
             for chunk in self._chunks(keys):
                 dest, _, names = self.cut(0, chunk)
@@ -142,10 +124,7 @@ class Pruner:
         return [c for c in chunks if c]
 
     def judge(self, what: str, start: int, targets: Sequence[str], ops: Sequence[int]) -> dict:
-        """The ops from ``start`` fed the baseline's values at the cut, run under the
-        candidate's configuration; each target against the baseline's value."""
-        from ...verdict.compare import compare_arrays
-
+        """The ops from ``start`` under the candidate's recipe, fed the baseline's values; targets judged."""
         base = self.baseline_values()
         trial = {"what": what, "start": start, "ops": list(ops), "targets": list(targets)}
         self.trials.append(trial)
@@ -153,8 +132,6 @@ class Pruner:
             dest, feeds, names = self.cut(start, targets)
             got = self.run(dest, self.req["candidate_calls"], {n: base[k] for n, k in zip(names, feeds)})
         except Exception as e:  # a cut, build or run that errs: neither within tolerance nor out
-            from ..predictor import trim_paddle_error
-
             trial.update(passed=None, error=trim_paddle_error(e).splitlines()[0][:200],
                          max_abs=float("nan"), max_rel=float("nan"))
             return trial
@@ -165,8 +142,7 @@ class Pruner:
         return trial
 
     def prefix_fails(self, index: int) -> bool:
-        """The program up to op ``index``, fed the case's inputs: does its output diverge
-        (or the cut program not run)?"""
+        """Does the program up to op ``index`` diverge (or not run) on the case's inputs?"""
         target = self.prog.ops[index].outputs[:1]
         return self.judge("prefix", 0, target, self.prog.segment(0, target))["passed"] is not True
 
@@ -181,34 +157,19 @@ class Pruner:
     # -- the search ----------------------------------------------------------------------
 
     def hinted_op(self) -> Optional[int]:
-        """The op that wrote the case's first divergent tensor: by name (legacy), else by the
-        baseline's values (fingerprint) among the ops' outputs."""
-        from ..capture import fingerprint
-
+        """The op that wrote the case's first divergent tensor: by name, else by fingerprint."""
         hint = self.req.get("hint")
         if not hint:
             return None
         if hint["name"] in self.prog.producer:
             return self.prog.producer[hint["name"]]
-        base, best = self.baseline_values(), (MATCH_DISTANCE, None)
-        want = np.asarray(hint["fingerprint"], dtype=np.float64)
-        for op in self.prog.ops:
-            for k in op.outputs[:1]:
-                value = base.get(k)
-                if value is None or tuple(value.shape) != tuple(hint["shape"]):
-                    continue
-                print_ = fingerprint(value)
-                if print_.shape != want.shape:
-                    continue
-                distance = float(np.linalg.norm(print_ - want)) / (float(np.linalg.norm(want)) + 1e-12)
-                if distance < best[0]:
-                    best = (distance, op.index)
-        return best[1]
+        base, shape = self.baseline_values(), tuple(hint["shape"])
+        values = ((op.index, base.get(op.outputs[0])) for op in self.prog.ops if op.outputs)
+        return nearest(hint["fingerprint"], ((i, fingerprint(v)) for i, v in values
+                                             if v is not None and tuple(v.shape) == shape), MATCH_DISTANCE)
 
     def first_divergent(self, after: int = -1) -> Optional[int]:
-        """The first op after ``after`` whose output breaks tolerance, halving over prefixes
-        of the program (a divergence, once made, is taken to stay); None when even the last
-        op's does not."""
+        """The first op after ``after`` whose output breaks tolerance, halving over prefixes; else None."""
         cuts = [i for i in range(after + 1, len(self.prog.ops)) if self.prog.cuttable(i)]
         if not cuts or not self.prefix_fails(cuts[-1]):
             return None
@@ -222,8 +183,7 @@ class Pruner:
         return cuts[hi]
 
     def shortest_failing_run(self, end: Optional[int]) -> Optional[int]:
-        """The latest start from which the ops up to ``end`` (None: to the outputs), fed the
-        baseline's values there, still break tolerance; None if not even from the inputs."""
+        """The latest start from which the ops up to ``end`` (None: the outputs) still fail, or None."""
         last = end if end is not None else len(self.prog.ops)
         if self.segment(0, end)["passed"] is not False:
             return None
@@ -254,8 +214,7 @@ class Pruner:
         budget = int(self.req.get("budget", 24))
         first_bad, run_start = self.locate(divergent, locals_, budget)
         if first_bad is None and run_start is None and hinted is not None:
-            # the program cut at that tensor does not diverge there (a fusion or bf16 placement
-            # that fetching the tensor undoes): the first cut that does, from there on
+            # cut at that tensor it does not diverge (fetching it undid a fusion): look further
             later = self.first_divergent(after=hinted)
             if later is not None:
                 divergent = answer["first_divergent"] = later
@@ -278,10 +237,7 @@ class Pruner:
         return self._finish(answer, start_time)
 
     def locate(self, divergent: Optional[int], locals_: Dict[int, dict], budget: int):
-        """(first bad op, start of the shortest failing run): the culprit is at or before the
-        first divergence, and fused ops hide the tensors between observed ones, so each op up
-        to there is tried alone, in order; when none fails alone (or past the budget), the
-        shortest run of ops ending there that fails from the baseline's values."""
+        """(first bad op, start of the shortest failing run): ops up to the divergence alone, else a run."""
         last = divergent if divergent is not None else len(self.prog.ops) - 1
         for index in range(0, last + 1):
             if index in locals_ or not self.prog.cuttable(index):
@@ -294,8 +250,6 @@ class Pruner:
         return None, self.shortest_failing_run(divergent)
 
     def _describe_local(self, index: int, trial: dict) -> dict:
-        from ..capture import fingerprint
-
         op = self.prog.ops[index]
         key = op.outputs[0]
         value = self.baseline_values()[key]
@@ -305,12 +259,7 @@ class Pruner:
 
     def write_repro(self, first_bad: Optional[int], run_start: Optional[int],
                     divergent: Optional[int]) -> dict:
-        """The smallest program found that still fails, with the baseline's values of its
-        inputs: the first bad op alone, else the shortest failing run of ops."""
-        import shutil
-
-        from .program_cut import params_file
-
+        """The smallest failing program found, with the baseline's values of its inputs."""
         if first_bad is not None:
             start, end, what = first_bad, first_bad, "op"
         elif run_start is not None:
@@ -347,12 +296,8 @@ def prune(request_path: str) -> dict:
 
 def static(request_path: str) -> dict:
     """The static Executor rung: the program under ``paddle.static.Executor`` on the mode's
-    device (``cpu``, ``gpu:N``), the framework's own kernels without inference passes; with
-    ``onednn`` its oneDNN kernels (``FLAGS_use_mkldnn``), as the mode's backend. Outputs go
-    to ``out_npz``."""
+    device, without inference passes (``onednn``: its oneDNN kernels); outputs to ``out_npz``."""
     import paddle
-
-    from .program_cut import load
 
     with open(request_path, "rb") as f:
         request = pickle.load(f)
@@ -373,8 +318,6 @@ def static(request_path: str) -> dict:
 
 
 def main(argv) -> int:
-    from ...models.exporter import run_command
-
     return run_command(argv, {"prune": prune, "static": static})
 
 

@@ -1,15 +1,16 @@
-"""A repro folder to attach to a bug report: a (pruned) program, its inputs, a standalone
-script that builds the baseline's and the candidate's ``paddle.inference.Config`` and shows
-the difference, and a README.
-
-The script needs paddle and numpy only (not this plugin): it exits 1 when an output is
-outside tolerance, 0 when all are within; ``--atol``/``--rtol`` override the case's.
-"""
+"""A repro folder for a bug report: a (pruned) program, its inputs, a README and a script
+(paddle and numpy only) that compares the baseline's and the candidate's ``paddle.inference.Config``
+and exits 1 when an output is outside tolerance."""
 from __future__ import annotations
 
+import platform
 import textwrap
+from contextlib import suppress
 from pathlib import Path
 from typing import Sequence
+
+from ...modes.capabilities import installed_paddle
+from ...files import atomic_write
 
 SCRIPT = "repro.py"
 README = "README.md"
@@ -17,8 +18,8 @@ INPUTS = "inputs.npz"
 
 
 def call_source(call) -> str:
-    """A recipe call as Python on ``config``; one the installed Paddle may lack is guarded.
-    TensorRT's optim cache dir becomes a folder beside the script, so the repro travels."""
+    """A recipe call as Python on ``config``; one the installed Paddle may lack is guarded. The
+    optim cache dir becomes a folder beside the script, so the repro travels."""
     args = [repr(a) for a in call.args] + [f"{k}={v!r}" for k, v in call.kwargs]
     if call.method == "set_optim_cache_dir":
         args = ['os.path.join(HERE, "optim_cache", "")']  # Paddle concatenates engine_info_*
@@ -29,8 +30,7 @@ def call_source(call) -> str:
 
 
 def _body(calls: Sequence) -> str:
-    lines = [call_source(c) for c in calls] or ["pass"]
-    return "\n    ".join(lines)
+    return "\n    ".join([call_source(c) for c in calls] or ["pass"])
 
 
 def script_text(case_id: str, what: str, program: str, baseline_calls: Sequence,
@@ -117,24 +117,16 @@ def script_text(case_id: str, what: str, program: str, baseline_calls: Sequence,
 
 def cpu_name() -> str:
     """The CPU's model name (bf16 and int8 kernels depend on it), best effort."""
-    import platform
-
-    try:
+    with suppress(OSError):
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("model name"):
                     return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
     return platform.processor() or platform.machine()
 
 
 def readme_text(case_id: str, what: str, baseline_calls: Sequence, candidate_calls: Sequence,
                 atol: float, rtol: float, details: Sequence[str]) -> str:
-    import platform
-
-    from ...modes.capabilities import installed_paddle
-
     calls = lambda cs: "; ".join(str(c) for c in cs) or "(none)"
     found = " ".join(installed_paddle()) or "an unknown Paddle"
     lines = [f"# Repro: {case_id}", "", what, "",
@@ -154,8 +146,6 @@ def write_repro(folder: Path, case_id: str, what: str, program_name: str, baseli
                 candidate_calls: Sequence, atol: float, rtol: float,
                 details: Sequence[str] = ()) -> Path:
     """Write the script and README into ``folder`` (which holds ``model/`` and the inputs)."""
-    from ...files import atomic_write
-
     folder = Path(folder)
     script = folder / SCRIPT
     text = script_text(case_id, what, program_name, baseline_calls, candidate_calls, atol, rtol)

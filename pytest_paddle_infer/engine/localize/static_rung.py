@@ -1,9 +1,6 @@
-"""The static Executor rung of the precision-tracing procedure (seed, step 2.2): when the
-candidate still diverges with every optimization off, run the program under
-``paddle.static.Executor`` (the framework's forward, no inference passes) with the mode's
-backend (oneDNN kernels through ``FLAGS_use_mkldnn`` for oneDNN modes) and compare it with the
-baseline. The Executor diverging too points at the framework's op implementations; the
-Executor agreeing while the predictor does not points at inference.
+"""The static Executor rung: when the candidate diverges with every optimization off, run the
+program under ``paddle.static.Executor`` with the mode's backend. Diverging too points at the
+framework's op implementations; agreeing points at inference.
 """
 from __future__ import annotations
 
@@ -13,18 +10,21 @@ import shutil
 from pathlib import Path
 from typing import List, Optional, Tuple
 
+from ...errors import PaddleInferError
+from ...models.cache import run_child
+from ...verdict.outputs import compare_outputs
+from ...modes.run_modes import ONEDNN
+
 RUNG = "static Executor"
 ALL_OFF = "all optimizations off"
 
 CHILD = "pytest_paddle_infer.engine.localize.prune_child"
 # seconds the pruning child may take: a hang there must not cost the case its ladder verdict
-# (the executor's own --paddle-timeout covers the whole request)
 CHILD_TIMEOUT = 300.0
 
 
 def all_off_failed(found) -> bool:
-    """Did the ladder's rung with every optimization off fail, the way the case did (a rung
-    failing otherwise says nothing about the kernels)?"""
+    """Did the ladder's rung with every optimization off fail the way the case did?"""
     failure = getattr(found, "failure", None)
     return any(getattr(r, "name", "").startswith(ALL_OFF) and getattr(r, "passed", None) is False
                and (failure is None or r.state == failure)
@@ -53,10 +53,6 @@ def run_static(runner, prepared, onednn: bool, device: str = "cpu") -> Tuple[Opt
     """(within the case's tolerances?, max abs, error) of the Executor's outputs."""
     import numpy as np
 
-    from ...errors import PaddleInferError
-    from ...models.cache import run_child
-    from ...verdict.outputs import compare_outputs
-
     work = Path(runner.cache_dir) / "static-rung" / f"pid{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -84,8 +80,6 @@ def run_static(runner, prepared, onednn: bool, device: str = "cpu") -> Tuple[Opt
 
 
 def static_rung(runner, prepared) -> List[str]:
-    from ...modes.run_modes import ONEDNN
-
     case = prepared.case
     if case.baseline == "static":
         return [f"  {RUNG:<28} not run: the case's baseline is the static Executor already"]

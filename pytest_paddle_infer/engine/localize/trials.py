@@ -1,11 +1,7 @@
 """Localization trials in a child of the executor: a trial whose predictor crashes, hangs or
-raises is a bad outcome, and the search goes on.
-
-``TrialServer`` (in the executor) starts a child the way the pytest process starts the
-executor (executor.py's ``Executor``: same supervision, log, timeout), hands it the case's
-inputs and baseline outputs once per child, and asks it for trials. When a trial kills the
-child, the trial reads "crashed: ... SIGSEGV ..." and the next one starts a fresh child.
-``serve`` is the child's side (executor.py's ``Service.trial``).
+raises is a bad outcome, and the search goes on. ``TrialServer`` (the executor's side) starts
+the child as the pytest process starts the executor and hands it the case once per child; a
+trial that kills it reads "crashed: ..." and the next starts a fresh one. ``serve`` is the child's.
 """
 from __future__ import annotations
 
@@ -16,23 +12,30 @@ from pathlib import Path
 from typing import List, Mapping, Optional, Sequence, Tuple
 
 from ...errors import PaddleInferError
+from ..predictor import describe_recipe, run_predictor, trim_paddle_error
+from ..build_plan import candidate_feeds
+from ...verdict.outputs import compare_outputs
+from ..capture import run_with_sink
+from .pir_passes import list_passes, pass_log, read_pass_log
+from ...supervise import Executor, ExecutorBug, ExecutorDied
+from ...modes.run_modes import PIR_FORMAT
 
 TRIAL_TIMEOUT = 300.0  # seconds one trial (build and run) may take before it counts as hung
 CRASHED, RAISED = "crashed", "raised"  # ladder.Rung.detail prefixes
 
 
-def judge_trial(runner, case, model, inputs, baseline_outputs, spec, extra: Sequence = ()):
-    """Build ``spec`` (plus ``extra`` Config calls) like the case's candidate, run it on the
-    case's inputs, judge it with the case's tolerances: (passed, max abs, "")."""
-    from ..predictor import describe_recipe, run_predictor
-    from ..build_plan import candidate_feeds
-    from ...verdict.outputs import compare_outputs
-
+def build_trial(runner, case, model, inputs, spec, extra: Sequence = ()):
+    """(plan, built) of ``spec`` (plus ``extra`` Config calls) like the case's candidate."""
     plan = runner.candidates.plan(spec, model, runner.input_specs(model, dict(case.shapes)),
                                   case.threads, case.seed)
     plan = with_extra_calls(plan, extra)  # e.g. the passes a PIR program runs whatever switch_ir_optim says
     runner.on_phase("building the candidate", describe_recipe(plan.final.recipe))
-    built = runner.candidates.executor.run(plan, model, inputs)
+    return plan, runner.candidates.executor.run(plan, model, inputs)
+
+
+def judge_trial(runner, case, model, inputs, baseline_outputs, spec, extra: Sequence = ()):
+    """A trial judged with the case's tolerances on its inputs: (passed, max abs, "")."""
+    plan, built = build_trial(runner, case, model, inputs, spec, extra)
     runner.on_phase("running the candidate", describe_recipe(plan.final.recipe))
     outputs = run_predictor(built.predictor, candidate_feeds(plan, inputs))  # as the case feeds it
     rows = compare_outputs(outputs, baseline_outputs, replace(case, run_mode=spec))
@@ -40,8 +43,7 @@ def judge_trial(runner, case, model, inputs, baseline_outputs, spec, extra: Sequ
 
 
 def with_extra_calls(plan, extra: Sequence):
-    """``plan`` with ``extra`` Config calls after its candidate's recipe; the rest of the plan
-    (how inputs are fed, the program a step wrote, the remarks) stays as the case's."""
+    """``plan`` with ``extra`` Config calls after its candidate's recipe; the rest stays."""
     if not extra:
         return plan
     final = replace(plan.final, recipe=plan.final.recipe + tuple(extra))
@@ -50,27 +52,18 @@ def with_extra_calls(plan, extra: Sequence):
 
 def predictor_op_types(runner, predictor, inputs) -> List[str]:
     """The op types a predictor runs, in first-use order (from its output hooks)."""
-    from ..capture import run_with_sink
-    from ..predictor import run_predictor
-
     seen: List[str] = []
     record = lambda op_type, name, tensor: seen.append(op_type.rsplit(":", 1)[0])  # noqa: E731
     run_with_sink(runner.hooks.for_predictor(predictor), record,
                   lambda: run_predictor(predictor, inputs))
-    return [t for i, t in enumerate(seen) if t not in seen[:i]]
+    return list(dict.fromkeys(seen))
 
-
-# -- the child's side ------------------------------------------------------------------------
 
 _STATE: dict = {}
 
 
 def serve(runner, op: str, *args):
-    """One request of the trial child: setup(case, model, inputs, baseline outputs),
-    run(spec, extra), pass_log(spec, extra, log path), op_types(spec). Whatever Paddle raises is
-    the trial's outcome, a PaddleInferError with Paddle's summary."""
-    from ..predictor import trim_paddle_error
-
+    """One request of the trial child: setup, run, pass_log or op_types."""
     try:
         return _serve(runner, op, *args)
     except PaddleInferError:
@@ -88,26 +81,13 @@ def _serve(runner, op: str, *args):
         spec, extra = args
         return judge_trial(runner, case, model, inputs, _STATE["baseline"], spec, extra)
     if op == "pass_log":
-        from .pir_passes import pass_log
-
         spec, extra, path = args
         runner.on_phase("listing the passes", spec.label)
         return pass_log(spec, model, case.threads, extra, path)
     if op == "op_types":
-        (spec,) = args
-        plan = runner.candidates.plan(spec, model, runner.input_specs(model, dict(case.shapes)),
-                                      case.threads, case.seed)
-        from ..predictor import describe_recipe
-
-        runner.on_phase("building the candidate", describe_recipe(plan.final.recipe))
-        built = runner.candidates.executor.run(plan, model, inputs)
-        from ..build_plan import candidate_feeds
-
+        plan, built = build_trial(runner, case, model, inputs, *args)
         return predictor_op_types(runner, built.predictor, candidate_feeds(plan, inputs))
     raise PaddleInferError(f"unknown trial request {op!r}")
-
-
-# -- the executor's side ---------------------------------------------------------------------
 
 
 class TrialServer:
@@ -115,13 +95,10 @@ class TrialServer:
 
     def __init__(self, init: dict, case, model, inputs: Mapping, baseline_outputs: Mapping,
                  timeout: float = TRIAL_TIMEOUT):
-        from ...supervise import Executor
-
         log_dir = Path(init["cache_dir"]) / "executor" / "trials"
         self.executor = Executor(dict(init), log_dir, timeout)
         self.payload = (case, model, dict(inputs), dict(baseline_outputs))
         self.ready = -1  # which child (Executor.started) holds the case
-        self.crashes = 0
         self.listing_builds = 0  # predictors built to list passes and op types, not trials
 
     def _call(self, op: str, *args):
@@ -131,53 +108,34 @@ class TrialServer:
         return self.executor.call("trial", op, *args)
 
     def trial(self, spec, extra: Sequence = ()) -> Tuple[Optional[bool], float, str]:
-        from ...supervise import ExecutorBug, ExecutorDied
-
         try:
             return self._call("run", spec, tuple(extra))
         except ExecutorDied as died:
-            self.crashes += 1
             return False, math.nan, f"{CRASHED}: the trial's process {died.how} while {died.phase}"
         except (PaddleInferError, ExecutorBug) as e:
             return False, math.nan, f"{RAISED}: {str(e).strip().splitlines()[0][:160]}"
 
     def passes(self, spec, off_calls: Sequence = ()):
-        """The passes ``spec`` runs beyond those of optimizations off (``off_calls``), by
-        their delete_pass names (pir_passes.list_passes): a listing build that crashes or
-        raises still names the passes before it."""
-        from .pir_passes import list_passes
-
+        """pir_passes.list_passes, each listing build in the child."""
         case, model = self.payload[:2]
         return list_passes(spec, model, case.threads, off_calls, self._pass_log)
 
     def _pass_log(self, spec, extra: Sequence = ()) -> Tuple[List[str], str]:
-        """(the passes Paddle named building ``spec``, in order; "" or how the build
-        stopped). After a crash they are read from the log the child was writing."""
-        from ...supervise import ExecutorBug, ExecutorDied
-        from ...modes.run_modes import PIR_FORMAT
-
-        from .pir_passes import read_pass_log
-
+        """(passes named building ``spec``; "" or how it stopped), after a crash from the child's log."""
         if self.payload[1].format == PIR_FORMAT:
             self.listing_builds += 1  # a legacy program's list is the pass builder's: no build
         path = self.executor.log_dir / f"passes-{os.getpid()}-{self.listing_builds}.log"
         try:
             return self._call("pass_log", spec, tuple(extra), str(path))
         except ExecutorDied as died:
-            self.crashes += 1
             return read_pass_log(path), f"crashed (the process {died.how})"
         except (PaddleInferError, ExecutorBug) as e:
             return read_pass_log(path), f"raised: {str(e).strip().splitlines()[0][:160]}"
         finally:
-            try:
-                path.unlink()
-            except OSError:
-                pass
+            path.unlink(missing_ok=True)
 
     def op_types(self, spec) -> List[str]:
         """The op types ``spec``'s predictor runs; none when it crashes or raises."""
-        from ...supervise import ExecutorBug, ExecutorDied
-
         self.listing_builds += 1
         try:
             return list(self._call("op_types", spec))

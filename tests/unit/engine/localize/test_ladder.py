@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from pytest_paddle_infer.engine.localize.ladder import (Localization, _span, ddmin, localize,
-                                                        single_culprit_bound)
+from helpers import single_culprit_bound
+from pytest_paddle_infer.engine.localize.ladder import Localization, _span, ddmin, localize
 from pytest_paddle_infer.engine.localize.op_blame import TRT_MATRIX_MULTIPLY
 from pytest_paddle_infer.engine.localize.pir_passes import PassList
 from pytest_paddle_infer.modes import run_modes as rm

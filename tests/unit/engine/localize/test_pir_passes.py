@@ -1,7 +1,14 @@
 """localize/pir_passes.py: the passes a PIR predictor runs, read from Paddle's own lines, and
 the names delete_pass takes."""
-from pytest_paddle_infer.engine.localize.pir_passes import parse_pir_passes, passes_run
+from pytest_paddle_infer.engine.localize.pir_passes import parse_pir_passes, pass_log
 from pytest_paddle_infer.modes.run_modes import parse_run_mode
+
+def passes_run(spec, model, threads):
+    """The passes a recipe runs on ``model``, in order (its build must not raise)."""
+    names, raised = pass_log(spec, model, threads)
+    assert not raised, raised
+    return names
+
 
 # as Paddle 3.3.1 prints them on stderr (colour codes included), glog lines between
 LOG = """\x1b[1m\x1b[35m--- Running PIR pass [add_shadow_output_after_dead_parameter_pass]\x1b[0m
