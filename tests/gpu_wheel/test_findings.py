@@ -1,7 +1,7 @@
-"""The PIR TensorRT path's files against Paddle 3.x's own loader and saver, and the findings
-of issue 24 that this tier can see, each fixed: the PIR TensorRT path's program argument
-(finding 1), TF32 off in the GPU baseline (5), the capability record's key (6), the TensorRT
-optimization level below TensorRT 8.6 (8) and what the PIR path drops (8)."""
+"""The PIR TensorRT path's files against Paddle 3.x's own loader and saver, and the GPU plan's
+fixes this tier can see: the PIR TensorRT path's program argument, TF32 off in the GPU
+baseline, the capability record's key, the TensorRT optimization level below TensorRT 8.6 and
+what the PIR path drops."""
 from __future__ import annotations
 
 import textwrap
