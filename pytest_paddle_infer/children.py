@@ -76,7 +76,9 @@ def _exit_with(pid: int) -> None:
     try:
         import select
 
-        select.select([os.pidfd_open(pid)], [], [])
+        watch = select.poll()
+        watch.register(os.pidfd_open(pid), select.POLLIN)  # readable once the process ends
+        watch.poll()
     except (AttributeError, OSError):  # no pidfd (not Linux 5.3+): look twice a second
         import time
 

@@ -93,7 +93,10 @@ def start() -> str:
     from . import scratch
 
     scratch.sweep(prefix=PREFIX)  # what a killed session's server left
-    directory = str(scratch.make(PREFIX))
+    try:
+        directory = str(scratch.make(PREFIX))
+    except OSError:  # an unwritable temp dir: the workers spawn their own children
+        return ""
     key = secrets.token_hex(16)
     try:
         proc = subprocess.Popen([sys.executable, "-m", __name__, directory], stdin=subprocess.DEVNULL,

@@ -70,6 +70,11 @@ def write_marker(directory: Path, kind: str) -> None:
         {"kind": kind, "format": FORMAT, "written_by": f"pytest-paddle-infer {__version__}"}) + "\n")
 
 
+def _marker_being_written(name: str) -> bool:
+    """files.atomic_write's temporary name for the marker."""
+    return name.startswith(f".{MARKER}.") and name.endswith(".tmp")
+
+
 def _entries(directory: Path) -> List[str]:
     return sorted(os.listdir(directory))
 
@@ -100,10 +105,14 @@ def claim(directory: Path, kind: str, flag: str,
             directory.mkdir(parents=True, exist_ok=True)
         found = marker_kind(directory)
         if found is None:
-            entries = _entries(directory)
+            # another process (an xdist worker reading the same suite) may be writing the marker
+            entries = [n for n in _entries(directory) if not _marker_being_written(n)]
             if entries and not adopt_any and not (recognise is not None and recognise(directory, entries)):
-                shown = next((n for n in first if n in entries), entries[0])
-                raise OwnershipError(foreign_message(flag, directory, shown, kind))
+                found = marker_kind(directory)  # written meanwhile: judged below
+                if found is None:
+                    shown = next((n for n in first if n in entries), entries[0])
+                    raise OwnershipError(foreign_message(flag, directory, shown, kind))
+        if found is None:
             write_marker(directory, kind)
         elif found != kind:
             raise OwnershipError(f"{flag}: {directory} is a paddle-infer {NOUNS[found]} directory, not a "

@@ -7,6 +7,7 @@ is locked before it gets its name, so no sweep sees one that is not locked yet.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -22,32 +23,46 @@ _HELD: Dict[str, object] = {}  # directory -> its lock, held for this process's 
 def make(prefix: str = "", parent: Optional[Path] = None, name: str = "") -> Path:
     """A new directory held by this process, under ``parent`` (else the temp dir): ``name``, or
     ``prefix`` and a random tail. OSError where a non-empty ``name`` exists."""
-    from filelock import FileLock
-
     unnamed = Path(tempfile.mkdtemp(prefix=UNNAMED, dir=parent))
-    lock = FileLock(str(unnamed / LOCK))
-    lock.acquire()
+    lock = _lock(unnamed / LOCK)
     directory = unnamed.with_name(name or prefix + unnamed.name[len(UNNAMED):])
     try:
         os.rename(unnamed, directory)  # the lock, held through its open file, goes along
     except OSError:
-        lock.release()
+        if lock is not None:
+            lock.release()
         shutil.rmtree(unnamed, ignore_errors=True)
         raise
     _HELD[str(directory)] = lock
     return directory
 
 
+def _lock(path: Path):
+    """The lock at ``path``, held; None where this file system cannot lock (some NFS and FUSE
+    mounts): the lock file is removed, so no sweep ever takes the directory for a dead one."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(path))
+    try:
+        lock.acquire(timeout=0)
+        return lock
+    except (Timeout, OSError, NotImplementedError):
+        Path(path).unlink(missing_ok=True)
+        return None
+
+
 def remove(directory: Path) -> None:
     lock = _HELD.pop(str(directory), None)
     if lock is not None:
-        lock.release()
+        with contextlib.suppress(OSError):
+            lock.release()
     shutil.rmtree(directory, ignore_errors=True)
 
 
 def sweep(parent: Optional[Path] = None, prefix: str = "") -> int:
     """Remove the directories under ``parent`` (else the temp dir) whose names start with
-    ``prefix`` that a dead session left; how many."""
+    ``prefix`` that a dead session left; how many. A lock is local to its host on some network
+    file systems: each host's sessions keep their own directories (a temp dir, a cache dir)."""
     from filelock import FileLock, Timeout
 
     parent = Path(parent or tempfile.gettempdir())
@@ -64,7 +79,7 @@ def sweep(parent: Optional[Path] = None, prefix: str = "") -> int:
                 continue
             with FileLock(str(lock_path), timeout=0):
                 pass
-        except (OSError, Timeout):  # held: a live session's
+        except (OSError, Timeout, NotImplementedError):  # held (a live session's), or no locks here
             continue
         shutil.rmtree(entry.path, ignore_errors=True)
         swept += 1

@@ -23,6 +23,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
+from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Listener
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -305,10 +306,14 @@ def _accept(listener: Listener, proc: subprocess.Popen, timeout: float):
     box: dict = {}
 
     def accept():
-        try:
-            box["conn"] = listener.accept()
-        except (OSError, EOFError) as e:  # closed below when the child died
-            box["error"] = e
+        while "conn" not in box:
+            try:
+                box["conn"] = listener.accept()
+            except AuthenticationError:  # not the child (a wrong key): wait on for it
+                continue
+            except (OSError, EOFError) as e:  # closed below when the child died
+                box["error"] = e
+                return
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
@@ -411,12 +416,12 @@ class InlineExecutor:
         pass
 
     def call(self, op: str, *args):
-        if self.service is None:
-            import importlib
-
-            # the engine in this process: loaded by name, as the child loads it with -m
-            self.service = importlib.import_module(ENGINE_ENTRY).Service(self.init, lambda message: None)
         try:
+            if self.service is None:
+                import importlib
+
+                # the engine in this process: loaded by name, as the child loads it with -m
+                self.service = importlib.import_module(ENGINE_ENTRY).Service(self.init, lambda message: None)
             return getattr(self.service, op)(*args)
         except OSError as e:  # as the child answers: a full disk is the case's error, in a line
             if not is_disk_fault(e):

@@ -309,7 +309,7 @@ def read_defaults(node: Optional[Node], ctx: Context) -> Defaults:
         except OptionError:
             raise fields["baseline"].fail("unknown baseline", f"one of {join_names(BASELINES)}",
                                           did_you_mean(text, BASELINES)) from None
-        if ctx.update_goldens:
+        if ctx.update_goldens and "baseline" not in dict(ctx.forced):  # else never written
             claim_goldens(fields["baseline"], baseline)
     intermediates = "none"
     if "intermediates" in fields:

@@ -13,7 +13,8 @@ from pytest_paddle_infer import ownership
 from pytest_paddle_infer.files import file_sha256
 from pytest_paddle_infer.ownership import (MANIFEST, MARKER, OwnershipError, check_writable, claim,
                                            fresh_folder, marker_kind, record, record_tree,
-                                           recognise_cache, recognise_report, remove_recorded)
+                                           recognise_cache, recognise_goldens, recognise_report,
+                                           remove_recorded)
 
 
 def snapshot(root: Path) -> dict:
@@ -205,3 +206,12 @@ def test_a_second_session_on_one_report_directory_is_refused_while_the_first_hol
     finally:
         holder.communicate("\n", timeout=30)
     ownership.release(ownership.hold_session(report, "--paddle-report"))  # free again once it ended
+
+
+def test_a_marker_another_process_is_writing_is_not_a_users_file(tmp_path):
+    """xdist workers read one suite at once: one may see another's marker half-written."""
+    goldens = tmp_path / "g"
+    goldens.mkdir()
+    (goldens / f".{MARKER}.4242-0a1b2c3d.tmp").write_text("")  # files.atomic_write's name for it
+    claim(goldens, "goldens", "baseline golden:g", recognise_goldens)
+    assert marker_kind(goldens) == "goldens"

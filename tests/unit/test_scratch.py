@@ -47,3 +47,31 @@ def test_a_named_directory_that_holds_files_is_an_error_and_kept(tmp_path):
         raise AssertionError("made over an existing directory")
     assert [p.name for p in tmp_path.iterdir()] == ["run"]  # nothing half-made left
     assert (tmp_path / "run" / "notes.txt").read_text() == "the user's"
+
+
+def test_another_live_sessions_directory_is_kept_until_it_ends(tmp_path):
+    code = ("import sys; from pytest_paddle_infer import scratch; "
+            "print(scratch.make('paddle-infer-t-', parent=sys.argv[1]).name, flush=True); sys.stdin.read()")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        name = holder.stdout.readline().strip()
+        assert scratch.sweep(tmp_path, "paddle-infer-t-") == 0 and (tmp_path / name).is_dir()
+    finally:
+        holder.stdin.close()
+        holder.wait()
+    assert scratch.sweep(tmp_path, "paddle-infer-t-") == 1 and not (tmp_path / name).exists()
+
+
+def test_where_nothing_can_be_locked_the_directory_is_made_and_never_swept(tmp_path, monkeypatch):
+    import filelock
+
+    def refuse(self, *args, **kwargs):
+        raise NotImplementedError("no flock on this file system")
+
+    monkeypatch.setattr(filelock.FileLock, "acquire", refuse)
+    made = scratch.make("paddle-infer-t-", parent=tmp_path)
+    assert made.is_dir() and not (made / scratch.LOCK).exists()
+    assert scratch.sweep(tmp_path, "paddle-infer-t-") == 0
+    scratch.remove(made)
+    assert not made.exists()
