@@ -49,7 +49,7 @@ def hold_to_parent() -> None:
     variable is not set (a child started by hand); unset afterwards, so the child's own
     children are not held to the wrong parent."""
     parent = os.environ.pop(PARENT_ENV, None)
-    if not parent:
+    if not parent or os.name == "nt":  # Windows: os.kill(pid, 0) would end that process
         return
     try:
         import ctypes

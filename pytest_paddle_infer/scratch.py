@@ -10,11 +10,13 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 from typing import Dict, Optional
 
 LOCK = ".paddle-infer-session.lock"
+HOST = ".paddle-infer-session.host"  # the maker's host: some network file systems lock per host
 UNNAMED = ".paddle-infer-unnamed-"  # a directory being made: it is locked, then renamed
 
 _HELD: Dict[str, object] = {}  # directory -> its lock, held for this process's life
@@ -24,6 +26,7 @@ def make(prefix: str = "", parent: Optional[Path] = None, name: str = "") -> Pat
     """A new directory held by this process, under ``parent`` (else the temp dir): ``name``, or
     ``prefix`` and a random tail. OSError where a non-empty ``name`` exists."""
     unnamed = Path(tempfile.mkdtemp(prefix=UNNAMED, dir=parent))
+    (unnamed / HOST).write_text(socket.gethostname())
     lock = _lock(unnamed / LOCK)
     directory = unnamed.with_name(name or prefix + unnamed.name[len(UNNAMED):])
     try:
@@ -61,8 +64,8 @@ def remove(directory: Path) -> None:
 
 def sweep(parent: Optional[Path] = None, prefix: str = "") -> int:
     """Remove the directories under ``parent`` (else the temp dir) whose names start with
-    ``prefix`` that a dead session left; how many. A lock is local to its host on some network
-    file systems: each host's sessions keep their own directories (a temp dir, a cache dir)."""
+    ``prefix`` that a dead session left; how many. Only directories made on this host: some
+    network file systems keep locks per host, so another host's live lock may look free."""
     from filelock import FileLock, Timeout
 
     parent = Path(parent or tempfile.gettempdir())
@@ -75,7 +78,8 @@ def sweep(parent: Optional[Path] = None, prefix: str = "") -> int:
         lock_path = Path(entry.path) / LOCK
         try:
             if (not entry.is_dir(follow_symlinks=False) or entry.path in _HELD
-                    or not lock_path.is_file() or not _ours(entry)):
+                    or not lock_path.is_file() or not _ours(entry)
+                    or (Path(entry.path) / HOST).read_text() != socket.gethostname()):
                 continue
             with FileLock(str(lock_path), timeout=0):
                 pass

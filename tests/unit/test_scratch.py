@@ -75,3 +75,10 @@ def test_where_nothing_can_be_locked_the_directory_is_made_and_never_swept(tmp_p
     assert scratch.sweep(tmp_path, "paddle-infer-t-") == 0
     scratch.remove(made)
     assert not made.exists()
+
+
+def test_a_directory_another_host_made_is_kept(tmp_path):
+    """On a network file system that locks per host, another host's live lock looks free."""
+    dead = _made_by_a_dead_process(tmp_path)
+    (tmp_path / dead / scratch.HOST).write_text("another-host")
+    assert scratch.sweep(tmp_path, "paddle-infer-t-") == 0 and (tmp_path / dead).is_dir()
