@@ -528,13 +528,14 @@ def test_sigkill_nobody_here_sent_names_memory(pytester, paddle_cache, tag):
     assert_clean(text)
 
 
-def test_killed_xdist_controller_leaves_nothing_past_the_next_session(pytester, tmp_path, tag, sentinels):
+def test_killed_xdist_controller_leaves_nothing_past_the_next_session(pytester, tmp_path, tag, sentinels,
+                                                                    monkeypatch):
     """The issue's input: an xdist controller killed by SIGKILL mid-run leaves its directories
     in $TMPDIR and the cache's shared baselines; the next session sweeps them, and neither
     session leaves multiprocessing's ``pymp-*`` dirs. Look-alike dirs of the user's stay."""
     temp, cache = tmp_path / "tmp", tmp_path / "cache"
     temp.mkdir()
-    os.environ["TMPDIR"] = str(temp)  # the tag fixture's monkeypatch restores the environment
+    monkeypatch.setenv("TMPDIR", str(temp))  # for the sessions it starts, and restored after
     for name in ("paddle-infer-xdist-users", "pymp-users"):  # no lock of the plugin's: not swept
         (temp / name).mkdir()
     sentinels.beside(temp / "paddle-infer-xdist-users", temp / "pymp-users", cache)
