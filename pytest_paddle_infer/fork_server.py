@@ -10,6 +10,10 @@ where paddle's version file says CPU-only, re-checks after its import and then r
 worker whose environment differs, or whose server is absent, refused, slow or gone, spawns its
 own child. The server exits with the controller; forked children's exit statuses go to files
 the workers read (``ForkedChild``, supervised as a ``subprocess.Popen``).
+
+A process that starts a server and puts its spec in ``SPEC_ENV`` lends it to every session it
+starts (the project's own tests: hundreds of sessions, one import of paddle): such a session's
+executor, and its xdist workers', fork from it, and its controller starts none of its own.
 """
 from __future__ import annotations
 
@@ -29,12 +33,13 @@ from typing import Dict, Optional
 KEY_ENV = "PADDLE_INFER_FORK_SERVER_KEY"  # the server's key, given to the server alone
 PREFIX = "paddle-infer-fork-"  # its directory in the temp dir
 OFF_ENV = "PADDLE_INFER_NO_FORK_SERVER"  # set (to anything): never start or use one
+SPEC_ENV = "PADDLE_INFER_FORK_SERVER"  # a server's spec, lent to the sessions a process starts
 ENGINE = "pytest_paddle_infer.engine.service"  # what the children run (supervise.ENGINE_ENTRY)
 READY_SECONDS = 120.0  # how long a worker waits for the server to finish importing paddle
 # environment that changes what `import paddle` sets up: a worker differing here spawns
 PADDLE_ENV_PREFIXES = ("FLAGS_", "GLOG_", "OMP_", "MKL_", "KMP_", "CUDA_", "LD_", "PYTHON",
                        "DNNL_", "ONEDNN_", "PADDLE_")
-_SERVERS: list = []  # the controller's: (process, directory, spec)
+_SERVERS: Dict[str, tuple] = {}  # this process's: spec -> (process, directory)
 UNKNOWN_EXIT = -9  # a child that ended with no status recorded (its server is gone): as SIGKILL
 
 
@@ -84,10 +89,13 @@ def environment_digest(env) -> str:
 # -- the controller --------------------------------------------------------------------------
 
 
+def lent() -> str:
+    """The spec of a server an enclosing process lends this one, "" where none (or turned off)."""
+    return "" if os.environ.get(OFF_ENV) else os.environ.get(SPEC_ENV, "")
+
+
 def start() -> str:
-    """Start the server (once per process); its spec for the workers, "" where none runs."""
-    if _SERVERS:
-        return _SERVERS[0][2]
+    """Start a server; its spec for the workers, "" where none runs."""
     if not available():
         return ""
     from . import scratch
@@ -108,14 +116,14 @@ def start() -> str:
         return ""
     spec = json.dumps({"pid": proc.pid, "directory": directory, "key": key,
                        "environment": environment_digest(os.environ)})
-    _SERVERS.append((proc, directory, spec))
+    _SERVERS[spec] = (proc, directory)
     return spec
 
 
-def stop() -> None:
-    """The controller's end: the server goes; children it forked are the workers' to close."""
-    while _SERVERS:
-        proc, directory, _ = _SERVERS.pop()
+def stop(spec: str) -> None:
+    """The end of the server ``start`` gave ``spec`` for; children it forked are the workers' to close."""
+    if spec in _SERVERS:
+        proc, directory = _SERVERS.pop(spec)
         if proc.poll() is None:
             proc.terminate()
         try:
@@ -189,7 +197,7 @@ def request(spec: str, address: str, authkey: str, log_path: Path, authkey_env: 
         pid, directory, key = int(found["pid"]), Path(found["directory"]), str(found["key"])
     except (ValueError, TypeError, KeyError):
         return None
-    if found.get("environment") != environment_digest(os.environ):
+    if found.get("environment") != environment_digest(os.environ) or not directory.is_dir():
         return None
     deadline = time.monotonic() + READY_SECONDS
     while not (directory / "ready").exists():

@@ -69,10 +69,11 @@ def pytest_configure(config):
     if settings.active and not is_xdist_controller(config):
         case_path_of(config).start()  # the executor imports paddle while pytest collects
     if is_xdist_controller(config) and expects_cases(config, settings):
-        from .fork_server import start
+        from .fork_server import lent, start
 
         # the workers' executors fork from one import of paddle, started before the workers
-        config.stash[FORK_SERVER] = start()
+        # (or from the server an enclosing process lends, which the workers find themselves)
+        config.stash[FORK_SERVER] = "" if lent() else start()
     config.pluginmanager.register(SessionSummary(config), "paddle-infer-summary")
     if is_xdist_controller(config):  # usage errors the workers find while collecting
         from .session.xdist_usage import UsageRelay
@@ -169,7 +170,7 @@ def pytest_unconfigure(config):
     if config.stash.get(FORK_SERVER, ""):
         from .fork_server import stop
 
-        stop()
+        stop(config.stash[FORK_SERVER])
     if CASE_PATH in config.stash:
         config.stash[CASE_PATH].close()
     if RUNNER in config.stash:

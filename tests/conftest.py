@@ -3,6 +3,7 @@ session (and every xdist worker), and a runner for end-to-end pytest sessions th
 ``-n 2``. Helper functions live in helpers.py (``import helpers``)."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -89,8 +90,40 @@ def result_readers_in_process():
     return numpy
 
 
+@pytest.fixture(scope="session")
+def fork_server_to_lend():
+    """One fork server (fork_server.py) for the sessions this test process starts: their
+    executors fork from one import of paddle instead of importing it, about 4 s each. ""
+    where none may run (a GPU-capable paddle, not Linux)."""
+    from helpers import LENT_SERVERS, TAG_ENV
+    from pytest_paddle_infer import fork_server
+
+    with pytest.MonkeyPatch.context() as untagged:  # the server outlives the test that starts it
+        untagged.delenv(TAG_ENV, raising=False)
+        spec = fork_server.start()
+    if spec:
+        LENT_SERVERS.add(json.loads(spec)["pid"])
+    yield spec
+    if spec:
+        fork_server.stop(spec)
+
+
 @pytest.fixture
-def run_pytest(request, result_readers_in_process, pytester, paddle_cache):
+def lend_fork_server(request, monkeypatch):
+    """The sessions ``run_pytest`` starts fork their executors from ``fork_server_to_lend``,
+    unless the test is marked ``spawned_executors`` (tests of how executors start and end)."""
+    from pytest_paddle_infer.fork_server import SPEC_ENV
+
+    if request.node.get_closest_marker("spawned_executors"):
+        monkeypatch.delenv(SPEC_ENV, raising=False)
+        return
+    spec = request.getfixturevalue("fork_server_to_lend")
+    if spec:
+        monkeypatch.setenv(SPEC_ENV, spec)
+
+
+@pytest.fixture
+def run_pytest(request, result_readers_in_process, pytester, paddle_cache, lend_fork_server):
     """Run a pytest session with the shared export cache: in a subprocess, or, in a module
     marked ``sessions_in_process``, in this process (``run_pytest_inline``)."""
     if request.node.get_closest_marker("sessions_in_process"):
@@ -104,7 +137,7 @@ def run_pytest(request, result_readers_in_process, pytester, paddle_cache):
 
 
 @pytest.fixture
-def run_pytest_inline(result_readers_in_process, pytester, paddle_cache):
+def run_pytest_inline(result_readers_in_process, pytester, paddle_cache, lend_fork_server):
     """Run a pytest session in this process (``pytester.runpytest_inprocess``) with the shared
     export cache: a process of its own would cost its start-up (Python, pytest, the plugins)
     and test nothing more. Paddle still runs in the session's executor child, closed at the
@@ -130,6 +163,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "resnet50: runs the full-size ResNet50 (slower)")
     config.addinivalue_line("markers", "sessions_in_process: run_pytest runs its sessions in the test "
                             "process (run_pytest_inline)")
+    config.addinivalue_line("markers", "spawned_executors: the sessions run_pytest starts spawn their "
+                            "executors (no fork server lent to them)")
 
 
 @pytest.fixture

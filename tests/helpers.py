@@ -20,7 +20,7 @@ import uuid
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Set, Tuple
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "example_suites"
 
@@ -216,14 +216,18 @@ def cmdline(pid: int) -> str:
         return "?"
 
 
+LENT_SERVERS: Set[int] = set()  # the fork servers this process lends its sessions (conftest.py)
+
+
 def leftovers(tag: str) -> List[int]:
-    """Live processes of this test: descendants of this process, or carrying its tag."""
+    """Live processes of this test: descendants of this process, or carrying its tag (the
+    fork server this process lends its sessions lives on; what it forked does not)."""
     me = os.getpid()
     procs = _processes()
     marker = f"{TAG_ENV}={tag}".encode()
     left = []
     for pid, (ppid, state, environ) in procs.items():
-        if pid == me or state in ("Z", "X"):
+        if pid == me or pid in LENT_SERVERS or state in ("Z", "X"):
             continue
         chain, parent = set(), ppid
         while parent not in (0, 1) and parent not in chain and parent != me:

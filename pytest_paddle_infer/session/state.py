@@ -55,8 +55,11 @@ def case_path_of(config):
         workerinput = getattr(config, "workerinput", None)
         if workerinput and workerinput.get("testrunuid"):  # the workers of one xdist session
             shared = settings.cache_dir / SHARED_DIR / workerinput["testrunuid"]
-        # the controller's fork server (fork_server.py), given to its own workers only
-        fork_server = (workerinput or {}).get(FORK_SERVER_INPUT, "")
+        from ..fork_server import lent
+
+        # the controller's fork server (fork_server.py), given to its own workers only, or
+        # one an enclosing process lends
+        fork_server = (workerinput or {}).get(FORK_SERVER_INPUT, "") or lent()
         config.stash[CASE_PATH] = CasePath(settings, settings.cache_dir / "executor", shared, fork_server)
     return config.stash[CASE_PATH]
 
