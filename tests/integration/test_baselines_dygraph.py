@@ -7,6 +7,8 @@ import pytest
 
 from helpers import exported_tiny_cnn, run_suite, summary_rows, write_suite
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 NETS = '''
 import os
 

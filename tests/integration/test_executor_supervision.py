@@ -15,6 +15,9 @@ import pytest
 from helpers import DIFFERING_MODE, summary_rows
 from pytest_paddle_infer.engine.service import FAULT_ENV
 
+pytestmark = [pytest.mark.sessions_in_process,  # run_pytest: sessions in this process (conftest.py)
+              pytest.mark.spawned_executors]  # how a spawned executor child lives and dies
+
 
 def test_a_crash_costs_one_case_and_every_report_lists_it(run_pytest, pytester, monkeypatch, xdist_mode):
     monkeypatch.setenv(FAULT_ENV, "building the candidate:SIGABRT:onednn_fp32")

@@ -11,6 +11,8 @@ import pytest
 from helpers import cpu_lacks_bf16
 from pytest_paddle_infer.modes.run_modes import RUN_MODES
 
+pytestmark = pytest.mark.sessions_in_process  # run_pytest: sessions in this process (conftest.py)
+
 GPU_MODES = [name for name, mode in RUN_MODES.items() if mode.device == "gpu"]
 
 
