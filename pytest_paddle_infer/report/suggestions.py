@@ -34,7 +34,7 @@ LEARNED_FROM = ("passed",)
 
 
 def suggestion_lines(rows: Sequence[Mapping[str, str]], written: Sequence[str]) -> List[str]:
-    from ..verdict.suggest import MIN_ATOL, cannot_fail, seeds_text
+    from ..verdict.suggest import cannot_fail, method_text, seeds_text
 
     measured = suggested_rows(rows)
     if not measured:
@@ -51,9 +51,7 @@ def suggestion_lines(rows: Sequence[Mapping[str, str]], written: Sequence[str]) 
                          f"cannot fail; judge by cosine_min or sqnr_min)")
             need = f"{_figure(out['atol_needed'])} ({out['rtol']:g})"
             table.append((case, out["shown"], seeds, _figure(out["max_abs"]), need, f"{out['atol']:g}", text))
-    lines = [f"suggested = {margin:g} x the worst figure over the seeds (atol: x the worst max abs, "
-             f"so it holds at rtol 0; at least {MIN_ATOL:g}), rounded up to 2 significant digits; "
-             f"rtol stays", format_table(COLUMNS, table)]
+    lines = [method_text(margin), format_table(COLUMNS, table)]
     for case, suggestion, _ in measured:
         lines += [f"note: {case}: {n}" for n in suggestion.get("notes", [])]
     return lines + list(written)

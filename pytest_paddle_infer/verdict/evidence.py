@@ -1,13 +1,6 @@
-"""Evidence that a run mode really ran: what the output hooks saw, and the rules over it.
-
-A predictor's output hook is called after every op with ``(op_type, tensor_name, tensor)``.
-``Tally`` turns that stream (op type, tensor name, dtype text, layout text) into
-``Evidence``: the program, op types and how many ops of each ran, the dtypes and layouts of
-the hooked tensors. A run mode states what its candidate must show (``RunMode.shows``, a
-column of the mode table) and a baseline recipe what it must show (``recipe_shows``); each
-such requirement is a row of ``RULES`` here. Pure: no paddle, so recorded streams test the
-GPU rules on any machine.
-"""
+"""Evidence that a run mode really ran: what the output hooks saw (``Tally`` counts the stream
+into ``Evidence``), and ``RULES``, the requirements a run mode or baseline recipe states. No
+paddle, so recorded streams test the GPU rules on any machine."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,13 +10,10 @@ from ..modes.run_modes import (BF16_TENSORS, FP16_TENSORS, INT8_KERNELS, NO_FUSE
                                TRT_ENGINE_OP)
 
 TENSORRT_ENGINE = "tensorrt_engine"
-# Op types that exist only as the product of a fusion pass (namespace stripped), beyond the
-# ``fused_*``/``fusion_*``/``*_fusion`` names: ``fc`` (fc_fuse_pass, oneDNN's fc), multi-head
-# attention and layer-norm fusions, and TensorRT's subgraph op.
+# op types only a fusion pass makes, beyond the ``fused_*``/``fusion_*``/``*_fusion`` names
 FUSED_NAMES = frozenset({"fc", "multihead_matmul", "skip_layernorm", "preln_skip_layernorm",
                          "fused_embedding_eltwise_layernorm", "self_dp_attention",
                          "conv2d_xpu", "fc_xpu", TENSORRT_ENGINE})
-LOW_PRECISION = {"bfloat16": "bfloat16", "float16": "float16", "int8": "int8", "uint8": "uint8"}
 
 
 def base_name(op_type: str) -> str:
@@ -55,20 +45,13 @@ class Evidence:
     onednn_tensors: int = 0  # of which in oneDNN's layout
     runs: int = 1  # hooked runs it took (3.x GPU: the first run of a predictor calls no hooks)
     requires: Tuple[str, ...] = ()  # what its run mode or recipe says it must show (RULES keys)
-    # the CPU's kernel family where the mode's figures depend on it (onednn_int8: VNNI or
-    # not: int8_evidence.int8_kernels_text), e.g. "int8 kernels: avx2 without VNNI (AMD EPYC; ...)"
-    kernels: str = ""
-    # PIR TensorRT: the converted program's record (``converted_program``): its file, its
-    # tensorrt_engine ops and the op types they replaced. Its engine op's output is a
-    # VariableRefArray, which Paddle's PIR output hook never reports, so the program is the
-    # evidence there, not the hooks
+    kernels: str = ""  # the CPU's int8 kernel family where the figures depend on it (onednn_int8)
+    # PIR TensorRT: the converted program's record (``converted_program``); Paddle's PIR output
+    # hook never reports the engine op's output (a VariableRefArray), so the program is the evidence
     converted: Dict[str, object] = field(default_factory=dict)
-    # fused op types the program itself holds as loaded (``paddle.incubate`` fused layers,
-    # PIR ``fused_*`` exports): no pass made them, so "optimizations off" does not forbid them
+    # fused op types the program holds as loaded: no pass made them, so "optimizations off" allows them
     shipped: Tuple[str, ...] = ()
-    # GPU runs: TF32 in this run (engine/tf32.py): the baseline's true fp32, or what an fp32
-    # candidate used (cuBLAS/cuDNN switches, TensorRT's builder flag, the GPU's capability)
-    tf32: str = ""
+    tf32: str = ""  # GPU runs: TF32 in this run (engine/tf32.py)
 
     @property
     def seen(self) -> bool:
@@ -147,10 +130,8 @@ class Evidence:
 
 
 class Tally:
-    """Counts a hook stream into Evidence. PIR op types carry ``:N``, one per op, so ops are
-    counted exactly; legacy op types carry none, and an op's outputs arrive one after
-    another, so there a run of calls of one op type counts as one op (two adjacent ops of one
-    type count once: presence is exact, counts are a lower bound)."""
+    """Counts a hook stream into Evidence. PIR op types carry ``:N``, one per op: exact counts;
+    legacy ones do not, so a run of calls of one op type counts as one op (a lower bound)."""
 
     def __init__(self, role: str, program: str, program_format: str,
                  requires: Sequence[str] = ()):
@@ -194,10 +175,8 @@ def shipped_fused(program_ops: Mapping[str, int]) -> Tuple[str, ...]:
 
 def converted_program(program: str, source_ops: Mapping[str, int],
                       converted_ops: Mapping[str, int]) -> Dict[str, object]:
-    """What a PIR TensorRT conversion did, from the two programs' op types (namespace-free
-    names, op type -> count, as ``int8_evidence.program_op_types`` reads them): the
-    tensorrt_engine ops in the converted program, and the op types fewer there than in the
-    source (the ops the engines took over)."""
+    """What a PIR TensorRT conversion did, from the two programs' op type counts: the engine ops,
+    and the op types fewer in the converted program than in the source (what they took over)."""
     engines = sum(n for t, n in converted_ops.items() if base_name(t) == TENSORRT_ENGINE)
     replaced = {t: n - converted_ops.get(t, 0) for t, n in source_ops.items()
                 if n > converted_ops.get(t, 0)}
@@ -212,10 +191,8 @@ def is_heavy(op_type: str) -> bool:
 
 
 def coverage_note(ev: Evidence, precision: str, remaining: Optional[Mapping[str, int]] = None) -> str:
-    """TensorRT modes below fp32: the convolutions and matrix products left to Paddle's kernels
-    (which compute them in fp32, not the mode's precision), from the hooks or, on the PIR
-    path, the converted program's own ops (``remaining``); "" when none is left. A case whose
-    engines took a sliver of the model otherwise passes as if it ran in fp16 or int8."""
+    """TensorRT modes below fp32: the convolutions and matrix products left to Paddle's fp32
+    kernels (hooks, or the PIR converted program's ``remaining`` ops); "" when none is left."""
     ops = remaining if remaining is not None else ev.ops
     left = {t: n for t, n in ops.items() if is_heavy(t)}
     if not left:
@@ -231,9 +208,6 @@ def tally(role: str, program: str, program_format: str, *runs: Iterable[Sequence
     for run in runs:
         t.feed(run)
     return t.evidence
-
-
-# -- rules ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -277,9 +251,8 @@ RULES: Mapping[str, Rule] = {
 
 def broken_rules(who: str, evidence: Optional[Evidence],
                  requirements: Optional[Sequence[str]] = None) -> List[str]:
-    """Why ``evidence`` fails ``requirements`` (rows of RULES; by default what it
-    ``requires``), one sentence each; [] when it shows them all or nothing is required. No
-    hooked op at all shows nothing."""
+    """Why ``evidence`` fails ``requirements`` (RULES keys; by default what it ``requires``),
+    one sentence each; no hooked op at all shows nothing."""
     if evidence is None:
         return []
     requirements = evidence.requires if requirements is None else requirements

@@ -1,6 +1,5 @@
-"""The metrics a tolerance may bound beside atol and rtol, an entry each, which the verdict,
-Rule, the suite schema, the tables, the report files and the suggested tolerances all read.
-compare.py computes the figures; an entry names the row field holding one. Pure Python."""
+"""The metrics a tolerance may bound beside atol and rtol, an entry each, read by the verdict,
+Rule, the suite schema, the tables, reports and suggestions (compare.py computes the figures)."""
 from __future__ import annotations
 
 import math
@@ -30,8 +29,7 @@ class Metric:
     constant: Optional[Callable[[float, float, float], float]] = None
 
     def problem(self, value: float, bound: float) -> Optional[str]:
-        """What a figure outside its bound says; None within it: where the worse of the two is
-        the bound (a NaN figure never is)."""
+        """What a figure outside its bound says; None within it (a NaN figure never is)."""
         if self.worst(value, bound) == bound:
             return None
         side = "below" if self.worst is min else "above"

@@ -1,6 +1,5 @@
-"""A tensor's comparison row and its text (the per-tensor table), without numpy: the pytest
-process reads results and writes reports with these, while the executor child computes the
-rows (compare.py)."""
+"""A tensor's comparison row and the per-tensor table, without numpy: the pytest process
+reads and reports rows that the executor child computes (compare.py)."""
 from __future__ import annotations
 
 import math
@@ -72,12 +71,11 @@ class TensorComparison:
 
     @property
     def mismatched_text(self) -> str:
-        return f"{self.mismatched}/{self.total}" if self.shape_ok or self.task else "-"
+        return f"{self.mismatched}/{self.total}" if self.counted else "-"
 
     @property
     def counted(self) -> bool:
-        """Whether mismatched/total say something: not for a shape mismatch that no task
-        comparison explains."""
+        """Whether mismatched/total say something: not for a shape mismatch no task explains."""
         return self.shape_ok or bool(self.task)
 
     @property
@@ -110,8 +108,8 @@ NEAR_ZERO_NOTE = (f"{NEAR_ZERO_MARK} Max Rtol at a near-zero baseline value (|ba
 
 
 def finite_text(value: float, spec: str = ".6g") -> str:
-    """A figure of the finite values, or ``-`` when there was none (an all-Inf or all-NaN
-    tensor): never ``nan``, which reads as if the tensor held NaN."""
+    """A figure of the finite values, or ``-`` when there was none (never ``nan``, which reads
+    as if the tensor held NaN)."""
     return "-" if value != value else format(value, spec)
 
 
@@ -119,7 +117,6 @@ def range_text(row: TensorComparison) -> str:
     """``min .. max, std`` of the baseline, for properties and the summary."""
     if row.total == 0:
         return "empty"
-    # "-": no finite value (an all-Inf output), not a NaN
     return (f"min {finite_text(row.min_expected)} max {finite_text(row.max_expected)} "
             f"std {finite_text(row.std_expected)}")
 
@@ -135,20 +132,14 @@ def max_rel_text(r: TensorComparison) -> str:
 
 
 def table_rows(rows: Iterable[TensorComparison]) -> List[Tuple[str, ...]]:
-    out = []
-    for r in rows:
-        out.append((
-            r.name, r.shape_text, r.mismatched_text, f"{r.max_abs:.6g}", max_rel_text(r),
-            _pair(r.min_actual, r.min_expected), _pair(r.max_actual, r.max_expected),
-            *(finite_text(getattr(r, m.figure), m.cell) for m in METRICS),
-            "ok" if r.passed else "FAIL: " + "; ".join(r.problems),
-        ))
-    return out
+    return [(r.name, r.shape_text, r.mismatched_text, f"{r.max_abs:.6g}", max_rel_text(r),
+             _pair(r.min_actual, r.min_expected), _pair(r.max_actual, r.max_expected),
+             *(finite_text(getattr(r, m.figure), m.cell) for m in METRICS),
+             "ok" if r.passed else "FAIL: " + "; ".join(r.problems)) for r in rows]
 
 
 def near_zero_notes(rows: Iterable[TensorComparison]) -> List[str]:
-    """A line naming the rows whose Max Rtol comes from a near-zero baseline, with their
-    largest relative error elsewhere."""
+    """The rows whose Max Rtol is at a near-zero baseline, with their largest one elsewhere."""
     marked = [r for r in rows if r.max_rel_near_zero]
     if not marked:
         return []
@@ -163,8 +154,7 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def comparison_table(rows: Sequence[TensorComparison]) -> str:
-    """The per-tensor table, then what a marked Max Rtol means and the task comparisons'
-    figures (task_compare.py)."""
+    """The per-tensor table, what a marked Max Rtol means and the task comparisons' figures."""
     lines = [format_table(TABLE_COLUMNS, table_rows(rows))] + near_zero_notes(rows)
     lines += [f"{r.name}: compare {r.task}: {r.task_figures}" for r in rows if r.task]
     return "\n".join(lines)

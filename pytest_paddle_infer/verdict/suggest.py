@@ -1,17 +1,8 @@
-"""Tolerances measured, not guessed (``--paddle-suggest-tolerances``): a case's outputs are
-compared over several input seeds, the worst figure of each output is kept, and the
-suggested tolerance is that figure times a margin, rounded up to two significant digits:
-
-    atol         margin x the largest |candidate - baseline| of any seed: enough at rtol 0,
-                 so the output's rtol (which stays) only adds headroom; at least MIN_ATOL, so a
-                 bit-identical output does not get atol 0. (The smallest atol that passed at
-                 the output's rtol is shown beside it.)
-    a bound      its metric's formula of the worst figure (metrics.py; a max-bound's is atol's)
-
-Only atol is suggested for every output; the others where the output's rule sets them.
-Outputs a rank comparison judges (topk, argmax) get no atol: their figure is the lowest
-agreement. Pure Python, JSON-ready dicts: the figures travel from xdist workers as a JUnit
-property (``paddle_suggest``).
+"""Tolerances measured, not guessed (``--paddle-suggest-tolerances``): each output's worst figure
+over several input seeds times a margin, rounded up to two significant digits. atol: from the
+largest |candidate - baseline|, so it holds at rtol 0 (at least MIN_ATOL); a metric bound (only
+where the rule sets one): its metric's formula (metrics.py). Rank comparisons get no atol. Pure
+Python, JSON-ready: the figures travel from xdist workers as a JUnit property (``paddle_suggest``).
 """
 from __future__ import annotations
 
@@ -85,8 +76,8 @@ def suggest(out: Mapping[str, object], margin: float) -> Dict[str, float]:
 
 
 def cannot_fail(out: Mapping[str, object]) -> bool:
-    """Whether the suggested atol (with the output's rtol) spans the baseline's spread, so
-    that the element-wise check could not fail (verdict/vacuity.py's 'spread' rule)."""
+    """Whether the suggested atol (with the output's rtol) spans the baseline's spread, so the
+    element-wise check could not fail (vacuity.py's 'spread' rule)."""
     atol, std, mean_abs = out.get("suggested", {}).get("atol"), out.get("std"), out.get("mean_abs")
     if atol is None or not isinstance(std, float) or not isinstance(mean_abs, float):
         return False
@@ -95,13 +86,17 @@ def cannot_fail(out: Mapping[str, object]) -> bool:
 
 def case_suggestion(seeds: Sequence[int], rows_per_seed: Sequence[Sequence[TensorComparison]],
                     margin: float, notes: Sequence[str] = ()) -> str:
-    """The ``paddle_suggest`` property: the seeds, the margin, and per output its worst
-    figures and the suggested keys (JSON)."""
+    """The ``paddle_suggest`` property (JSON): seeds, margin, each output's worst figures and keys."""
     figures = [[output_figures(r, i) for i, r in enumerate(rows)] for rows in rows_per_seed]
     outputs = worst(figures)
     for out in outputs:
         out["suggested"] = suggest(out, margin)
     return json.dumps({"seeds": list(seeds), "margin": margin, "outputs": outputs, "notes": list(notes)})
+
+
+def method_text(margin: float) -> str:
+    return (f"suggested = {margin:g} x the worst figure over the seeds (atol: x the worst max abs, "
+            f"so it holds at rtol 0; at least {MIN_ATOL:g}), rounded up to 2 significant digits; rtol stays")
 
 
 def seeds_text(seeds: Sequence[int]) -> str:

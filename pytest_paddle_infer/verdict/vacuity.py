@@ -1,21 +1,8 @@
-"""Outputs that cannot fail: a pass over them says nothing about the candidate.
-
-Judged on the baseline's values against the output's own tolerance (pure numpy; the rows
-carry the reasons, never tensors):
-
-    empty        0 elements (a detector that returns no boxes)
-    one-hot      probabilities (rows along the last axis in [0, 1] summing to 1), every value
-                 within tolerance of 0 or 1: a saturated softmax; only a changed argmax fails it
-    flat         probabilities whose spread is within the tolerance (softmax of random weights,
-                 about 1/classes everywhere)
-    spread       any other output whose standard deviation is within its tolerance
-                 (atol + rtol * mean |baseline|): a candidate that output a constant, the
-                 baseline's mean, would be within tolerance on most elements; not flagged
-                 when a scale-free bound (cosine_min, sqnr_min, rel_l2_max) fails that constant
-    input        the plain baseline's outputs for two input seeds agree within a tenth of the
-                 tolerance: the output does not depend on the input, so wrongly fed inputs pass
-                 too (a tenth: global pooling over random-noise images makes a real model's
-                 outputs depend only weakly on the seed, within bf16 tolerances)
+"""Outputs that cannot fail: a pass over them says nothing about the candidate. Judged on the
+baseline's values against the output's own tolerance: empty, one-hot (a saturated softmax),
+flat or spread (a std within tolerance, so the baseline's mean as a constant would pass, unless
+a scale-free bound fails it), or the same for two input seeds (within a tenth of the tolerance:
+global pooling over noise images makes real outputs depend only weakly on the seed). Pure numpy.
 """
 from __future__ import annotations
 
@@ -43,8 +30,8 @@ def tolerance_scale(row: TensorComparison) -> float:
 
 
 def probabilities(expected: np.ndarray, atol: float, rtol: float) -> Tuple[bool, bool]:
-    """(probability rows, one-hot): rows along the last axis in [0, 1] that sum to 1, and
-    whether every value is within tolerance of 0 or 1. In chunks of rows."""
+    """(probability rows: in [0, 1] along the last axis, summing to 1; every value within
+    tolerance of 0 or 1), in chunks of rows."""
     if expected.dtype.kind != "f" or expected.ndim < 1 or expected.shape[-1] < 2 or not expected.size:
         return False, False
     flat = expected.reshape(-1, expected.shape[-1])
@@ -74,8 +61,8 @@ def finite_mean(expected: np.ndarray) -> float:
 
 
 def constant_caught(row: TensorComparison, expected: np.ndarray) -> List[str]:
-    """The scale-free bounds the row sets that a constant candidate, the baseline's mean, would
-    break (metrics.py's Metric.constant): they judge where atol spans the spread (cosine_min on logits)."""
+    """The scale-free bounds set that a constant candidate, the baseline's mean, would break
+    (Metric.constant): they judge where atol spans the spread (cosine_min on logits)."""
     if expected.dtype.kind not in "fiu" or not np.isfinite(row.std_expected):
         return []
     s, m = row.std_expected, finite_mean(expected)
@@ -121,8 +108,8 @@ def reasons(row: TensorComparison, expected: np.ndarray,
 
 def judge_outputs(rows: Sequence[TensorComparison], actual: Mapping[str, np.ndarray],
                   expected: Mapping[str, np.ndarray], seeds: Optional[SeedPair] = None) -> None:
-    """Set ``row.vacuous`` on each output row, paired as ``compare_outputs`` pairs them.
-    ``seeds``: the plain baseline's outputs (by the program's output names) for two seeds."""
+    """Set ``row.vacuous`` on each output row (paired as ``compare_outputs`` pairs them);
+    ``seeds``: the plain baseline's outputs for two seeds."""
     for row, (output, _, a, e) in zip(rows, pair_outputs(actual, expected)):
         if a is None or e is None:
             continue
