@@ -1,12 +1,17 @@
-"""``index.html``: the page a person opens after a run. What ran where (Paddle version and
-build, CPU and its kernel flags, date, command line), then one row per case in the order the
-cases were given, crashed and errored ones included: status, figures, first divergence or
-reason, evidence of what ran, links to the case's files, and the plot inline when the case
-failed. Static HTML, no script: it opens from the file system and in any browser."""
+"""``index.html``: what ran where, then a row per case in the order given (crashed ones too):
+status, figures, what happened, evidence, links, a failure's plot. Static HTML, no script."""
 from __future__ import annotations
 
 import html
+import platform
+import shlex
+import sys
+import time
+from collections import Counter
 from typing import Iterable, List, Mapping, Optional
+
+from ..host import cpu_description
+from ..verdict.evidence import Evidence
 
 FILE_KINDS = ("xlsx", "json", "csv", "png")
 BAD = ("failed", "error", "crashed", "timeout")
@@ -34,15 +39,7 @@ small{color:#666}
 
 
 def session_environment(paddle: str, software: Mapping[str, str], args, cwd) -> "dict":
-    """What heads the page: Paddle (version and build) and its commit, CUDA, cuDNN and
-    TensorRT where built with them, the CPU and its kernel flags, date, command line."""
-    import platform
-    import shlex
-    import sys
-    import time
-
-    from ..host import cpu_description
-
+    """What heads the page: Paddle and what it was built with, the CPU, date, command line."""
     cpu = cpu_description()
     built = ", ".join(f"{k} {software[k]}" for k in ("cuda", "cudnn", "tensorrt") if software.get(k))
     return {
@@ -85,8 +82,6 @@ def evidence_text(case: Mapping[str, object]) -> str:
     evidence = case.get("evidence")
     if not isinstance(evidence, Mapping):
         return ""
-    from ..verdict.evidence import Evidence
-
     lines = []
     for role in sorted(evidence, key=lambda r: r != "candidate"):
         try:
@@ -97,11 +92,8 @@ def evidence_text(case: Mapping[str, object]) -> str:
 
 
 def what_happened(case: Mapping[str, object]) -> str:
-    """The first divergence of a failure, the reason of an error, skip or crash, the
-    warnings of a pass that cannot fail, the problems of a mode that did not run."""
-    parts: List[str] = []
-    for key in ("problems",):
-        parts += [str(p) for p in case.get(key) or []]
+    """A mode's problems, a failure's first divergence, an error's reason, a vacuous pass's warnings."""
+    parts: List[str] = [str(p) for p in case.get("problems") or []]
     if case.get("first_divergence"):
         parts.append(f"first divergence: {case['first_divergence']}")
     if case.get("culprit") or case.get("suggested_run_mode"):  # --paddle-localize's ladder
@@ -130,8 +122,7 @@ def folded(text: str, width: int = 0) -> str:
 
 
 def max_rel_cell(case: Mapping[str, object]) -> str:
-    """Max rel, marked ``*`` (as in the terminal) when it is at a near-zero baseline value,
-    the largest relative error elsewhere in its title."""
+    """Max rel, marked ``*`` at a near-zero baseline value, the largest one elsewhere in its title."""
     elsewhere = case.get("max_rel_elsewhere")
     if not isinstance(elsewhere, float):
         return f'<td class="num">{_number(case.get("max_rel"))}</td>'
@@ -174,9 +165,7 @@ HEADER = ("case", "status", "max abs", "max rel", "mismatched", "time (s)", "fir
 
 def render(cases: Iterable[Mapping[str, object]], environment: Optional[Mapping[str, str]] = None) -> str:
     cases = list(cases)
-    counts: dict = {}
-    for c in cases:
-        counts[status_text(c)] = counts.get(status_text(c), 0) + 1
+    counts = Counter(status_text(c) for c in cases)
     summary = "".join(f"<span>{_esc(k)}: {v}</span>" for k, v in counts.items())
     head = "".join(f"<th>{h}</th>" for h in HEADER)
     body = "".join(case_rows(c, len(HEADER)) for c in cases)

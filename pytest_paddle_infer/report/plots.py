@@ -1,10 +1,5 @@
-"""A case's plot (``<stem>.png``): where the error grows, tensor by tensor.
-
-Two panels over the same x axis, so the tolerance lines never overlap: Max Atol against
-each tensor's atol above, Max Rtol against its rtol below. With intermediate tensors the
-x axis is the execution order, labelled with the tensors' names (thinned to stay legible)
-and the first divergent tensor marked; a case with outputs only gets one bar per output.
-"""
+"""A case's plot (``<stem>.png``): Max Atol against atol above, Max Rtol against rtol below, over
+the intermediate tensors in execution order (the first divergent one marked), or a bar per output."""
 from __future__ import annotations
 
 import re

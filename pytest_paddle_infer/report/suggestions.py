@@ -1,6 +1,5 @@
-"""``--paddle-suggest-tolerances``: the terminal section of measured figures and suggested
-tolerances, and writing them into the suites (on the controller: the rows gathered from
-every worker's reports carry ``paddle_suggest`` and ``paddle_suite_entry`` as JSON)."""
+"""``--paddle-suggest-tolerances``: the terminal section of suggested tolerances, and writing them
+into the suites (on the controller, from the reports' ``paddle_suggest`` and ``paddle_suite_entry``)."""
 from __future__ import annotations
 
 import hashlib
@@ -9,6 +8,7 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Sequence, Tuple
 
 from ..verdict.rows import format_table
+from ..verdict.suggest import cannot_fail, method_text, seeds_text
 
 COLUMNS = ("case", "output", "seeds", "worst max abs", "atol needed (at rtol)", "atol now",
            "suggested")
@@ -34,8 +34,6 @@ LEARNED_FROM = ("passed",)
 
 
 def suggestion_lines(rows: Sequence[Mapping[str, str]], written: Sequence[str]) -> List[str]:
-    from ..verdict.suggest import cannot_fail, method_text, seeds_text
-
     measured = suggested_rows(rows)
     if not measured:
         return []
@@ -66,9 +64,8 @@ def why_none(out: Mapping[str, object]) -> str:
 
 
 def write_suites(rows: Sequence[Mapping[str, str]], cache_dir: Path) -> List[str]:
-    """Write every suite's suggestions into it; lines saying what was written and what not.
-    Only cases that passed are learned from; a suite that is a link is written through it;
-    one with several hard links is not written (rewriting it would split them)."""
+    """Write every suite's suggestions into it (through a link; not one with several hard links,
+    which rewriting would split); lines saying what was written and what not."""
     from ..cases.suite_writer import write_suggestions
 
     by_file: Dict[str, List[Tuple[dict, dict]]] = {}
@@ -101,9 +98,8 @@ def write_suites(rows: Sequence[Mapping[str, str]], cache_dir: Path) -> List[str
         refused: List[str] = []
         changes = write_suggestions(Path(file), cases, lock, refused)
         where = f"{real} (through the link {file})" if Path(file).is_symlink() else file
-        lines.append(f"wrote {len(changes)} tolerance(s) into {where}" + (":" if changes else
-                                                                         " (already as suggested)"
-                                                                         if not refused else ""))
+        lines.append(f"wrote {len(changes)} tolerance(s) into {where}"
+                     + (":" if changes else "" if refused else " (already as suggested)"))
         lines += [f"  {c}" for c in changes] + [f"  {r}" for r in refused]
     if not_learned:
         lines.append(f"not learned from (only cases that passed are): {', '.join(not_learned)}")

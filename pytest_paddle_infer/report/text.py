@@ -1,5 +1,5 @@
-"""What a person reads: the failure message of a case, the per-case properties that travel
-with test reports (JUnit XML, xdist), and the terminal summary table."""
+"""What a person reads: a case's failure message, the properties that travel with test reports
+(JUnit XML, xdist), and the terminal summary."""
 from __future__ import annotations
 
 import re
@@ -7,7 +7,7 @@ from typing import Dict, List, Mapping, Sequence, Tuple
 
 from ..protocol import CaseResult
 from ..verdict.rows import NEAR_ZERO, NEAR_ZERO_MARK, comparison_table, format_table, range_text
-from ..verdict.evidence import evidence_property
+from ..verdict.evidence import Evidence, evidence_property
 
 PROPERTY_PREFIX = "paddle_"
 
@@ -42,8 +42,7 @@ def failure_message(result: CaseResult) -> str:
 
 
 def needed_lines(result: CaseResult) -> List[str]:
-    """For each failing tensor, the smallest atol (at its rtol) and rtol (at its atol) with
-    which it would pass the element-wise check, or why no tolerance would."""
+    """For each failing tensor, the smallest passing atol and rtol, or why no tolerance would pass."""
     lines = []
     for r in result.failures:
         if not r.shape_ok and not r.task:
@@ -63,15 +62,12 @@ def needed_lines(result: CaseResult) -> List[str]:
 
 def evidence_lines(result: CaseResult) -> List[str]:
     """What the candidate and the baseline really ran (verdict/evidence.py)."""
-    from ..verdict.evidence import Evidence
-
     order = sorted(result.evidence, key=lambda role: role != "candidate")
     return [f"ran: {Evidence.from_dict(result.evidence[role]).text()}" for role in order]
 
 
 def divergence_lines(result: CaseResult) -> List[str]:
-    """Where it goes wrong: the first intermediate tensor, in execution order, that breaks
-    its tolerance, with its row of the per-tensor table."""
+    """The first intermediate tensor, in execution order, that breaks its tolerance, and its row."""
     if not result.intermediates:
         return []
     divergent = result.divergent
@@ -135,8 +131,6 @@ def properties(result: CaseResult) -> List[Tuple[str, object]]:
 SUMMARY_COLUMNS = ("model", "shape", "mode", "status", "max abs", "max rel", "mismatched", "time")
 SUMMARY_KEYS = ("paddle_model", "paddle_shape", "paddle_run_mode", "status", "paddle_max_abs",
                 "paddle_max_rel", "paddle_mismatched", "time")
-
-
 WARNED = "passed*"  # a pass with an output that cannot fail (a PaddleInferWarning)
 
 
@@ -146,8 +140,7 @@ def shown_status(row: Mapping[str, str]) -> str:
 
 def summary_table(rows: Sequence[Mapping[str, str]]) -> str:
     """One row per case, in the order given (the cases' order: the same with and without xdist)."""
-    ordered = list(rows)
-    return format_table(SUMMARY_COLUMNS, [[summary_cell(r, k) for k in SUMMARY_KEYS] for r in ordered])
+    return format_table(SUMMARY_COLUMNS, [[summary_cell(r, k) for k in SUMMARY_KEYS] for r in rows])
 
 
 def summary_cell(row: Mapping[str, str], key: str) -> str:
@@ -163,8 +156,7 @@ OUTPUT_COLUMNS = ("model", "shape", "output", "min", "max", "std")
 
 
 def outputs_table(rows: Sequence[Mapping[str, str]]) -> List[str]:
-    """The baseline's value range of every output (each model, shape and figures once), then
-    the cases that passed with an output that cannot fail and why."""
+    """Every output's baseline value range (each once), then the passes with an output that cannot fail."""
     seen: Dict[Tuple[str, ...], None] = {}
     for r in sorted(rows, key=lambda r: r["nodeid"]):
         for item in filter(None, r.get("paddle_ranges", "").split(RANGE_SEPARATOR)):
@@ -184,8 +176,7 @@ def outputs_table(rows: Sequence[Mapping[str, str]]) -> List[str]:
 
 
 def near_zero_lines(rows: Sequence[Mapping[str, str]]) -> List[str]:
-    """What a ``max rel*`` in the summary means, with each such case's largest relative error
-    away from near-zero baseline values."""
+    """What a ``max rel*`` in the summary means, and each such case's largest relative error elsewhere."""
     near_zero = [r for r in sorted(rows, key=lambda r: r["nodeid"]) if r.get("paddle_max_rel_elsewhere")]
     if not near_zero:
         return []

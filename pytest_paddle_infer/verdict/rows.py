@@ -121,10 +121,11 @@ def range_text(row: TensorComparison) -> str:
             f"std {finite_text(row.std_expected)}")
 
 
-def _pair(actual: float, expected: float) -> str:
+def pair_text(actual: float, expected: float, spec: str = ".6g") -> str:
+    """``actual(expected)``; ``-`` when neither side has a finite value."""
     if actual != actual and expected != expected:
         return "-"
-    return f"{finite_text(actual)}({finite_text(expected)})"
+    return f"{finite_text(actual, spec)}({finite_text(expected, spec)})"
 
 
 def max_rel_text(r: TensorComparison) -> str:
@@ -133,7 +134,7 @@ def max_rel_text(r: TensorComparison) -> str:
 
 def table_rows(rows: Iterable[TensorComparison]) -> List[Tuple[str, ...]]:
     return [(r.name, r.shape_text, r.mismatched_text, f"{r.max_abs:.6g}", max_rel_text(r),
-             _pair(r.min_actual, r.min_expected), _pair(r.max_actual, r.max_expected),
+             pair_text(r.min_actual, r.min_expected), pair_text(r.max_actual, r.max_expected),
              *(finite_text(getattr(r, m.figure), m.cell) for m in METRICS),
              "ok" if r.passed else "FAIL: " + "; ".join(r.problems)) for r in rows]
 
