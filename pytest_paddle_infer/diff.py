@@ -15,6 +15,20 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
+from .cases.tensor_selection import Selection, op_label
+from .engine.capture import CandidateComparer
+from .engine.saved_tensors import saved_tensors
+from .errors import OptionError
+from .goldens import RUN, GoldenError, load_golden
+from .protocol import CaseResult
+from .report.case_files import write_case, write_index
+from .report.text import divergence_lines
+from .session.options import Option, check_directory
+from .verdict.compare import compare_arrays
+from .verdict.outputs import pair_outputs
+from .verdict.rows import TABLE_COLUMNS, TensorComparison, format_table, table_rows
+from .verdict.tolerances import Rule
+
 PROG = "paddle-infer-diff"
 
 
@@ -24,9 +38,6 @@ class DiffError(Exception):
 
 def _selection(tensors: str):
     """``--tensors`` as the sessions' intermediates selection; a malformed one is a DiffError."""
-    from .cases.tensor_selection import Selection
-    from .errors import OptionError
-
     try:
         return Selection(tensors)
     except OptionError as e:
@@ -35,8 +46,6 @@ def _selection(tensors: str):
 
 def _selects_nothing(selection, tensors: str, store, path: Path) -> Optional[str]:
     """Globs that select none of a saved run's tensors: said, rather than pass on outputs alone."""
-    from .cases.tensor_selection import op_label
-
     if not selection.globs or any(selection.wants(r.name, r.op_type) for r in store.records):
         return None
     kinds = sorted({op_label(r.op_type) for r in store.records})
@@ -47,15 +56,6 @@ def _selects_nothing(selection, tensors: str, store, path: Path) -> Optional[str
 def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
                tensors: str = "all"):
     """The CaseResult of B against A: intermediates in B's execution order, then outputs."""
-    from .engine.capture import CandidateComparer
-    from .goldens import GoldenError, load_golden
-    from .engine.saved_tensors import saved_tensors
-    from .verdict.compare import compare_arrays
-    from .verdict.rows import TensorComparison
-    from .verdict.outputs import pair_outputs
-    from .verdict.tolerances import Rule
-    from .protocol import CaseResult
-
     what, fix = "saved run", "record it again (--paddle-save-goldens or --paddle-save-runs)"
     try:
         ref, run = load_golden(a, what, fix), load_golden(b, what, fix)
@@ -120,8 +120,6 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
 
 def describe_saved(golden) -> str:
     """One line: what a saved run is, when, by what, on what."""
-    from .goldens import RUN
-
     meta = golden.meta
     env = meta.get("environment", {})
     role = ("run of " + str(meta.get("run_mode")) if meta.get("role") == RUN
@@ -137,8 +135,6 @@ def describe_saved(golden) -> str:
 
 
 def environment_changes(a: Path, b: Path) -> List[str]:
-    from .goldens import load_golden
-
     ea = load_golden(a).meta.get("environment", {})
     eb = load_golden(b).meta.get("environment", {})
     return [f"{k}: {ea.get(k, '-')} -> {eb.get(k, '-')}" for k in sorted(set(ea) | set(eb))
@@ -147,8 +143,6 @@ def environment_changes(a: Path, b: Path) -> List[str]:
 
 def tensor_table(result) -> str:
     """Every tensor compared, in execution order, then the outputs: the per-tensor table."""
-    from .verdict.rows import TABLE_COLUMNS, format_table, table_rows
-
     rows = [(str(r.index), r.comparison.op_type or "-") + tuple(table_rows([r.comparison])[0])
             for r in result.intermediates]
     rows += [("-", "(output)") + tuple(table_rows([c])[0]) for c in result.rows]
@@ -156,8 +150,6 @@ def tensor_table(result) -> str:
 
 
 def report_text(result, a: Path, b: Path) -> str:
-    from .report.text import divergence_lines
-
     failing = [c for c in result.rows if not c.passed]
     verdict = ("within tolerance" if not result.divergent and not failing else
                f"{len(result.divergent)} intermediate tensors and {len(failing)} outputs outside tolerance")
@@ -188,9 +180,6 @@ def pairs(a: Path, b: Path) -> List[Tuple[Path, Path]]:
 
 def check_arguments(args) -> None:
     """Tolerances that are numbers a comparison can use; a report directory that can be one."""
-    from .errors import OptionError
-    from .session.options import Option, check_directory
-
     for flag, value in (("--atol", args.atol), ("--rtol", args.rtol)):
         if not math.isfinite(value) or value < 0:
             raise DiffError(f"{flag}: {value:g} must be a finite number >= 0")
@@ -222,8 +211,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(report_text(result, a, b))
             passed = not result.divergent and result.passed
             if args.report is not None:
-                from .report.case_files import write_case
-
                 write_case(args.report, result.case_id, result)
                 outcomes[result.case_id] = {"status": "passed" if passed else "failed",
                                             "paddle_case": result.case_id}
@@ -232,8 +219,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
     if outcomes:
-        from .report.case_files import write_index
-
         page = write_index(args.report, outcomes, {
             "compared": f"{args.b} against {args.a}", "tolerance": f"atol={args.atol:g} rtol={args.rtol:g}",
             "command line": " ".join([PROG, *map(str, argv if argv is not None else sys.argv[1:])])})
