@@ -67,11 +67,6 @@ def _number(value: object) -> str:
     return _esc(value)
 
 
-def environment_table(environment: Mapping[str, str]) -> str:
-    rows = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in environment.items() if v)
-    return f'<table class="env">{rows}</table>'
-
-
 def status_text(case: Mapping[str, object]) -> str:
     status = str(case.get("status", ""))
     return f"{status}*" if status == "passed" and case.get("warnings") else status
@@ -96,10 +91,10 @@ def what_happened(case: Mapping[str, object]) -> str:
     parts: List[str] = [str(p) for p in case.get("problems") or []]
     if case.get("first_divergence"):
         parts.append(f"first divergence: {case['first_divergence']}")
-    if case.get("culprit") or case.get("suggested_run_mode"):  # --paddle-localize's ladder
-        found = [f"culprit: {case['culprit']}"] if case.get("culprit") else []
-        if case.get("suggested_run_mode"):
-            found.append(f"suggested run mode: {case['suggested_run_mode']}")
+    found = [f"{label}: {case[key]}" for key, label in (("culprit", "culprit"),  # --paddle-localize's ladder
+                                                        ("suggested_run_mode", "suggested run mode"))
+             if case.get(key)]
+    if found:
         parts.append("; ".join(found))
     if case.get("first_bad_op"):  # --paddle-localize pruning (localize/prune.py)
         parts.append(f"first bad op: {case['first_bad_op']}")
@@ -121,15 +116,6 @@ def folded(text: str, width: int = 0) -> str:
     return f"<details><summary><pre>{_esc(first)}</pre></summary><pre>{_esc(text)}</pre></details>"
 
 
-def max_rel_cell(case: Mapping[str, object]) -> str:
-    """Max rel, marked ``*`` at a near-zero baseline value, the largest one elsewhere in its title."""
-    elsewhere = case.get("max_rel_elsewhere")
-    if not isinstance(elsewhere, float):
-        return f'<td class="num">{_number(case.get("max_rel"))}</td>'
-    return (f'<td class="num" title="at a near-zero baseline value; elsewhere {_number(elsewhere)}">'
-            f'{_number(case.get("max_rel"))}*</td>')
-
-
 def case_rows(case: Mapping[str, object], columns: int) -> str:
     status = str(case.get("status", ""))
     files = [f for f in case.get("files") or [] if isinstance(f, str)]
@@ -138,13 +124,16 @@ def case_rows(case: Mapping[str, object], columns: int) -> str:
     if len(repro) > 1 and repro[-2] == "repro":  # a repro folder inside the report dir
         links += f' <a href="repro/{_esc(repro[-1])}/README.md">repro</a>'
     mismatched = case.get("mismatched")
-    total = case.get("total")
-    counts = f"{_number(mismatched)}/{_number(total)}" if mismatched is not None else ""
+    counts = f"{_number(mismatched)}/{_number(case.get('total'))}" if mismatched is not None else ""
+    elsewhere = case.get("max_rel_elsewhere")  # max rel at a near-zero baseline value: marked *
+    max_rel = (f'<td class="num" title="at a near-zero baseline value; elsewhere {_number(elsewhere)}">'
+               f'{_number(case.get("max_rel"))}*</td>' if isinstance(elsewhere, float)
+               else f'<td class="num">{_number(case.get("max_rel"))}</td>')
     cells = [
         f'<td class="case"><code>{_esc(case.get("case"))}</code></td>',
         f'<td class="status">{_esc(status_text(case))}</td>',
         f'<td class="num">{_number(case.get("max_abs"))}</td>',
-        max_rel_cell(case),
+        max_rel,
         f'<td class="num">{_esc(counts)}</td>',
         f'<td class="num">{_esc(str(case.get("time") or "").rstrip("s"))}</td>',
         f"<td>{folded(what_happened(case))}</td>",
@@ -169,12 +158,14 @@ def render(cases: Iterable[Mapping[str, object]], environment: Optional[Mapping[
     summary = "".join(f"<span>{_esc(k)}: {v}</span>" for k, v in counts.items())
     head = "".join(f"<th>{h}</th>" for h in HEADER)
     body = "".join(case_rows(c, len(HEADER)) for c in cases)
+    env = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>"
+                  for k, v in (environment or {}).items() if v)
     return (
         "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<title>paddle-infer report</title>"
         f"<style>{STYLE}</style></head><body>"
         "<h1>paddle-infer report</h1>"
-        + (environment_table(environment) if environment else "")
+        + (f'<table class="env">{env}</table>' if environment else "")
         + f'<p class="counts">{len(cases)} case{"" if len(cases) == 1 else "s"}: {summary}</p>'
         + f'<table class="cases"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
         + "<p><small>passed*: passed, but an output cannot fail under its tolerance. max rel*: at a "

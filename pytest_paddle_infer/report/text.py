@@ -7,7 +7,7 @@ from typing import Dict, List, Mapping, Sequence, Tuple
 
 from ..protocol import CaseResult
 from ..verdict.rows import NEAR_ZERO, NEAR_ZERO_MARK, comparison_table, format_table, range_text
-from ..verdict.evidence import Evidence, evidence_property
+from ..verdict.evidence import evidence_texts
 
 PROPERTY_PREFIX = "paddle_"
 
@@ -32,7 +32,7 @@ def failure_message(result: CaseResult) -> str:
         f"candidate: {result.recipe}",
         f"inputs digest: {result.inputs_digest}",
         f"program:   {result.program_file} ({result.program_choice})",
-        *evidence_lines(result),
+        *(f"ran: {line}" for line in evidence_texts(result.evidence)),  # verdict/evidence.py
         "",
         comparison_table(result.rows),
     ]
@@ -58,12 +58,6 @@ def needed_lines(result: CaseResult) -> List[str]:
             why = r.needed_text or "none: no finite pair of values to compare"
         lines.append(f"smallest passing tolerance: {r.name}: {why}")
     return lines
-
-
-def evidence_lines(result: CaseResult) -> List[str]:
-    """What the candidate and the baseline really ran (verdict/evidence.py)."""
-    order = sorted(result.evidence, key=lambda role: role != "candidate")
-    return [f"ran: {Evidence.from_dict(result.evidence[role]).text()}" for role in order]
 
 
 def divergence_lines(result: CaseResult) -> List[str]:
@@ -101,29 +95,25 @@ def vacuous_text(result: CaseResult) -> str:
     return RANGE_SEPARATOR.join(f"{r.name}: {', '.join(r.vacuous)}" for r in result.rows if r.vacuous)
 
 
-def vacuity_properties(result: CaseResult) -> List[Tuple[str, object]]:
-    """The baseline's value range per output, and the outputs that cannot fail."""
+def properties(result: CaseResult) -> List[Tuple[str, object]]:
+    first = first_divergence(result)
+    # the baseline's value range per output, and the outputs that cannot fail
     props: List[Tuple[str, object]] = [
         ("paddle_ranges", RANGE_SEPARATOR.join(f"{r.name}: {range_text(r)}" for r in result.rows))]
     if any(r.vacuous for r in result.rows):
         props.append(("paddle_vacuous", vacuous_text(result)))
-    return props
-
-
-def properties(result: CaseResult) -> List[Tuple[str, object]]:
-    first = first_divergence(result)
-    task = [("paddle_task", result.task_text)] if result.task_text else []  # task_compare.py
+    if result.task_text:  # task_compare.py
+        props.append(("paddle_task", result.task_text))
     if result.max_rel_elsewhere is not None:  # the max rel is at a near-zero baseline value
-        task.append(("paddle_max_rel_elsewhere", f"{result.max_rel_elsewhere:.6g}"))
-    return vacuity_properties(result) + task + [
+        props.append(("paddle_max_rel_elsewhere", f"{result.max_rel_elsewhere:.6g}"))
+    return props + [
         ("paddle_max_abs", f"{result.max_abs:.6g}"),
         ("paddle_max_rel", f"{result.max_rel:.6g}"),
         ("paddle_mismatched", result.mismatched_text),
         ("paddle_program", result.program),  # the format and file checked: "pir inference.json"
         ("paddle_first_divergent", first),
         ("paddle_duration", f"{result.duration:.3f}"),
-        # what really ran, candidate then baseline (verdict/evidence.py)
-        ("paddle_evidence", evidence_property(result.evidence)),
+        ("paddle_evidence", " | ".join(evidence_texts(result.evidence))),  # what really ran
     ] + [(k, v) for k, v in (("paddle_first_bad_op", getattr(result, "first_bad_op", "")),
                              ("paddle_repro", getattr(result, "repro_dir", ""))) if v]
 

@@ -1,9 +1,5 @@
-"""Pure-numpy comparison of a candidate tensor with its baseline.
-
-Mismatched: ``numpy.isclose(actual, expected, rtol, atol)`` false; Max Atol = max |a - e|;
-Max Rtol = max |a - e| / (|e| + 1e-7), marked where it comes from a near-zero baseline element
-(|e| below NEAR_ZERO of the largest |e|), where a relative error says nothing.
-"""
+"""Pure-numpy comparison of a candidate tensor with its baseline: mismatched where ``numpy.isclose``
+is false, Max Atol = max |a - e|, Max Rtol = max |a - e| / (|e| + 1e-7), and the metrics."""
 from __future__ import annotations
 
 from typing import List, Optional, Tuple
@@ -15,7 +11,6 @@ import threading
 
 import numpy as np
 
-# the row and its text live apart, without numpy, for the pytest process
 from .rows import NEAR_ZERO, TensorComparison, comparison_table
 from .metrics import METRICS
 
@@ -93,14 +88,19 @@ PAIRWISE_BLOCK = 128  # and sums this many or fewer in one unsplit loop
 MAX_THREADS = 4  # threads a comparison shares its pieces among (numpy releases the GIL)
 
 
-def _leaves(n: int) -> List[int]:
-    """The pieces (at most LEAF) numpy's pairwise summation splits ``n`` elements into: their
-    sums added up along the same tree (``_tree_sum``) are numpy's sum of all ``n``, bit for bit."""
+def _half(n: int) -> int:
+    """Where numpy's pairwise summation splits ``n`` elements; 0 for a piece of at most LEAF."""
     if n <= max(LEAF, PAIRWISE_BLOCK):
-        return [n]
+        return 0
     half = n // 2
-    half -= half % PAIRWISE_UNROLL
-    return _leaves(half) + _leaves(n - half)
+    return half - half % PAIRWISE_UNROLL
+
+
+def _leaves(n: int) -> List[int]:
+    """The pieces numpy's pairwise summation splits ``n`` elements into: their sums added up
+    along the same tree (``_tree_sum``) are numpy's sum of all ``n``, bit for bit."""
+    half = _half(n)
+    return _leaves(half) + _leaves(n - half) if half else [n]
 
 
 def _tree_sum(sums: List[float], n: int) -> float:
@@ -108,11 +108,8 @@ def _tree_sum(sums: List[float], n: int) -> float:
     it = iter(sums)
 
     def go(m: int) -> float:
-        if m <= max(LEAF, PAIRWISE_BLOCK):
-            return next(it)
-        half = m // 2
-        half -= half % PAIRWISE_UNROLL
-        return go(half) + go(m - half)  # left first: the pieces' order
+        half = _half(m)
+        return go(half) + go(m - half) if half else next(it)  # left first: the pieces' order
 
     return go(n)
 
@@ -132,10 +129,8 @@ def _extreme(flat: np.ndarray, low: bool, found: float) -> float:
 
 def _finite_stats(flat_a: np.ndarray, flat_e: np.ndarray, atol: float,
                   rtol: float) -> Optional["_Stats"]:
-    """``_Stats`` of two tensors without a NaN or Inf (None otherwise: ``_Stats.add`` does it):
-    the same figures in fewer passes, in cache-sized pieces shared among threads, each chunk's
-    sums added along numpy's pairwise tree so they equal numpy's bit for bit. The dot products
-    are pairwise sums too (``_Stats.add``'s BLAS dot rounds by the BLAS thread count)."""
+    """``_Stats.add``'s figures for tensors without NaN or Inf (else None) in fewer passes: cache-sized
+    pieces shared among threads, summed along numpy's pairwise tree so the sums are numpy's."""
     if flat_a.dtype.kind not in "fiu" or flat_e.dtype.kind not in "fiu" or not (
             0.0 <= atol < math.inf and 0.0 <= rtol < math.inf):
         return None
@@ -431,9 +426,8 @@ RADIX_STEP = 1 << 18  # elements counted at a time
 
 
 def order_statistics(sample: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    """The values (float64) of the sorted 0-based ``ranks`` of non-negative float32 values: a
-    non-negative float's bits order as its value, so a count of the upper 16 bits places each
-    rank in a bin and only those bins are partitioned. Ranks below the exact zeros' count are 0."""
+    """The values of the sorted ``ranks`` of non-negative float32 values: their bits order as their
+    values, so a count of the upper 16 bits places each rank in a bin, and only those are partitioned."""
     if sample.dtype != np.float32 or sample.size < RADIX_MIN or sys.byteorder != "little" \
             or sample.strides != (4,):
         return np.partition(sample, ranks)[ranks].astype(np.float64)
@@ -462,9 +456,8 @@ def order_statistics(sample: np.ndarray, ranks: np.ndarray) -> np.ndarray:
 
 def assert_tensors_close(actual, expected, atol: float = 1e-4, rtol: float = 1e-4,
                          name: str = "tensor", **bounds) -> TensorComparison:
-    """Assert that ``actual`` matches ``expected`` as the plugin compares outputs, under atol,
-    rtol and any metric bound by its key (cosine_min, sqnr_min, rel_l2_max, ...): an
-    AssertionError with the smallest passing tolerances and the per-tensor table's row if not."""
+    """Assert that ``actual`` matches ``expected`` as the plugin compares outputs, under atol, rtol
+    and any metric bound by key (cosine_min, ...); the AssertionError holds the per-tensor row."""
     __tracebackhide__ = True
     row = compare_arrays(name, np.asarray(actual), np.asarray(expected), atol, rtol, **bounds)
     if not row.passed:

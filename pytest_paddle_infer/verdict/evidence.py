@@ -270,7 +270,7 @@ def broken_rules(who: str, evidence: Optional[Evidence],
     return broken + [RULES[r].broken(who, evidence) for r in hooked if not RULES[r].holds(evidence)]
 
 
-def evidence_property(evidence: Mapping[str, Mapping[str, object]]) -> str:
-    """The ``paddle_evidence`` property: one line per recorded run, candidate first."""
+def evidence_texts(evidence: Mapping[str, Mapping[str, object]]) -> List[str]:
+    """A line per recorded run, candidate first."""
     order = sorted(evidence, key=lambda role: role != "candidate")
-    return " | ".join(Evidence.from_dict(evidence[role]).text() for role in order)
+    return [Evidence.from_dict(evidence[role]).text() for role in order]

@@ -103,8 +103,6 @@ def needed(value: float) -> str:
 TABLE_COLUMNS = ("Tensor", "Shape", "Mismatched", "Max Atol", "Max Rtol", "Min Val(base)",
                  "Max Val(base)") + tuple(m.column for m in METRICS) + ("Result",)
 NEAR_ZERO_MARK = "*"  # after a Max Rtol found at a near-zero baseline element
-NEAR_ZERO_NOTE = (f"{NEAR_ZERO_MARK} Max Rtol at a near-zero baseline value (|base| < {NEAR_ZERO:g} x "
-                  f"the tensor's largest |base|): not meaningful there; ")
 
 
 def finite_text(value: float, spec: str = ".6g") -> str:
@@ -128,24 +126,12 @@ def pair_text(actual: float, expected: float, spec: str = ".6g") -> str:
     return f"{finite_text(actual, spec)}({finite_text(expected, spec)})"
 
 
-def max_rel_text(r: TensorComparison) -> str:
-    return f"{r.max_rel:.6g}{NEAR_ZERO_MARK if r.max_rel_near_zero else ''}"
-
-
 def table_rows(rows: Iterable[TensorComparison]) -> List[Tuple[str, ...]]:
-    return [(r.name, r.shape_text, r.mismatched_text, f"{r.max_abs:.6g}", max_rel_text(r),
+    return [(r.name, r.shape_text, r.mismatched_text, f"{r.max_abs:.6g}",
+             f"{r.max_rel:.6g}{NEAR_ZERO_MARK if r.max_rel_near_zero else ''}",
              pair_text(r.min_actual, r.min_expected), pair_text(r.max_actual, r.max_expected),
              *(finite_text(getattr(r, m.figure), m.cell) for m in METRICS),
              "ok" if r.passed else "FAIL: " + "; ".join(r.problems)) for r in rows]
-
-
-def near_zero_notes(rows: Iterable[TensorComparison]) -> List[str]:
-    """The rows whose Max Rtol is at a near-zero baseline, with their largest one elsewhere."""
-    marked = [r for r in rows if r.max_rel_near_zero]
-    if not marked:
-        return []
-    return [NEAR_ZERO_NOTE + "elsewhere max rtol " + ", ".join(
-        f"{r.name} {r.max_rel_elsewhere:.6g}" for r in marked)]
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -156,6 +142,11 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def comparison_table(rows: Sequence[TensorComparison]) -> str:
     """The per-tensor table, what a marked Max Rtol means and the task comparisons' figures."""
-    lines = [format_table(TABLE_COLUMNS, table_rows(rows))] + near_zero_notes(rows)
+    lines = [format_table(TABLE_COLUMNS, table_rows(rows))]
+    marked = [r for r in rows if r.max_rel_near_zero]
+    if marked:
+        lines.append(f"{NEAR_ZERO_MARK} Max Rtol at a near-zero baseline value (|base| < {NEAR_ZERO:g} x the "
+                     f"tensor's largest |base|): not meaningful there; elsewhere max rtol "
+                     + ", ".join(f"{r.name} {r.max_rel_elsewhere:.6g}" for r in marked))
     lines += [f"{r.name}: compare {r.task}: {r.task_figures}" for r in rows if r.task]
     return "\n".join(lines)
