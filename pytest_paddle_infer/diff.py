@@ -1,9 +1,6 @@
-"""Compare two saved runs offline, tensor by tensor (goldens or ``--paddle-save-runs`` files,
-from any machine): B against A as a case's candidate against its baseline, with the same
-pairing, figures, table and report files. No paddle here.
+"""Compare two saved runs offline, tensor by tensor, B against A as a candidate against its baseline.
 
-    paddle-infer-diff A.npz B.npz [--atol 1e-4] [--rtol 1e-4] [--report DIR]
-    python -m pytest_paddle_infer.diff A B        (two files, or two directories: same names pair)
+    paddle-infer-diff A.npz B.npz [--atol 1e-4] [--rtol 1e-4] [--report DIR]   (or two directories)
 
 Exit status: 0 when every tensor is within tolerance, 1 when one is not, 2 on a usage error.
 """

@@ -1,9 +1,5 @@
-"""Golden outputs: a case's baseline outputs recorded with how they were made, for later runs
-(another machine, another Paddle) to compare against. One ``DIR/<case id, shell-safe>.npz`` per
-case: outputs ``o0, o1, ...``, intermediates ``t00000, ...`` (``saved_tensors.py``) and the JSON
-``__meta__``, written atomically. A case without a golden of its own takes that of another run
-mode of the same model, shapes and inputs. Nothing here imports paddle except ``environment()``.
-"""
+"""Golden outputs: a case's baseline outputs recorded with how they were made, one ``.npz`` per case
+(outputs ``o0, ...``, intermediates, JSON ``__meta__``). No paddle here except ``environment()``."""
 from __future__ import annotations
 
 import hashlib
@@ -96,8 +92,7 @@ def environment(device: str) -> Dict[str, str]:
 
 
 def replaceable(path: Path) -> bool:
-    """Nothing at ``path``, or a regular file whose metadata says paddle-infer wrote it (not an
-    unreadable one: a damaged golden cannot be told from a file of the user's)."""
+    """Nothing at ``path``, or a readable file whose metadata says paddle-infer wrote it."""
     if not path.exists() and not path.is_symlink():
         return True
     if path.is_symlink() or not path.is_file():
@@ -130,8 +125,7 @@ def _metas(directory: Path):
 
 
 def read_golden(directory: Path, case_id: str, digest: Optional[str] = None) -> Golden:
-    """The golden of ``case_id``, else one of another run mode of the same model and shapes (from
-    the inputs of ``digest``, when given); a GoldenError saying how to record it when none."""
+    """The golden of ``case_id``, else another run mode's of the same model, shapes and inputs."""
     path = find_golden(directory, case_id)
     if not path.is_file():
         family = case_family(case_id)
@@ -160,8 +154,7 @@ REWRITE_GOLDEN = "rewrite it with --paddle-update-goldens"
 
 
 def load_golden(path: Path, what: str = "golden", fix: str = REWRITE_GOLDEN) -> Golden:
-    """A golden (or saved run) file's outputs and metadata; a GoldenError naming it ``what``
-    and saying ``fix`` when unreadable."""
+    """A golden (or saved run: ``what``) file's outputs and metadata."""
     try:
         with open_array_file(path) as data:
             meta = json.loads(str(data[META]))

@@ -1,8 +1,5 @@
-"""Report files: per case ``<stem>.xlsx/.json/.csv/.png`` (the test id made shell-safe), over all
-cases ``summary.json`` and ``index.html``. Workers write their cases' files atomically, the
-controller the summary and index from them; every file is recorded in the directory's manifest
-(``ownership.py``), and one in the way that the plugin did not write is never written over.
-"""
+"""Report files: per case ``<stem>.xlsx/.json/.csv/.png``, over all cases ``summary.json`` and
+``index.html``; each written atomically, recorded in the manifest, never over a file not ours."""
 from __future__ import annotations
 
 import csv
@@ -40,8 +37,7 @@ REPORT_FILE = "a paddle-infer report"  # what a file the plugin would write over
 
 
 def table(result: CaseResult) -> List[List[object]]:
-    """The per-tensor table in execution order (intermediates, then outputs), the seed's columns
-    first, figures as numbers a spreadsheet sorts (the seed's text pairs split into NUMBER_COLUMNS)."""
+    """The per-tensor table in execution order, the seed's columns first, figures as numbers."""
     return ([_row(r.comparison, r.comparison.op_type, r.baseline_name, r.matched_by) + _local_cells(r)
              for r in result.intermediates]
             + [_row(c, "(output)", c.name, "output name") + [None, ""] for c in result.rows])
@@ -96,33 +92,23 @@ def _flat_index(position, shape) -> int:
 
 def case_summary(result: CaseResult) -> Dict[str, object]:
     return {
-        "case": result.case_id,
-        "passed": result.passed,
-        "max_abs": result.max_abs,
-        "max_rel": result.max_rel,
+        "case": result.case_id, "passed": result.passed, "max_abs": result.max_abs, "max_rel": result.max_rel,
         # set when max_rel is at a near-zero baseline value: the largest relative error elsewhere
         "max_rel_elsewhere": _number(result.max_rel_elsewhere),
-        "mismatched": result.mismatched,
-        "total": result.total,
-        "first_divergence": first_divergence(result) or None,
-        "divergent_tensors": len(result.divergent),
+        "mismatched": result.mismatched, "total": result.total,
+        "first_divergence": first_divergence(result) or None, "divergent_tensors": len(result.divergent),
         "intermediates": len(result.intermediates),
         "unmatched": sum(1 for r in result.intermediates if not r.matched),
-        "baseline": result.baseline,
-        "recipe": result.recipe,
-        "inputs_digest": result.inputs_digest,
-        "program": result.program,  # the format and file checked, and why that one
-        "program_file": result.program_file,
+        "baseline": result.baseline, "recipe": result.recipe, "inputs_digest": result.inputs_digest,
+        "program": result.program, "program_file": result.program_file,
         "program_choice": result.program_choice,
         "notes": [strip_ansi(str(t)) for t in result.notes],  # Paddle log lines come coloured
         "localization": [strip_ansi(str(t)) for t in result.localization],
         "localization_builds": getattr(result, "localization_builds", 0),  # predictors it built
         "culprit": getattr(result, "culprit", ""),
         "suggested_run_mode": getattr(result, "suggested_run_mode", ""),
-        "first_bad_op": getattr(result, "first_bad_op", ""),  # localize/prune.py
-        "repro": getattr(result, "repro_dir", ""),
-        # what the candidate and baseline really ran, and the rules they broke (evidence.py)
-        "evidence": result.evidence,
+        "first_bad_op": getattr(result, "first_bad_op", ""), "repro": getattr(result, "repro_dir", ""),
+        "evidence": result.evidence,  # what the candidate and baseline ran (evidence.py)
         "problems": [strip_ansi(str(t)) for t in result.problems],
         # the baseline's value range per output, and why an output cannot fail
         "outputs": [{"name": c.name, "elements": c.total, "min": _number(c.min_expected),
@@ -138,8 +124,7 @@ def _number(value: float):
 
 
 def metrics(c) -> dict:
-    """An output's metrics beside atol/rtol, the tolerances that would pass it and its task
-    comparison (JSON has no Infinity: "inf" as text)."""
+    """An output's metrics, passing tolerances and task comparison ("inf" as text: not in JSON)."""
     figures = [m.figure for m in LATER] + ["p50_abs", "p90_abs", "atol_needed", "rtol_needed"]
     return {**{f: _metric(getattr(c, f)) for f in figures},
             "max_rel_near_zero": c.max_rel_near_zero, "max_rel_elsewhere": _metric(c.max_rel_elsewhere),
@@ -232,8 +217,7 @@ def _case_sheet(wb, summary: Mapping[str, object], font) -> None:
 
 def write_index(directory: Path, outcomes: Mapping[str, Mapping[str, str]],
                 environment: Optional[Mapping[str, str]] = None) -> Path:
-    """``summary.json`` and ``index.html`` over every case in the order given: figures from the
-    per-case JSON files, outcomes from the reports; ``environment`` heads the page. Returns its path."""
+    """``summary.json`` and ``index.html`` from the per-case JSON files and the outcomes; the page's path."""
     directory.mkdir(parents=True, exist_ok=True)
     check_writable(directory, [SUMMARY, INDEX], REPORT_FILE)
     cases = []

@@ -1,5 +1,4 @@
-"""``index.html``: what ran where, then a row per case in the order given (crashed ones too):
-status, figures, what happened, evidence, links, a failure's plot. Static HTML, no script."""
+"""``index.html``: what ran where, then a row per case in the order given. Static HTML, no script."""
 from __future__ import annotations
 
 import html
@@ -43,11 +42,8 @@ def session_environment(paddle: str, software: Mapping[str, str], args, cwd) -> 
     cpu = cpu_description()
     built = ", ".join(f"{k} {software[k]}" for k in ("cuda", "cudnn", "tensorrt") if software.get(k))
     return {
-        "Paddle": paddle,
-        "commit": software.get("commit", ""),
-        "built with": built,
-        "CPU": cpu["cpu"],
-        "CPU flags": cpu["cpu_flags"],
+        "Paddle": paddle, "commit": software.get("commit", ""), "built with": built,
+        "CPU": cpu["cpu"], "CPU flags": cpu["cpu_flags"],
         "host": f"{platform.node()} ({platform.system()} {platform.machine()}), Python {sys.version.split()[0]}",
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "command line": " ".join(shlex.quote(a) for a in ["pytest", *map(str, args)]),

@@ -1,5 +1,4 @@
-"""A case's plot (``<stem>.png``): Max Atol against atol above, Max Rtol against rtol below, over
-the intermediate tensors in execution order (the first divergent one marked), or a bar per output."""
+"""A case's plot (``<stem>.png``): Max Atol over atol and Max Rtol over rtol, tensor by tensor."""
 from __future__ import annotations
 
 import re

@@ -1,5 +1,4 @@
-"""``--paddle-suggest-tolerances``: the terminal section of suggested tolerances, and writing them
-into the suites (on the controller, from the reports' ``paddle_suggest`` and ``paddle_suite_entry``)."""
+"""``--paddle-suggest-tolerances``: the terminal section, and writing the suggestions into the suites."""
 from __future__ import annotations
 
 import hashlib
@@ -64,8 +63,7 @@ def why_none(out: Mapping[str, object]) -> str:
 
 
 def write_suites(rows: Sequence[Mapping[str, str]], cache_dir: Path) -> List[str]:
-    """Write every suite's suggestions into it (through a link; not one with several hard links,
-    which rewriting would split); lines saying what was written and what not."""
+    """Write each suite's suggestions into it (not one with hard links: it would split them)."""
     from ..cases.suite_writer import write_suggestions
 
     by_file: Dict[str, List[Tuple[dict, dict]]] = {}

@@ -1,5 +1,4 @@
-"""What a person reads: a case's failure message, the properties that travel with test reports
-(JUnit XML, xdist), and the terminal summary."""
+"""What a person reads: a case's failure message, its report properties and the terminal summary."""
 from __future__ import annotations
 
 import re

@@ -1,5 +1,4 @@
-"""Pure-numpy comparison of a candidate tensor with its baseline: mismatched where ``numpy.isclose``
-is false, Max Atol = max |a - e|, Max Rtol = max |a - e| / (|e| + 1e-7), and the metrics."""
+"""Pure-numpy comparison of a candidate tensor with its baseline (mismatched: ``numpy.isclose``)."""
 from __future__ import annotations
 
 from typing import List, Optional, Tuple
@@ -30,8 +29,7 @@ def compare_rule(name: str, actual: np.ndarray, expected: np.ndarray, rule, op_t
 def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: float = 1e-4,
                    rtol: float = 1e-4, *, op_type: str = "", elementwise: bool = True,
                    **bounds) -> TensorComparison:
-    """``bounds``: metric bounds by key (metrics.py). ``elementwise=False``: no verdict from
-    atol/rtol (a task comparison judges the output); the metric bounds still apply."""
+    """``elementwise=False``: no verdict from atol/rtol (a task judges), only ``bounds`` (metrics.py)."""
     for key in set(bounds) - {m.bound for m in METRICS}:  # a misspelt bound would judge nothing
         raise TypeError(f"compare_arrays() got an unexpected keyword argument {key!r}")
     actual, expected = np.asarray(actual), np.asarray(expected)
@@ -97,8 +95,7 @@ def _half(n: int) -> int:
 
 
 def _leaves(n: int) -> List[int]:
-    """The pieces numpy's pairwise summation splits ``n`` elements into: their sums added up
-    along the same tree (``_tree_sum``) are numpy's sum of all ``n``, bit for bit."""
+    """The pieces numpy's pairwise summation splits ``n`` into: ``_tree_sum`` of theirs is numpy's."""
     half = _half(n)
     return _leaves(half) + _leaves(n - half) if half else [n]
 
@@ -115,8 +112,7 @@ def _tree_sum(sums: List[float], n: int) -> float:
 
 
 def _extreme(flat: np.ndarray, low: bool, found: float) -> float:
-    """The min (``low``) or max as ``_Stats.add`` reports it: chunk by chunk where it is a zero
-    that could be +0.0 or -0.0 (which one depends on how the reduction runs)."""
+    """The min or max as ``_Stats.add`` has it: by chunk for a zero (+0.0 or -0.0 by reduction order)."""
     if found != 0.0 or (low and not np.signbit(flat).any()):  # no -0.0 beside a +0.0 min
         return found
     pick = min if low else max
@@ -129,8 +125,7 @@ def _extreme(flat: np.ndarray, low: bool, found: float) -> float:
 
 def _finite_stats(flat_a: np.ndarray, flat_e: np.ndarray, atol: float,
                   rtol: float) -> Optional["_Stats"]:
-    """``_Stats.add``'s figures for tensors without NaN or Inf (else None) in fewer passes: cache-sized
-    pieces shared among threads, summed along numpy's pairwise tree so the sums are numpy's."""
+    """``_Stats.add``'s figures in fewer passes, in pieces on threads; None where NaN or Inf is."""
     if flat_a.dtype.kind not in "fiu" or flat_e.dtype.kind not in "fiu" or not (
             0.0 <= atol < math.inf and 0.0 <= rtol < math.inf):
         return None
@@ -204,8 +199,7 @@ def _piece_sum(flat: np.ndarray, at: int, m: int) -> float:
 def _piece_figures(flat_a: np.ndarray, flat_e: np.ndarray, at: int, m: int, mean: float,
                    atol: float, rtol: float, near_zero: float, stride: int,
                    sample: np.ndarray) -> _Piece:
-    """Elements ``at`` to ``at + m``, each float64 operation as ``_Stats.add`` does it; the
-    piece's part of the |a - e| sample goes into ``sample``."""
+    """Elements ``at`` to ``at + m``, each float64 operation as ``_Stats.add`` does it."""
     a, e, diff, abs_e, tmp, tmp2, mask = (b[:m] for b in _buffers(m))
     out = _Piece()
     np.copyto(a, flat_a[at:at + m], casting="unsafe")
@@ -262,8 +256,7 @@ _POOL_LOCK = threading.Lock()
 
 
 def compare_threads() -> int:
-    """This process's cores shared with the other xdist workers' executors (which inherit
-    PYTEST_XDIST_WORKER_COUNT), at most MAX_THREADS."""
+    """This process's cores shared with the other xdist workers' executors, at most MAX_THREADS."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     try:
         sharing = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
@@ -401,8 +394,7 @@ class _Stats:
 
 
 def percentiles(sample: np.ndarray) -> Tuple[float, ...]:
-    """``numpy.percentile(sample.astype(numpy.float64), PERCENTILES)``, the same float64 results,
-    without the float64 copy and the partition of the whole sample (``order_statistics``)."""
+    """``numpy.percentile(sample.astype(numpy.float64), PERCENTILES)`` without the copy and full sort."""
     n = sample.size
     virtual = (n - 1) * np.true_divide(PERCENTILES, 100)
     previous = np.floor(virtual)
@@ -426,8 +418,7 @@ RADIX_STEP = 1 << 18  # elements counted at a time
 
 
 def order_statistics(sample: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    """The values of the sorted ``ranks`` of non-negative float32 values: their bits order as their
-    values, so a count of the upper 16 bits places each rank in a bin, and only those are partitioned."""
+    """The sorted ``ranks``' values of non-negative float32s, whose bits order as they do: by bins."""
     if sample.dtype != np.float32 or sample.size < RADIX_MIN or sys.byteorder != "little" \
             or sample.strides != (4,):
         return np.partition(sample, ranks)[ranks].astype(np.float64)
@@ -456,8 +447,7 @@ def order_statistics(sample: np.ndarray, ranks: np.ndarray) -> np.ndarray:
 
 def assert_tensors_close(actual, expected, atol: float = 1e-4, rtol: float = 1e-4,
                          name: str = "tensor", **bounds) -> TensorComparison:
-    """Assert that ``actual`` matches ``expected`` as the plugin compares outputs, under atol, rtol
-    and any metric bound by key (cosine_min, ...); the AssertionError holds the per-tensor row."""
+    """Assert that ``actual`` matches ``expected`` as the plugin compares outputs (bounds by key)."""
     __tracebackhide__ = True
     row = compare_arrays(name, np.asarray(actual), np.asarray(expected), atol, rtol, **bounds)
     if not row.passed:

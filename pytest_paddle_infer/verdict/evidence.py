@@ -1,6 +1,4 @@
-"""Evidence that a run mode really ran: what the output hooks saw (``Tally`` counts the stream
-into ``Evidence``), and ``RULES``, the requirements a run mode or baseline recipe states. No
-paddle, so recorded streams test the GPU rules on any machine."""
+"""Evidence that a run mode really ran (what the output hooks saw) and the RULES over it; no paddle."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -130,8 +128,7 @@ class Evidence:
 
 
 class Tally:
-    """Counts a hook stream into Evidence. PIR op types carry ``:N``, one per op: exact counts;
-    legacy ones do not, so a run of calls of one op type counts as one op (a lower bound)."""
+    """Counts a hook stream; legacy op types carry no ``:N``: a run of one type is one op there."""
 
     def __init__(self, role: str, program: str, program_format: str,
                  requires: Sequence[str] = ()):
@@ -175,8 +172,7 @@ def shipped_fused(program_ops: Mapping[str, int]) -> Tuple[str, ...]:
 
 def converted_program(program: str, source_ops: Mapping[str, int],
                       converted_ops: Mapping[str, int]) -> Dict[str, object]:
-    """What a PIR TensorRT conversion did, from the two programs' op type counts: the engine ops,
-    and the op types fewer in the converted program than in the source (what they took over)."""
+    """A PIR TensorRT conversion: its engine ops, and the op types they took over from the source."""
     engines = sum(n for t, n in converted_ops.items() if base_name(t) == TENSORRT_ENGINE)
     replaced = {t: n - converted_ops.get(t, 0) for t, n in source_ops.items()
                 if n > converted_ops.get(t, 0)}
@@ -191,8 +187,7 @@ def is_heavy(op_type: str) -> bool:
 
 
 def coverage_note(ev: Evidence, precision: str, remaining: Optional[Mapping[str, int]] = None) -> str:
-    """TensorRT modes below fp32: the convolutions and matrix products left to Paddle's fp32
-    kernels (hooks, or the PIR converted program's ``remaining`` ops); "" when none is left."""
+    """TensorRT below fp32: the convolutions and matrix products left to Paddle's fp32 kernels."""
     ops = remaining if remaining is not None else ev.ops
     left = {t: n for t, n in ops.items() if is_heavy(t)}
     if not left:
@@ -251,8 +246,7 @@ RULES: Mapping[str, Rule] = {
 
 def broken_rules(who: str, evidence: Optional[Evidence],
                  requirements: Optional[Sequence[str]] = None) -> List[str]:
-    """Why ``evidence`` fails ``requirements`` (RULES keys; by default what it ``requires``),
-    one sentence each; no hooked op at all shows nothing."""
+    """Why ``evidence`` fails ``requirements`` (by default what it ``requires``), a sentence each."""
     if evidence is None:
         return []
     requirements = evidence.requires if requirements is None else requirements

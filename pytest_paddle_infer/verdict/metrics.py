@@ -1,5 +1,4 @@
-"""The metrics a tolerance may bound beside atol and rtol, an entry each, read by the verdict,
-Rule, the suite schema, the tables, reports and suggestions (compare.py computes the figures)."""
+"""The metrics a tolerance may bound beside atol and rtol, an entry each, for every reader."""
 from __future__ import annotations
 
 import math

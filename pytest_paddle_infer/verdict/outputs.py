@@ -31,8 +31,7 @@ def check_output_names(case: Case, outputs: Mapping[str, np.ndarray]) -> None:
 
 
 def pair_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray]):
-    """(name, shown name, actual or None, expected or None) by name, or by position when no name
-    matches and the counts agree (two exports of one model): shown ``fetch_name_1 (out.scores)``."""
+    """(name, shown name, actual, expected) by name, else by position: ``fetch_name_1 (out.scores)``."""
     if not set(actual) & set(expected) and len(actual) == len(expected):
         for (name, a), (base_name, e) in zip(actual.items(), expected.items()):
             yield name, f"{name} ({base_name})", a, e
@@ -46,8 +45,7 @@ def pair_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.nda
 
 def compare_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
                     case: Case) -> List[TensorComparison]:
-    """One row per output, in pairing order; a ``compare:`` rule's task decides (task_compare.py),
-    and the output counting a boxes output's boxes is judged with that comparison."""
+    """One row per output, in pairing order; a box count is judged with the boxes it counts."""
     positions = {name: i for i, name in enumerate(actual)}
     pairs = list(pair_outputs(actual, expected))
     # tolerances name the predictor's outputs, or their positions (#0, #1, ...)

@@ -1,5 +1,4 @@
-"""A tensor's comparison row and the per-tensor table, without numpy: the pytest process
-reads and reports rows that the executor child computes (compare.py)."""
+"""A tensor's comparison row and the per-tensor table, without numpy (for the pytest process)."""
 from __future__ import annotations
 
 import math
@@ -106,8 +105,7 @@ NEAR_ZERO_MARK = "*"  # after a Max Rtol found at a near-zero baseline element
 
 
 def finite_text(value: float, spec: str = ".6g") -> str:
-    """A figure of the finite values, or ``-`` when there was none (never ``nan``, which reads
-    as if the tensor held NaN)."""
+    """A figure, or ``-`` when there was none (``nan`` would read as if the tensor held NaN)."""
     return "-" if value != value else format(value, spec)
 
 

@@ -1,9 +1,5 @@
-"""Tolerances measured, not guessed (``--paddle-suggest-tolerances``): each output's worst figure
-over several input seeds times a margin, rounded up to two significant digits. atol: from the
-largest |candidate - baseline|, so it holds at rtol 0 (at least MIN_ATOL); a metric bound (only
-where the rule sets one): its metric's formula (metrics.py). Rank comparisons get no atol. Pure
-Python, JSON-ready: the figures travel from xdist workers as a JUnit property (``paddle_suggest``).
-"""
+"""Tolerances measured (``--paddle-suggest-tolerances``): each output's worst figure over the seeds
+times a margin; JSON-ready, as the figures travel from xdist workers in ``paddle_suggest``."""
 from __future__ import annotations
 
 import json
@@ -76,8 +72,7 @@ def suggest(out: Mapping[str, object], margin: float) -> Dict[str, float]:
 
 
 def cannot_fail(out: Mapping[str, object]) -> bool:
-    """Whether the suggested atol (with the output's rtol) spans the baseline's spread, so the
-    element-wise check could not fail (vacuity.py's 'spread' rule)."""
+    """Whether the suggested atol spans the baseline's spread (vacuity.py's 'spread' rule)."""
     atol, std, mean_abs = out.get("suggested", {}).get("atol"), out.get("std"), out.get("mean_abs")
     if atol is None or not isinstance(std, float) or not isinstance(mean_abs, float):
         return False

@@ -1,9 +1,5 @@
-"""Task-aware comparisons of one output (a suite's ``compare:``): topk and argmax (per sample,
-the k largest values' indices agree on at least ``min_agreement`` of the samples), sorted (the
-element-wise check after sorting along the axis), boxes (detection rows matched by class and
-IoU, whatever their order, then checked element-wise). ``task``/``task_figures`` name the
-comparison and its figures; ``mismatched``/``total`` count samples or boxes. Pure numpy.
-"""
+"""Task-aware comparisons of one output (a suite's ``compare:``): topk, argmax, sorted, boxes;
+``mismatched``/``total`` count samples or boxes. Pure numpy."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -41,8 +37,7 @@ def min_agreement(spec: Compare) -> float:
 
 def compare_task(name: str, actual: np.ndarray, expected: np.ndarray, rule: Rule,
                  counts: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> TensorComparison:
-    """The output compared as ``rule.compare`` says; ``counts``: (candidate, baseline) boxes per
-    image (boxes only)."""
+    """``counts``: (candidate, baseline) boxes per image, for boxes."""
     spec = rule.compare
     actual, expected = np.asarray(actual), np.asarray(expected)
     if spec.kind == "boxes":
@@ -170,8 +165,7 @@ def iou(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def match_boxes(cand: List[Box], base: List[Box], threshold: float, score_min: float) -> BoxMatch:
-    """Greedy, baseline boxes by falling score: each takes the free candidate box of its class with
-    the highest IoU at or above ``threshold``. Unmatched boxes below ``score_min`` go unreported."""
+    """Greedy, by falling score: each baseline box takes its class's free candidate of best IoU."""
     found = BoxMatch()
     free = list(range(len(cand)))
     for b in sorted(base, key=lambda x: -x.score):
@@ -242,8 +236,7 @@ def compare_boxes(name: str, actual: np.ndarray, expected: np.ndarray, rule: Rul
 
 def count_row(name: str, actual: np.ndarray, expected: np.ndarray, rule: Rule,
               boxes: TensorComparison) -> TensorComparison:
-    """The boxes-per-image output: equal counts are compared as they are; different ones are the
-    boxes comparison's to explain, and fail only with it."""
+    """The boxes-per-image output: different counts fail only with the boxes comparison."""
     actual, expected = np.asarray(actual), np.asarray(expected)
     if actual.shape == expected.shape and np.array_equal(actual, expected):
         return compare_rule(name, actual, expected, replace(rule, compare=None))
@@ -263,8 +256,7 @@ def count_row(name: str, actual: np.ndarray, expected: np.ndarray, rule: Rule,
 
 
 def find_count_output(boxes_name: str, spec: Compare, expected: dict, positions: dict) -> Optional[str]:
-    """The boxes-per-image output: ``count:`` (a name or ``#N``), else the one integer 1-D output
-    summing to the baseline's number of box rows."""
+    """``count:`` (a name or ``#N``), else the one integer 1-D output summing to the box rows."""
     if spec.count is not None:
         for name in expected:
             if name == spec.count or f"#{positions.get(name)}" == spec.count:

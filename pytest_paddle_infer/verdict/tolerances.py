@@ -1,5 +1,4 @@
-"""Tolerances: a Rule per layer (precedence: cases/tolerance_precedence.py), each key set
-independently, and a case's rules resolved per tensor."""
+"""Tolerances: a Rule per layer (cases/tolerance_precedence.py), and a case's rules per tensor."""
 from __future__ import annotations
 
 import fnmatch
@@ -13,8 +12,7 @@ RULE_KEYS = ("atol", "rtol") + tuple(m.bound for m in METRICS)  # a Rule's numbe
 
 @dataclass(frozen=True)
 class Compare:
-    """A task-aware comparison (task_compare.py): topk, boxes, sorted or argmax, and its settings
-    (None: the default)."""
+    """A task-aware comparison (task_compare.py) and its settings (None: the default)."""
 
     kind: str
     k: Optional[int] = None  # topk

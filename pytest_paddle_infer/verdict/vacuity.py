@@ -1,9 +1,4 @@
-"""Outputs that cannot fail: a pass over them says nothing about the candidate. Judged on the
-baseline's values against the output's own tolerance: empty, one-hot (a saturated softmax),
-flat or spread (a std within tolerance, so the baseline's mean as a constant would pass, unless
-a scale-free bound fails it), or the same for two input seeds (within a tenth of the tolerance:
-global pooling over noise images makes real outputs depend only weakly on the seed). Pure numpy.
-"""
+"""Outputs that cannot fail under their own tolerance, judged on the baseline's values. Pure numpy."""
 from __future__ import annotations
 
 from typing import List, Mapping, Optional, Sequence, Tuple
@@ -16,7 +11,7 @@ from .rows import TensorComparison
 from .outputs import pair_outputs
 
 SPREAD_FACTOR = 1.0  # std of the baseline within this many tolerances: flagged
-IDENTICAL_FRACTION = 0.1  # two seeds' outputs within this part of the tolerance: identical
+IDENTICAL_FRACTION = 0.1  # two seeds' outputs this close are identical (pooled noise images vary little)
 SUM_TOLERANCE = 1e-3  # |row sum - 1| of probabilities
 OTHER_SEED_OFFSET = 1  # the second baseline's inputs: the case's seed + this
 
@@ -30,8 +25,7 @@ def tolerance_scale(row: TensorComparison) -> float:
 
 
 def probabilities(expected: np.ndarray, atol: float, rtol: float) -> Tuple[bool, bool]:
-    """(probability rows: in [0, 1] along the last axis, summing to 1; every value within
-    tolerance of 0 or 1), in chunks of rows."""
+    """(rows of probabilities along the last axis, every value within tolerance of 0 or 1)."""
     if expected.dtype.kind != "f" or expected.ndim < 1 or expected.shape[-1] < 2 or not expected.size:
         return False, False
     flat = expected.reshape(-1, expected.shape[-1])
@@ -61,8 +55,7 @@ def finite_mean(expected: np.ndarray) -> float:
 
 
 def constant_caught(row: TensorComparison, expected: np.ndarray) -> List[str]:
-    """The scale-free bounds set that a constant candidate, the baseline's mean, would break
-    (Metric.constant): they judge where atol spans the spread (cosine_min on logits)."""
+    """The scale-free bounds set that the baseline's mean as a constant candidate would break."""
     if expected.dtype.kind not in "fiu" or not np.isfinite(row.std_expected):
         return []
     s, m = row.std_expected, finite_mean(expected)
@@ -108,8 +101,7 @@ def reasons(row: TensorComparison, expected: np.ndarray,
 
 def judge_outputs(rows: Sequence[TensorComparison], actual: Mapping[str, np.ndarray],
                   expected: Mapping[str, np.ndarray], seeds: Optional[SeedPair] = None) -> None:
-    """Set ``row.vacuous`` on each output row (paired as ``compare_outputs`` pairs them);
-    ``seeds``: the plain baseline's outputs for two seeds."""
+    """Set ``row.vacuous`` on each output row; ``seeds``: the plain baseline's for two seeds."""
     for row, (output, _, a, e) in zip(rows, pair_outputs(actual, expected)):
         if a is None or e is None:
             continue
