@@ -33,25 +33,7 @@ class DiffError(Exception):
     """Two saved runs that cannot be compared; the message says why."""
 
 
-def _selection(tensors: str):
-    """``--tensors`` as the sessions' intermediates selection; a malformed one is a DiffError."""
-    try:
-        return Selection(tensors)
-    except OptionError as e:
-        raise DiffError(str(e).replace("--paddle-intermediates", "--tensors")) from None
-
-
-def _selects_nothing(selection, tensors: str, store, path: Path) -> Optional[str]:
-    """Globs that select none of a saved run's tensors: said, rather than pass on outputs alone."""
-    if not selection.globs or any(selection.wants(r.name, r.op_type) for r in store.records):
-        return None
-    kinds = sorted({op_label(r.op_type) for r in store.records})
-    return (f"--tensors {tensors!r} selects none of the {len(store.records)} intermediate tensors "
-            f"of {path}; globs match tensor names or op types ({', '.join(kinds)})")
-
-
-def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
-               tensors: str = "all"):
+def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4, tensors: str = "all"):
     """The CaseResult of B against A: intermediates in B's execution order, then outputs."""
     what, fix = "saved run", "record it again (--paddle-save-goldens or --paddle-save-runs)"
     try:
@@ -64,7 +46,10 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
         raise DiffError(f"{a} and {b} were recorded from other inputs (digest {ref_digest} and "
                         f"{run_digest}): no comparison of them means anything")
     rule = Rule(atol=atol, rtol=rtol)
-    selection = _selection(tensors)
+    try:
+        selection = Selection(tensors)  # as the sessions' intermediates
+    except OptionError as e:
+        raise DiffError(str(e).replace("--paddle-intermediates", "--tensors")) from None
     result = CaseResult(str(run.meta.get("case_id", b.name)), [], describe_saved(ref),
                         describe_saved(run), str(run_digest))
     ref_store = run_store = None
@@ -77,11 +62,12 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
         raise DiffError(str(e)) from None
     try:
         if ref_store is not None and run_store is not None:
-            nothing = _selects_nothing(selection, tensors, run_store, b)
-            if nothing:
-                raise DiffError(nothing)
-            comparer = CandidateComparer(ref_store, selection, lambda name: rule,
-                                         lambda name, op: True)
+            records = run_store.records
+            if selection.globs and not any(selection.wants(r.name, r.op_type) for r in records):
+                kinds = ", ".join(sorted({op_label(r.op_type) for r in records}))  # rather than outputs alone
+                raise DiffError(f"--tensors {tensors!r} selects none of the {len(records)} intermediate "
+                                f"tensors of {b}; globs match tensor names or op types ({kinds})")
+            comparer = CandidateComparer(ref_store, selection, lambda name: rule, lambda name, op: True)
             for record in run_store.records:
                 if comparer.selection.wants(record.name, record.op_type):
                     comparer.add(record.op_type, record.name, run_store.load(record))
@@ -127,15 +113,8 @@ def describe_saved(golden) -> str:
              + (f" (commit {str(env['commit'])[:10]})" if env.get("commit") else "")
              + f" on {env.get('device', '?')}" + (f", {env['cpu']}" if env.get("cpu") else ""),
              f"program {program.get('format', '?')} {program.get('file', '?')}",
-             f"{golden.tensor_count} intermediate tensors"]
+             f"{len(meta.get('intermediates') or ())} intermediate tensors"]
     return "; ".join(parts)
-
-
-def environment_changes(a: Path, b: Path) -> List[str]:
-    ea = load_golden(a).meta.get("environment", {})
-    eb = load_golden(b).meta.get("environment", {})
-    return [f"{k}: {ea.get(k, '-')} -> {eb.get(k, '-')}" for k in sorted(set(ea) | set(eb))
-            if ea.get(k) != eb.get(k)]
 
 
 def tensor_table(result) -> str:
@@ -151,7 +130,9 @@ def report_text(result, a: Path, b: Path) -> str:
     verdict = ("within tolerance" if not result.divergent and not failing else
                f"{len(result.divergent)} intermediate tensors and {len(failing)} outputs outside tolerance")
     lines = [f"A: {result.baseline}", f"B: {result.recipe}"]
-    changes = environment_changes(a, b)
+    ea, eb = (load_golden(p).meta.get("environment", {}) for p in (a, b))
+    changes = [f"{k}: {ea.get(k, '-')} -> {eb.get(k, '-')}" for k in sorted(set(ea) | set(eb))
+               if ea.get(k) != eb.get(k)]
     lines += [f"environment differs: {'; '.join(changes)}"] if changes else ["environment: the same"]
     lines += [f"inputs digest: {result.inputs_digest}", f"B against A: {verdict}"]
     lines += divergence_lines(result) + [f"note: {n}" for n in result.notes]

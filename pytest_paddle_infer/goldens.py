@@ -22,6 +22,7 @@ META = "__meta__"
 SUFFIX = ".npz"
 RUN = "run"  # meta["role"] of a candidate's saved run (--paddle-save-runs), not a golden
 ENVIRONMENT_KEYS = ("paddle", "commit", "cuda", "cudnn", "tensorrt")
+REWRITE_GOLDEN = "rewrite it with --paddle-update-goldens"
 
 
 class GoldenError(PaddleInferError):
@@ -43,10 +44,6 @@ class Golden:
     path: Path
     outputs: "OrderedDict[str, np.ndarray]"
     meta: dict
-
-    @property
-    def tensor_count(self) -> int:
-        return len(self.meta.get("intermediates") or ())
 
 
 def file_name(case_id: str) -> str:
@@ -148,9 +145,6 @@ def read_golden(directory: Path, case_id: str, digest: Optional[str] = None) -> 
     if golden.meta.get("case_id") != case_id:
         raise GoldenError(f"golden {path} belongs to case {golden.meta.get('case_id')!r}, not {case_id!r}")
     return golden
-
-
-REWRITE_GOLDEN = "rewrite it with --paddle-update-goldens"
 
 
 def load_golden(path: Path, what: str = "golden", fix: str = REWRITE_GOLDEN) -> Golden:

@@ -34,6 +34,7 @@ SUMMARY = "summary.json"
 INDEX = "index.html"
 FILE_KINDS = ("xlsx", "json", "csv", "png")  # a case's files
 REPORT_FILE = "a paddle-infer report"  # what a file the plugin would write over must be
+_warned_missing: set = set()
 
 
 def table(result: CaseResult) -> List[List[object]]:
@@ -139,7 +140,11 @@ def write_case(directory: Path, nodeid: str, result: CaseResult) -> List[str]:
     rows = table(result)
     doc = {"summary": case_summary(result), "columns": list(COLUMNS), "rows": rows}
     atomic_write(directory / f"{stem}.json", json.dumps(doc, indent=1))
-    atomic_write(directory / f"{stem}.csv", _csv(rows))
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(COLUMNS)
+    writer.writerows(["" if v is None else v for v in row] for row in rows)
+    atomic_write(directory / f"{stem}.csv", out.getvalue())
     written = [f"{stem}.json", f"{stem}.csv"]
     if _write_xlsx(directory / f"{stem}.xlsx", rows, doc["summary"]):
         written.append(f"{stem}.xlsx")
@@ -149,37 +154,19 @@ def write_case(directory: Path, nodeid: str, result: CaseResult) -> List[str]:
     return written
 
 
-_warned_missing: set = set()
-
-
-def warn_missing(package: str, suffix: str) -> None:
-    """Once per process: a report file kind skipped because its package is not installed."""
-    if package in _warned_missing:
-        return
-    _warned_missing.add(package)
-    from ..session.paddle_warning import PaddleInferWarning  # pytest's: not for paddle-infer-diff
-
-    # located at the option, not at this line of the plugin
-    warnings.warn_explicit(PaddleInferWarning(
-        f"{package} is not installed, so no {suffix} files are written "
-        f"(pip install {package}, or pytest-paddle-infer[report]); the .json and .csv files "
-        f"carry the same table"), None, "--paddle-report", 0)
-
-
-def _csv(rows: Sequence[Sequence[object]]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(COLUMNS)
-    writer.writerows(["" if v is None else v for v in row] for row in rows)
-    return out.getvalue()
-
-
 def _write_xlsx(path: Path, rows: Sequence[Sequence[object]], summary: Mapping[str, object]) -> bool:
     try:
         from openpyxl import Workbook
         from openpyxl.styles import Font, PatternFill
     except ImportError:  # the report extra is not installed: json and csv still carry it all
-        warn_missing("openpyxl", ".xlsx")
+        if "openpyxl" not in _warned_missing:  # once per process
+            _warned_missing.add("openpyxl")
+            from ..session.paddle_warning import PaddleInferWarning  # pytest's: not for paddle-infer-diff
+
+            warnings.warn_explicit(PaddleInferWarning(  # located at the option, not at this line
+                "openpyxl is not installed, so no .xlsx files are written (pip install openpyxl, or "
+                "pytest-paddle-infer[report]); the .json and .csv files carry the same table"),
+                None, "--paddle-report", 0)
         return False
     wb = Workbook()
     ws = wb.active

@@ -12,8 +12,9 @@ from typing import Iterable, List, Mapping, Optional
 from ..host import cpu_description
 from ..verdict.evidence import Evidence
 
-FILE_KINDS = ("xlsx", "json", "csv", "png")
 BAD = ("failed", "error", "crashed", "timeout")
+HEADER = ("case", "status", "max abs", "max rel", "mismatched", "time (s)", "first divergence / reason",
+          "evidence (what ran)", "files")
 
 STYLE = """
 body{font-family:sans-serif;margin:1.5em;color:#222}
@@ -142,10 +143,6 @@ def case_rows(case: Mapping[str, object], columns: int) -> str:
         row += (f'<tr class="plot {_esc(status)}"><td colspan="{columns}"><a href="{_esc(png)}">'
                 f'<img src="{_esc(png)}" alt="plot of {_esc(case.get("case"))}" style="max-width:100%"></a></td></tr>')
     return row
-
-
-HEADER = ("case", "status", "max abs", "max rel", "mismatched", "time (s)", "first divergence / reason",
-          "evidence (what ran)", "files")
 
 
 def render(cases: Iterable[Mapping[str, object]], environment: Optional[Mapping[str, str]] = None) -> str:

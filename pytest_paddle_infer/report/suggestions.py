@@ -9,8 +9,10 @@ from typing import Dict, List, Mapping, Sequence, Tuple
 from ..verdict.rows import format_table
 from ..verdict.suggest import cannot_fail, method_text, seeds_text
 
-COLUMNS = ("case", "output", "seeds", "worst max abs", "atol needed (at rtol)", "atol now",
-           "suggested")
+COLUMNS = ("case", "output", "seeds", "worst max abs", "atol needed (at rtol)", "atol now", "suggested")
+# what a case's figures are worth learning from: it ran and passed (no evidence problem,
+# within its tolerances); a failure may be the regression the tolerance is there to catch
+LEARNED_FROM = ("passed",)
 
 
 def _figure(value) -> str:
@@ -25,11 +27,6 @@ def suggested_rows(rows: Sequence[Mapping[str, str]]) -> List[Tuple[str, dict, d
             entry = json.loads(r["paddle_suite_entry"]) if r.get("paddle_suite_entry") else {}
             found.append((r.get("paddle_case", r["nodeid"]), json.loads(r["paddle_suggest"]), entry))
     return found
-
-
-# what a case's figures are worth learning from: it ran and passed (no evidence problem,
-# within its tolerances); a failure may be the regression the tolerance is there to catch
-LEARNED_FROM = ("passed",)
 
 
 def suggestion_lines(rows: Sequence[Mapping[str, str]], written: Sequence[str]) -> List[str]:

@@ -9,6 +9,13 @@ from ..verdict.rows import NEAR_ZERO, NEAR_ZERO_MARK, comparison_table, format_t
 from ..verdict.evidence import evidence_texts
 
 PROPERTY_PREFIX = "paddle_"
+RANGE_SEPARATOR = "; "
+SUMMARY_COLUMNS = ("model", "shape", "mode", "status", "max abs", "max rel", "mismatched", "time")
+SUMMARY_KEYS = ("paddle_model", "paddle_shape", "paddle_run_mode", "status", "paddle_max_abs",
+                "paddle_max_rel", "paddle_mismatched", "time")
+WARNED = "passed*"  # a pass with an output that cannot fail (a PaddleInferWarning)
+RANGE_ITEM = re.compile(r"(.+?): (empty|min (\S+) max (\S+) std (\S+))$")
+OUTPUT_COLUMNS = ("model", "shape", "output", "min", "max", "std")
 
 
 def failure_message(result: CaseResult) -> str:
@@ -35,8 +42,7 @@ def failure_message(result: CaseResult) -> str:
         "",
         comparison_table(result.rows),
     ]
-    lines += [f"cannot fail: {r.name}: {', '.join(r.vacuous)}" for r in result.rows
-              if r.vacuous and r.passed]
+    lines += [f"cannot fail: {r.name}: {', '.join(r.vacuous)}" for r in result.rows if r.vacuous and r.passed]
     return "\n".join(lines + [f"note: {n}" for n in result.notes])
 
 
@@ -86,9 +92,6 @@ def first_divergence(result: CaseResult) -> str:
     return f"(output) {failing[0].name}" if failing else ""
 
 
-RANGE_SEPARATOR = "; "
-
-
 def vacuous_text(result: CaseResult) -> str:
     """``output: reason, reason; output: ...`` for the outputs that cannot fail."""
     return RANGE_SEPARATOR.join(f"{r.name}: {', '.join(r.vacuous)}" for r in result.rows if r.vacuous)
@@ -117,12 +120,6 @@ def properties(result: CaseResult) -> List[Tuple[str, object]]:
                              ("paddle_repro", getattr(result, "repro_dir", ""))) if v]
 
 
-SUMMARY_COLUMNS = ("model", "shape", "mode", "status", "max abs", "max rel", "mismatched", "time")
-SUMMARY_KEYS = ("paddle_model", "paddle_shape", "paddle_run_mode", "status", "paddle_max_abs",
-                "paddle_max_rel", "paddle_mismatched", "time")
-WARNED = "passed*"  # a pass with an output that cannot fail (a PaddleInferWarning)
-
-
 def shown_status(row: Mapping[str, str]) -> str:
     return WARNED if row.get("status") == "passed" and row.get("paddle_vacuous") else row.get("status", "-")
 
@@ -138,10 +135,6 @@ def summary_cell(row: Mapping[str, str], key: str) -> str:
     if key == "paddle_max_rel" and row.get("paddle_max_rel_elsewhere"):
         return row.get(key, "-") + NEAR_ZERO_MARK  # explained in a section of its own
     return row.get(key, "-")
-
-
-RANGE_ITEM = re.compile(r"(.+?): (empty|min (\S+) max (\S+) std (\S+))$")
-OUTPUT_COLUMNS = ("model", "shape", "output", "min", "max", "std")
 
 
 def outputs_table(rows: Sequence[Mapping[str, str]]) -> List[str]:

@@ -7,6 +7,7 @@ import math
 import os
 import sys
 import threading
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -17,6 +18,16 @@ RTOL_EPSILON = 1e-7
 PERCENTILES = (50, 90, 99)
 PERCENTILE_SAMPLE = 1 << 22  # |a - e| values kept for percentiles: exact up to this many elements
 CHUNK = 1 << 20  # elements per step: float64 temporaries stay ~8 MB whatever the tensor size
+LEAF = 1 << 16  # elements per step of the all-finite path: its float64 buffers stay in cache
+PAIRWISE_UNROLL = 8  # numpy's pairwise summation splits a sum at multiples of this
+PAIRWISE_BLOCK = 128  # and sums this many or fewer in one unsplit loop
+MAX_THREADS = 4  # threads a comparison shares its pieces among (numpy releases the GIL)
+_LARGEST = ("max_abs", "max_rel", "max_rel_elsewhere", "atol_needed", "rtol_needed")
+_BUFFERS = threading.local()  # each thread's float64 buffers for pieces
+_POOL: list = []  # the threads comparisons share pieces out to, made on first use
+_POOL_LOCK = threading.Lock()
+RADIX_MIN = 1 << 16  # samples smaller than this are partitioned whole
+RADIX_STEP = 1 << 18  # elements counted at a time
 
 
 def compare_rule(name: str, actual: np.ndarray, expected: np.ndarray, rule, op_type: str = "",
@@ -80,12 +91,6 @@ def _largest_abs(flat: np.ndarray) -> float:
     return largest
 
 
-LEAF = 1 << 16  # elements per step of the all-finite path: its float64 buffers stay in cache
-PAIRWISE_UNROLL = 8  # numpy's pairwise summation splits a sum at multiples of this
-PAIRWISE_BLOCK = 128  # and sums this many or fewer in one unsplit loop
-MAX_THREADS = 4  # threads a comparison shares its pieces among (numpy releases the GIL)
-
-
 def _half(n: int) -> int:
     """Where numpy's pairwise summation splits ``n`` elements; 0 for a piece of at most LEAF."""
     if n <= max(LEAF, PAIRWISE_BLOCK):
@@ -123,8 +128,7 @@ def _extreme(flat: np.ndarray, low: bool, found: float) -> float:
     return result
 
 
-def _finite_stats(flat_a: np.ndarray, flat_e: np.ndarray, atol: float,
-                  rtol: float) -> Optional["_Stats"]:
+def _finite_stats(flat_a: np.ndarray, flat_e: np.ndarray, atol: float, rtol: float) -> Optional["_Stats"]:
     """``_Stats.add``'s figures in fewer passes, in pieces on threads; None where NaN or Inf is."""
     if flat_a.dtype.kind not in "fiu" or flat_e.dtype.kind not in "fiu" or not (
             0.0 <= atol < math.inf and 0.0 <= rtol < math.inf):
@@ -170,18 +174,6 @@ def _finite_stats(flat_a: np.ndarray, flat_e: np.ndarray, atol: float,
     return stats
 
 
-_LARGEST = ("max_abs", "max_rel", "max_rel_elsewhere", "atol_needed", "rtol_needed")
-
-
-class _Piece:
-    """One piece's figures (``_piece_figures``), merged in order by ``_finite_stats``."""
-
-    __slots__ = ("sums", "mismatched", "worst", "worst_at") + _LARGEST
-
-
-_BUFFERS = threading.local()  # each thread's float64 buffers for pieces
-
-
 def _buffers(size: int):
     """This thread's buffers, at least ``size`` elements: six float64 and one bool."""
     held = getattr(_BUFFERS, "held", None)
@@ -198,10 +190,10 @@ def _piece_sum(flat: np.ndarray, at: int, m: int) -> float:
 
 def _piece_figures(flat_a: np.ndarray, flat_e: np.ndarray, at: int, m: int, mean: float,
                    atol: float, rtol: float, near_zero: float, stride: int,
-                   sample: np.ndarray) -> _Piece:
+                   sample: np.ndarray) -> SimpleNamespace:
     """Elements ``at`` to ``at + m``, each float64 operation as ``_Stats.add`` does it."""
     a, e, diff, abs_e, tmp, tmp2, mask = (b[:m] for b in _buffers(m))
-    out = _Piece()
+    out = SimpleNamespace()  # merged in order by _finite_stats
     np.copyto(a, flat_a[at:at + m], casting="unsafe")
     np.copyto(e, flat_e[at:at + m], casting="unsafe")
     sums = out.sums = []
@@ -249,10 +241,6 @@ def _piece_figures(flat_a: np.ndarray, flat_e: np.ndarray, at: int, m: int, mean
         np.multiply(x, y, out=tmp)
         sums.append(float(tmp.sum()))
     return out
-
-
-_POOL: list = []  # the threads comparisons share pieces out to, made on first use
-_POOL_LOCK = threading.Lock()
 
 
 def compare_threads() -> int:
@@ -389,8 +377,7 @@ class _Stats:
                 row.p50_abs, row.p90_abs, row.p99_abs = percentiles(sample)
             row.worst_index = tuple(int(i) for i in np.unravel_index(self.worst_flat, shape))
             na, ne = self.norm_a ** 0.5, self.norm_e ** 0.5
-            row.cosine = 1.0 if na == ne == 0.0 else (0.0 if na == 0.0 or ne == 0.0
-                                                       else self.dot / (na * ne))
+            row.cosine = 1.0 if na == ne == 0.0 else (0.0 if na == 0.0 or ne == 0.0 else self.dot / (na * ne))
 
 
 def percentiles(sample: np.ndarray) -> Tuple[float, ...]:
@@ -411,10 +398,6 @@ def percentiles(sample: np.ndarray) -> Tuple[float, ...]:
     result = low + step * gamma
     np.subtract(high, step * (1 - gamma), out=result, where=gamma >= 0.5)
     return tuple(float(v) for v in result)
-
-
-RADIX_MIN = 1 << 16  # samples smaller than this are partitioned whole
-RADIX_STEP = 1 << 18  # elements counted at a time
 
 
 def order_statistics(sample: np.ndarray, ranks: np.ndarray) -> np.ndarray:

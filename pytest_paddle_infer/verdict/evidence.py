@@ -4,8 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..modes.run_modes import (BF16_TENSORS, FP16_TENSORS, INT8_KERNELS, NO_FUSED_OPS,
-                               TRT_ENGINE_OP)
+from ..modes.run_modes import BF16_TENSORS, FP16_TENSORS, INT8_KERNELS, NO_FUSED_OPS, TRT_ENGINE_OP
 
 TENSORRT_ENGINE = "tensorrt_engine"
 # op types only a fusion pass makes, beyond the ``fused_*``/``fusion_*``/``*_fusion`` names
@@ -76,8 +75,7 @@ class Evidence:
             return ""
         replaced = self.ops_text(self.converted.get("replaced") or {}, 8)  # type: ignore[arg-type]
         name = str(self.converted.get("program", "")).replace(chr(92), "/").rsplit("/", 1)[-1]
-        return (f"; converted program {name}: {self.engines} tensorrt_engine op(s), "
-                f"replacing {replaced}")
+        return f"; converted program {name}: {self.engines} tensorrt_engine op(s), replacing {replaced}"
 
     def has_dtype(self, *names: str) -> bool:
         return any(self.dtypes.get(n, 0) for n in names)
@@ -130,8 +128,7 @@ class Evidence:
 class Tally:
     """Counts a hook stream; legacy op types carry no ``:N``: a run of one type is one op there."""
 
-    def __init__(self, role: str, program: str, program_format: str,
-                 requires: Sequence[str] = ()):
+    def __init__(self, role: str, program: str, program_format: str, requires: Sequence[str] = ()):
         self.evidence = Evidence(role, program, program_format, runs=0, requires=tuple(requires))
         self._seen_ids: set = set()
         self._last: Optional[str] = None
@@ -174,8 +171,7 @@ def converted_program(program: str, source_ops: Mapping[str, int],
                       converted_ops: Mapping[str, int]) -> Dict[str, object]:
     """A PIR TensorRT conversion: its engine ops, and the op types they took over from the source."""
     engines = sum(n for t, n in converted_ops.items() if base_name(t) == TENSORRT_ENGINE)
-    replaced = {t: n - converted_ops.get(t, 0) for t, n in source_ops.items()
-                if n > converted_ops.get(t, 0)}
+    replaced = {t: n - converted_ops.get(t, 0) for t, n in source_ops.items() if n > converted_ops.get(t, 0)}
     return {"program": program, "engines": engines, "replaced": replaced}
 
 

@@ -54,8 +54,7 @@ def compare_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.
     counted = {}  # count output -> the boxes output it counts
     for output, rule in rules.items():
         if rule.compare is not None and rule.compare.kind == "boxes" and output in both:
-            found = find_count_output(output, rule.compare, {o: e for o, (_, e) in both.items()},
-                                      positions)
+            found = find_count_output(output, rule.compare, {o: e for o, (_, e) in both.items()}, positions)
             if found is not None:
                 counted[found] = output
     rows: Dict[str, TensorComparison] = {}
