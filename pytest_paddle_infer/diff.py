@@ -180,8 +180,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--report", type=Path, default=None,
                         help="write the per-tensor xlsx/json/csv/png and index.html here")
     args = parser.parse_args(argv)
-    worst = 0
-    outcomes = {}
+    worst, outcomes = 0, {}
     try:
         check_arguments(args)
         for a, b in pairs(args.a, args.b):

@@ -75,10 +75,9 @@ def environment(device: str) -> Dict[str, str]:
     """The software and device a baseline ran on: Paddle, its commit, CUDA, cuDNN and TensorRT."""
     from .modes.capabilities import detect, import_paddle
 
-    paddle = import_paddle()
-    caps = detect()
-    env = {"paddle": f"{caps.distribution} {caps.version}", "commit": caps.commit, "device": device}
-    env.update(cpu_description())
+    paddle, caps = import_paddle(), detect()
+    env = {"paddle": f"{caps.distribution} {caps.version}", "commit": caps.commit, "device": device,
+           **cpu_description()}
     cuda = str(paddle.version.cuda())
     if cuda not in ("False", "", "None"):
         env["cuda"] = cuda
@@ -152,8 +151,7 @@ def load_golden(path: Path, what: str = "golden", fix: str = REWRITE_GOLDEN) -> 
     try:
         with open_array_file(path) as data:
             meta = json.loads(str(data[META]))
-            names = meta["outputs"]
-            outputs = OrderedDict((name, data[f"o{i}"]) for i, name in enumerate(names))
+            outputs = OrderedDict((name, data[f"o{i}"]) for i, name in enumerate(meta["outputs"]))
     except ArrayFileError as e:
         raise GoldenError(f"{what} {path} {e.problem} ({e.found}); {fix}") from None
     except (OSError, ValueError, KeyError, TypeError) as e:

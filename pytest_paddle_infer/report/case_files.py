@@ -222,8 +222,7 @@ def write_index(directory: Path, outcomes: Mapping[str, Mapping[str, str]],
             entry["files"] = []
             entry["reason"] = outcome.get("reason", "")  # the first line; "message": all of it
             entry["message"] = outcome.get("message", entry["reason"])
-        entry["status"] = outcome.get("status", "")
-        entry["time"] = outcome.get("time", "")
+        entry.update(status=outcome.get("status", ""), time=outcome.get("time", ""))
         cases.append(entry)
     atomic_write(directory / SUMMARY, json.dumps({"environment": dict(environment or {}), "cases": cases},
                                                  indent=1))

@@ -10,8 +10,7 @@ from ..verdict.rows import format_table
 from ..verdict.suggest import cannot_fail, method_text, seeds_text
 
 COLUMNS = ("case", "output", "seeds", "worst max abs", "atol needed (at rtol)", "atol now", "suggested")
-# what a case's figures are worth learning from: it ran and passed (no evidence problem,
-# within its tolerances); a failure may be the regression the tolerance is there to catch
+# learned from: a failure may be the very regression the tolerance is there to catch
 LEARNED_FROM = ("passed",)
 
 
@@ -21,12 +20,9 @@ def _figure(value) -> str:
 
 def suggested_rows(rows: Sequence[Mapping[str, str]]) -> List[Tuple[str, dict, dict]]:
     """(case id, suggestion, suite entry or {}) of the cases measured, in node id order."""
-    found = []
-    for r in sorted(rows, key=lambda r: r["nodeid"]):
-        if r.get("paddle_suggest"):
-            entry = json.loads(r["paddle_suite_entry"]) if r.get("paddle_suite_entry") else {}
-            found.append((r.get("paddle_case", r["nodeid"]), json.loads(r["paddle_suggest"]), entry))
-    return found
+    return [(r.get("paddle_case", r["nodeid"]), json.loads(r["paddle_suggest"]),
+             json.loads(r["paddle_suite_entry"]) if r.get("paddle_suite_entry") else {})
+            for r in sorted(rows, key=lambda r: r["nodeid"]) if r.get("paddle_suggest")]
 
 
 def suggestion_lines(rows: Sequence[Mapping[str, str]], written: Sequence[str]) -> List[str]:

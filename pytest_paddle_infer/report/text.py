@@ -34,14 +34,11 @@ def failure_message(result: CaseResult) -> str:
         headline = "\n".join([f"{result.case_id}: {p}" for p in result.problems]
                              + ([headline] if failing_outputs else []))
     lines = [headline] + needed_lines(result) + divergence_lines(result) + result.localization + [
-        f"baseline:  {result.baseline}",
-        f"candidate: {result.recipe}",
+        f"baseline:  {result.baseline}", f"candidate: {result.recipe}",
         f"inputs digest: {result.inputs_digest}",
         f"program:   {result.program_file} ({result.program_choice})",
         *(f"ran: {line}" for line in evidence_texts(result.evidence)),  # verdict/evidence.py
-        "",
-        comparison_table(result.rows),
-    ]
+        "", comparison_table(result.rows)]
     lines += [f"cannot fail: {r.name}: {', '.join(r.vacuous)}" for r in result.rows if r.vacuous and r.passed]
     return "\n".join(lines + [f"note: {n}" for n in result.notes])
 
@@ -109,8 +106,7 @@ def properties(result: CaseResult) -> List[Tuple[str, object]]:
     if result.max_rel_elsewhere is not None:  # the max rel is at a near-zero baseline value
         props.append(("paddle_max_rel_elsewhere", f"{result.max_rel_elsewhere:.6g}"))
     return props + [
-        ("paddle_max_abs", f"{result.max_abs:.6g}"),
-        ("paddle_max_rel", f"{result.max_rel:.6g}"),
+        ("paddle_max_abs", f"{result.max_abs:.6g}"), ("paddle_max_rel", f"{result.max_rel:.6g}"),
         ("paddle_mismatched", result.mismatched_text),
         ("paddle_program", result.program),  # the format and file checked: "pir inference.json"
         ("paddle_first_divergent", first),

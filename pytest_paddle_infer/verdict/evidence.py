@@ -43,11 +43,9 @@ class Evidence:
     runs: int = 1  # hooked runs it took (3.x GPU: the first run of a predictor calls no hooks)
     requires: Tuple[str, ...] = ()  # what its run mode or recipe says it must show (RULES keys)
     kernels: str = ""  # the CPU's int8 kernel family where the figures depend on it (onednn_int8)
-    # PIR TensorRT: the converted program's record (``converted_program``); Paddle's PIR output
-    # hook never reports the engine op's output (a VariableRefArray), so the program is the evidence
+    # PIR TensorRT: the converted program is the evidence (the hooks never report an engine op)
     converted: Dict[str, object] = field(default_factory=dict)
-    # fused op types the program holds as loaded: no pass made them, so "optimizations off" allows them
-    shipped: Tuple[str, ...] = ()
+    shipped: Tuple[str, ...] = ()  # fused op types the program ships: "optimizations off" allows them
     tf32: str = ""  # GPU runs: TF32 in this run (engine/tf32.py)
 
     @property
@@ -105,13 +103,11 @@ class Evidence:
                 f"{self.converted_text()}")
 
     def to_dict(self) -> Dict[str, object]:
-        return {"role": self.role, "program": self.program, "format": self.format,
-                "ops": dict(self.ops), "dtypes": dict(self.dtypes), "tensors": self.tensors,
-                "onednn_tensors": self.onednn_tensors, "runs": self.runs,
-                "requires": list(self.requires), "kernels": self.kernels,
-                "fused": self.fused, "tensorrt_engine_ops": self.engines,
-                "converted": dict(self.converted), "shipped": list(self.shipped),
-                "tf32": self.tf32}
+        return {"role": self.role, "program": self.program, "format": self.format, "ops": dict(self.ops),
+                "dtypes": dict(self.dtypes), "tensors": self.tensors, "onednn_tensors": self.onednn_tensors,
+                "runs": self.runs, "requires": list(self.requires), "kernels": self.kernels,
+                "fused": self.fused, "tensorrt_engine_ops": self.engines, "converted": dict(self.converted),
+                "shipped": list(self.shipped), "tf32": self.tf32}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> "Evidence":
@@ -119,10 +115,8 @@ class Evidence:
                    dict(data.get("ops", {})), dict(data.get("dtypes", {})),  # type: ignore[arg-type]
                    int(data.get("tensors", 0)), int(data.get("onednn_tensors", 0)),  # type: ignore[arg-type]
                    int(data.get("runs", 1)), tuple(data.get("requires", ())),  # type: ignore
-                   str(data.get("kernels", "")),
-                   dict(data.get("converted") or {}),  # type: ignore[arg-type]
-                   tuple(data.get("shipped", ())),  # type: ignore[arg-type]
-                   str(data.get("tf32", "")))
+                   str(data.get("kernels", "")), dict(data.get("converted") or {}),  # type: ignore[arg-type]
+                   tuple(data.get("shipped", ())), str(data.get("tf32", "")))  # type: ignore[arg-type]
 
 
 class Tally:
@@ -204,8 +198,7 @@ def tally(role: str, program: str, program_format: str, *runs: Iterable[Sequence
 @dataclass(frozen=True)
 class Rule:
     holds: Callable[[Evidence], bool]
-    # (who: the run mode, or "baseline"; evidence) -> why the requirement is not met
-    broken: Callable[[str, Evidence], str]
+    broken: Callable[[str, Evidence], str]  # (the run mode or "baseline", evidence) -> why not
 
 
 def _dtypes_only(ev: Evidence) -> str:

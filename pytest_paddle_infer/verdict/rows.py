@@ -38,20 +38,16 @@ class TensorComparison:
     problems: List[str] = field(default_factory=list)
     vacuous: List[str] = field(default_factory=list)  # why a passing output cannot fail (vacuity.py)
     bounds: Dict[str, float] = field(default_factory=dict)  # each metric bound the rule sets (metrics.py)
-    # metrics beside atol/rtol/cosine (nan: nothing to compute)
     sqnr_db: float = float("nan")  # inf when the candidate equals the baseline
     rel_l2: float = float("nan")
     p50_abs: float = float("nan")
     p90_abs: float = float("nan")
     p99_abs: float = float("nan")
-    # the smallest atol (at this rtol) and rtol (at this atol) that pass every element;
-    # inf: none does (a new NaN/Inf; for rtol, an error where the baseline is exactly 0)
-    atol_needed: float = float("nan")
-    rtol_needed: float = float("nan")
+    atol_needed: float = float("nan")  # the smallest atol passing every element at this rtol (inf: none)
+    rtol_needed: float = float("nan")  # and rtol at this atol (inf: none, as where the baseline is 0)
     max_rel_near_zero: bool = False  # Max Rtol is at a near-zero baseline element: not meaningful
     max_rel_elsewhere: float = float("nan")  # the largest relative error away from near-zero baselines
-    # a task-aware comparison (task_compare.py): its kind, figures and settings; "" when element-wise
-    task: str = ""
+    task: str = ""  # a task-aware comparison (task_compare.py) and its settings; "" when element-wise
     task_figures: str = ""
 
     @property

@@ -16,17 +16,15 @@ WORST = {"atol_needed": max, **{m.figure: m.worst for m in METRICS}, "max_abs": 
 def output_figures(row: TensorComparison, position: int) -> Dict[str, object]:
     """What one seed's comparison of one output says, for suggestions."""
     rank_task = row.task.startswith(("top-", "argmax"))
-    unmatched = any("without a match" in p for p in row.problems)
     return {
         "name": row.name.split(" (")[0], "shown": row.name, "position": position,
-        "atol": row.atol, "rtol": row.rtol, "task": row.task,
-        "bounds": dict(row.bounds),
+        "atol": row.atol, "rtol": row.rtol, "task": row.task, "bounds": dict(row.bounds),
         "atol_needed": None if rank_task else _finite(row.atol_needed), "max_abs": _finite(row.max_abs),
         **{m.figure: _finite(getattr(row, m.figure)) for m in METRICS},
         "agreement": (1.0 - row.mismatched / row.total) if rank_task and row.total else None,
-        "unmatched": unmatched, "comparable": row.shape_ok or bool(row.task),
-        "std": _finite(row.std_expected), "mean_abs": _finite(row.mean_abs_expected),
-    }
+        "unmatched": any("without a match" in p for p in row.problems),
+        "comparable": row.shape_ok or bool(row.task),
+        "std": _finite(row.std_expected), "mean_abs": _finite(row.mean_abs_expected)}
 
 
 def _finite(value: float) -> Optional[float]:

@@ -18,12 +18,6 @@ OTHER_SEED_OFFSET = 1  # the second baseline's inputs: the case's seed + this
 SeedPair = Tuple[Mapping[str, np.ndarray], Mapping[str, np.ndarray], Tuple[int, int]]
 
 
-def tolerance_scale(row: TensorComparison) -> float:
-    """The tolerance at the output's typical magnitude: atol + rtol * mean |baseline|."""
-    mean_abs = row.mean_abs_expected if np.isfinite(row.mean_abs_expected) else 0.0
-    return row.atol + row.rtol * mean_abs
-
-
 def probabilities(expected: np.ndarray, atol: float, rtol: float) -> Tuple[bool, bool]:
     """(rows of probabilities along the last axis, every value within tolerance of 0 or 1)."""
     if expected.dtype.kind != "f" or expected.ndim < 1 or expected.shape[-1] < 2 or not expected.size:
@@ -77,7 +71,8 @@ def reasons(row: TensorComparison, expected: np.ndarray,
         return []
     found = []
     prob, one_hot = probabilities(expected, row.atol, row.rtol)
-    tol = tolerance_scale(row)
+    mean_abs = row.mean_abs_expected if np.isfinite(row.mean_abs_expected) else 0.0
+    tol = row.atol + row.rtol * mean_abs  # the tolerance at the output's typical magnitude
     if one_hot:
         found.append("one-hot: every value is within tolerance of 0 or 1 (a saturated softmax), "
                      "only a changed argmax could fail it")
@@ -105,9 +100,8 @@ def judge_outputs(rows: Sequence[TensorComparison], actual: Mapping[str, np.ndar
     for row, (output, _, a, e) in zip(rows, pair_outputs(actual, expected)):
         if a is None or e is None:
             continue
-        pair = None
-        if seeds is not None and output in seeds[0] and output in seeds[1]:
-            pair = (np.asarray(seeds[0][output]), np.asarray(seeds[1][output]), seeds[2])
+        pair = ((np.asarray(seeds[0][output]), np.asarray(seeds[1][output]), seeds[2])
+                if seeds is not None and output in seeds[0] and output in seeds[1] else None)
         row.vacuous = reasons(row, np.asarray(e), pair)
 
 
