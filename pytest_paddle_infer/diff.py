@@ -1,9 +1,6 @@
-"""Compare two saved runs offline, tensor by tensor (goldens or ``--paddle-save-runs`` files,
-from any machine): B against A as a case's candidate against its baseline, with the same
-pairing, figures, table and report files. No paddle here.
+"""Compare two saved runs offline, tensor by tensor, B against A as a candidate against its baseline.
 
-    paddle-infer-diff A.npz B.npz [--atol 1e-4] [--rtol 1e-4] [--report DIR]
-    python -m pytest_paddle_infer.diff A B        (two files, or two directories: same names pair)
+    paddle-infer-diff A.npz B.npz [--atol 1e-4] [--rtol 1e-4] [--report DIR]   (or two directories)
 
 Exit status: 0 when every tensor is within tolerance, 1 when one is not, 2 on a usage error.
 """
@@ -15,6 +12,20 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
+from .cases.tensor_selection import Selection, op_label
+from .engine.capture import CandidateComparer
+from .engine.saved_tensors import saved_tensors
+from .errors import OptionError
+from .goldens import RUN, GoldenError, load_golden
+from .protocol import CaseResult
+from .report.case_files import write_case, write_index
+from .report.text import divergence_lines
+from .session.options import Option, check_directory
+from .verdict.compare import compare_arrays
+from .verdict.outputs import pair_outputs
+from .verdict.rows import TABLE_COLUMNS, TensorComparison, format_table, table_rows
+from .verdict.tolerances import Rule
+
 PROG = "paddle-infer-diff"
 
 
@@ -22,40 +33,8 @@ class DiffError(Exception):
     """Two saved runs that cannot be compared; the message says why."""
 
 
-def _selection(tensors: str):
-    """``--tensors`` as the sessions' intermediates selection; a malformed one is a DiffError."""
-    from .cases.tensor_selection import Selection
-    from .errors import OptionError
-
-    try:
-        return Selection(tensors)
-    except OptionError as e:
-        raise DiffError(str(e).replace("--paddle-intermediates", "--tensors")) from None
-
-
-def _selects_nothing(selection, tensors: str, store, path: Path) -> Optional[str]:
-    """Globs that select none of a saved run's tensors: said, rather than pass on outputs alone."""
-    from .cases.tensor_selection import op_label
-
-    if not selection.globs or any(selection.wants(r.name, r.op_type) for r in store.records):
-        return None
-    kinds = sorted({op_label(r.op_type) for r in store.records})
-    return (f"--tensors {tensors!r} selects none of the {len(store.records)} intermediate tensors "
-            f"of {path}; globs match tensor names or op types ({', '.join(kinds)})")
-
-
-def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
-               tensors: str = "all"):
+def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4, tensors: str = "all"):
     """The CaseResult of B against A: intermediates in B's execution order, then outputs."""
-    from .engine.capture import CandidateComparer
-    from .goldens import GoldenError, load_golden
-    from .engine.saved_tensors import saved_tensors
-    from .verdict.compare import compare_arrays
-    from .verdict.rows import TensorComparison
-    from .verdict.outputs import pair_outputs
-    from .verdict.tolerances import Rule
-    from .protocol import CaseResult
-
     what, fix = "saved run", "record it again (--paddle-save-goldens or --paddle-save-runs)"
     try:
         ref, run = load_golden(a, what, fix), load_golden(b, what, fix)
@@ -67,7 +46,10 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
         raise DiffError(f"{a} and {b} were recorded from other inputs (digest {ref_digest} and "
                         f"{run_digest}): no comparison of them means anything")
     rule = Rule(atol=atol, rtol=rtol)
-    selection = _selection(tensors)
+    try:
+        selection = Selection(tensors)  # as the sessions' intermediates
+    except OptionError as e:
+        raise DiffError(str(e).replace("--paddle-intermediates", "--tensors")) from None
     result = CaseResult(str(run.meta.get("case_id", b.name)), [], describe_saved(ref),
                         describe_saved(run), str(run_digest))
     ref_store = run_store = None
@@ -80,11 +62,12 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
         raise DiffError(str(e)) from None
     try:
         if ref_store is not None and run_store is not None:
-            nothing = _selects_nothing(selection, tensors, run_store, b)
-            if nothing:
-                raise DiffError(nothing)
-            comparer = CandidateComparer(ref_store, selection, lambda name: rule,
-                                         lambda name, op: True)
+            records = run_store.records
+            if selection.globs and not any(selection.wants(r.name, r.op_type) for r in records):
+                kinds = ", ".join(sorted({op_label(r.op_type) for r in records}))  # rather than outputs alone
+                raise DiffError(f"--tensors {tensors!r} selects none of the {len(records)} intermediate "
+                                f"tensors of {b}; globs match tensor names or op types ({kinds})")
+            comparer = CandidateComparer(ref_store, selection, lambda name: rule, lambda name, op: True)
             for record in run_store.records:
                 if comparer.selection.wants(record.name, record.op_type):
                     comparer.add(record.op_type, record.name, run_store.load(record))
@@ -120,8 +103,6 @@ def diff_files(a: Path, b: Path, atol: float = 1e-4, rtol: float = 1e-4,
 
 def describe_saved(golden) -> str:
     """One line: what a saved run is, when, by what, on what."""
-    from .goldens import RUN
-
     meta = golden.meta
     env = meta.get("environment", {})
     role = ("run of " + str(meta.get("run_mode")) if meta.get("role") == RUN
@@ -132,23 +113,12 @@ def describe_saved(golden) -> str:
              + (f" (commit {str(env['commit'])[:10]})" if env.get("commit") else "")
              + f" on {env.get('device', '?')}" + (f", {env['cpu']}" if env.get("cpu") else ""),
              f"program {program.get('format', '?')} {program.get('file', '?')}",
-             f"{golden.tensor_count} intermediate tensors"]
+             f"{len(meta.get('intermediates') or ())} intermediate tensors"]
     return "; ".join(parts)
-
-
-def environment_changes(a: Path, b: Path) -> List[str]:
-    from .goldens import load_golden
-
-    ea = load_golden(a).meta.get("environment", {})
-    eb = load_golden(b).meta.get("environment", {})
-    return [f"{k}: {ea.get(k, '-')} -> {eb.get(k, '-')}" for k in sorted(set(ea) | set(eb))
-            if ea.get(k) != eb.get(k)]
 
 
 def tensor_table(result) -> str:
     """Every tensor compared, in execution order, then the outputs: the per-tensor table."""
-    from .verdict.rows import TABLE_COLUMNS, format_table, table_rows
-
     rows = [(str(r.index), r.comparison.op_type or "-") + tuple(table_rows([r.comparison])[0])
             for r in result.intermediates]
     rows += [("-", "(output)") + tuple(table_rows([c])[0]) for c in result.rows]
@@ -156,13 +126,13 @@ def tensor_table(result) -> str:
 
 
 def report_text(result, a: Path, b: Path) -> str:
-    from .report.text import divergence_lines
-
     failing = [c for c in result.rows if not c.passed]
     verdict = ("within tolerance" if not result.divergent and not failing else
                f"{len(result.divergent)} intermediate tensors and {len(failing)} outputs outside tolerance")
     lines = [f"A: {result.baseline}", f"B: {result.recipe}"]
-    changes = environment_changes(a, b)
+    ea, eb = (load_golden(p).meta.get("environment", {}) for p in (a, b))
+    changes = [f"{k}: {ea.get(k, '-')} -> {eb.get(k, '-')}" for k in sorted(set(ea) | set(eb))
+               if ea.get(k) != eb.get(k)]
     lines += [f"environment differs: {'; '.join(changes)}"] if changes else ["environment: the same"]
     lines += [f"inputs digest: {result.inputs_digest}", f"B against A: {verdict}"]
     lines += divergence_lines(result) + [f"note: {n}" for n in result.notes]
@@ -188,9 +158,6 @@ def pairs(a: Path, b: Path) -> List[Tuple[Path, Path]]:
 
 def check_arguments(args) -> None:
     """Tolerances that are numbers a comparison can use; a report directory that can be one."""
-    from .errors import OptionError
-    from .session.options import Option, check_directory
-
     for flag, value in (("--atol", args.atol), ("--rtol", args.rtol)):
         if not math.isfinite(value) or value < 0:
             raise DiffError(f"{flag}: {value:g} must be a finite number >= 0")
@@ -213,8 +180,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--report", type=Path, default=None,
                         help="write the per-tensor xlsx/json/csv/png and index.html here")
     args = parser.parse_args(argv)
-    worst = 0
-    outcomes = {}
+    worst, outcomes = 0, {}
     try:
         check_arguments(args)
         for a, b in pairs(args.a, args.b):
@@ -222,8 +188,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(report_text(result, a, b))
             passed = not result.divergent and result.passed
             if args.report is not None:
-                from .report.case_files import write_case
-
                 write_case(args.report, result.case_id, result)
                 outcomes[result.case_id] = {"status": "passed" if passed else "failed",
                                             "paddle_case": result.case_id}
@@ -232,8 +196,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
     if outcomes:
-        from .report.case_files import write_index
-
         page = write_index(args.report, outcomes, {
             "compared": f"{args.b} against {args.a}", "tolerance": f"atol={args.atol:g} rtol={args.rtol:g}",
             "command line": " ".join([PROG, *map(str, argv if argv is not None else sys.argv[1:])])})

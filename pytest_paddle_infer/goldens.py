@@ -1,17 +1,5 @@
-"""Golden outputs: a case's baseline outputs recorded to disk with how they were made, so a
-later run (another machine, another Paddle, no GPU) compares against them.
-
-One file per case, ``DIR/<case id as a shell-safe name>.npz``, deflate-compressed: the
-outputs as ``o0, o1, ...``, with ``--paddle-intermediates`` the selected intermediate tensors
-as ``t00000, ...`` in execution order (``saved_tensors.py``), and ``__meta__``, a JSON text
-with the output names, the tensors' names, op types, shapes and dtypes, the program format
-and the metadata below. Each file is written to a temporary name and renamed into place, so
-xdist workers (each writing its own cases) and interrupted runs never leave a partial golden.
-Goldens recorded under the earlier names (``[`` and ``]`` kept) are still read. A case with
-no golden of its own compares with the golden of another run mode of the same model and
-shapes recorded from the same inputs: a baseline does not depend on the mode checked
-against it. Reading needs numpy; nothing here imports paddle except ``environment()``.
-"""
+"""Golden outputs: a case's baseline outputs recorded with how they were made, one ``.npz`` per case
+(outputs ``o0, ...``, intermediates, JSON ``__meta__``). No paddle here except ``environment()``."""
 from __future__ import annotations
 
 import hashlib
@@ -24,6 +12,7 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional
 
 from .errors import PaddleInferError
 from .files import ArrayFileError, load_error_text, open_array_file, safe_file_stem
+from .host import cpu_description
 
 if TYPE_CHECKING:
     import numpy as np
@@ -32,8 +21,8 @@ FORMAT = 2  # 2: compressed, with intermediate tensors
 META = "__meta__"
 SUFFIX = ".npz"
 RUN = "run"  # meta["role"] of a candidate's saved run (--paddle-save-runs), not a golden
-# metadata keys that describe the software that produced a golden, shown when they differ
 ENVIRONMENT_KEYS = ("paddle", "commit", "cuda", "cudnn", "tensorrt")
+REWRITE_GOLDEN = "rewrite it with --paddle-update-goldens"
 
 
 class GoldenError(PaddleInferError):
@@ -56,20 +45,14 @@ class Golden:
     outputs: "OrderedDict[str, np.ndarray]"
     meta: dict
 
-    @property
-    def tensor_count(self) -> int:
-        return len(self.meta.get("intermediates") or ())
-
 
 def file_name(case_id: str) -> str:
-    """The case id as a shell-safe file name: ``tiny_cnn[1x3x32x32-cpu_fp32]`` ->
-    ``tiny_cnn-1x3x32x32-cpu_fp32-<hash>.npz``."""
+    """``tiny_cnn[1x3x32x32-cpu_fp32]`` -> ``tiny_cnn-1x3x32x32-cpu_fp32-<hash>.npz``."""
     return safe_file_stem(case_id) + SUFFIX
 
 
 def legacy_file_name(case_id: str) -> str:
-    """The name goldens had before file names were made shell-safe (``[`` and ``]`` kept);
-    still read, and replaced when such a golden is rewritten."""
+    """The name goldens had before (``[`` and ``]`` kept): still read, replaced when rewritten."""
     safe = re.sub(r"[^\w.\-\[\]+=,]", "_", case_id)
     if safe != case_id or len(safe) > 150:
         safe = f"{safe[:130]}-{hashlib.sha1(case_id.encode()).hexdigest()[:10]}"
@@ -82,24 +65,19 @@ def golden_path(directory: Path, case_id: str) -> Path:
 
 
 def find_golden(directory: Path, case_id: str) -> Path:
-    """The golden file of ``case_id``: under its current name, else under the legacy name
-    when only that exists (the current path when neither does)."""
+    """The golden file of ``case_id``: its current name, else its legacy name when only that exists."""
     path = golden_path(directory, case_id)
     legacy = Path(directory) / legacy_file_name(case_id)
     return legacy if not path.is_file() and legacy.is_file() else path
 
 
 def environment(device: str) -> Dict[str, str]:
-    """The software and device a baseline ran on: Paddle version and commit, and the CUDA,
-    cuDNN and TensorRT versions where this Paddle was built with them."""
+    """The software and device a baseline ran on: Paddle, its commit, CUDA, cuDNN and TensorRT."""
     from .modes.capabilities import detect, import_paddle
 
-    paddle = import_paddle()
-    caps = detect()
-    env = {"paddle": f"{caps.distribution} {caps.version}", "commit": caps.commit, "device": device}
-    from .host import cpu_description
-
-    env.update(cpu_description())
+    paddle, caps = import_paddle(), detect()
+    env = {"paddle": f"{caps.distribution} {caps.version}", "commit": caps.commit, "device": device,
+           **cpu_description()}
     cuda = str(paddle.version.cuda())
     if cuda not in ("False", "", "None"):
         env["cuda"] = cuda
@@ -110,9 +88,7 @@ def environment(device: str) -> Dict[str, str]:
 
 
 def replaceable(path: Path) -> bool:
-    """Nothing at ``path``, or a regular file whose metadata says paddle-infer wrote it. Not
-    an unreadable file at a golden's name, even in the plugin's goldens directory: a damaged
-    golden cannot be told from a file of the user's there."""
+    """Nothing at ``path``, or a readable file whose metadata says paddle-infer wrote it."""
     if not path.exists() and not path.is_symlink():
         return True
     if path.is_symlink() or not path.is_file():
@@ -129,8 +105,7 @@ def read_meta(path: Path) -> dict:
 
 
 def case_family(case_id: str) -> str:
-    """``tiny_cnn[1x3x32x32-`` of ``tiny_cnn[1x3x32x32-cpu_fp32]``: the model and shapes,
-    whose baseline every run mode shares ("" for an id of another form)."""
+    """``tiny_cnn[1x3x32x32-`` of ``tiny_cnn[1x3x32x32-cpu_fp32]``: what every run mode shares."""
     head, bracket, rest = case_id.partition("[")
     return f"{head}[{rest.split('-', 1)[0]}-" if bracket and "-" in rest else ""
 
@@ -146,9 +121,7 @@ def _metas(directory: Path):
 
 
 def read_golden(directory: Path, case_id: str, digest: Optional[str] = None) -> Golden:
-    """The golden of ``case_id``, else one of another run mode of the same model and shapes
-    recorded from the inputs of ``digest`` (when given); a GoldenError that says how to record
-    it when there is none."""
+    """The golden of ``case_id``, else another run mode's of the same model, shapes and inputs."""
     path = find_golden(directory, case_id)
     if not path.is_file():
         family = case_family(case_id)
@@ -173,17 +146,12 @@ def read_golden(directory: Path, case_id: str, digest: Optional[str] = None) -> 
     return golden
 
 
-REWRITE_GOLDEN = "rewrite it with --paddle-update-goldens"
-
-
 def load_golden(path: Path, what: str = "golden", fix: str = REWRITE_GOLDEN) -> Golden:
-    """A golden (or saved run) file's outputs and metadata; a GoldenError when unreadable,
-    naming the file as ``what`` and saying ``fix`` (paddle-infer-diff reads saved runs too)."""
+    """A golden (or saved run: ``what``) file's outputs and metadata."""
     try:
         with open_array_file(path) as data:
             meta = json.loads(str(data[META]))
-            names = meta["outputs"]
-            outputs = OrderedDict((name, data[f"o{i}"]) for i, name in enumerate(names))
+            outputs = OrderedDict((name, data[f"o{i}"]) for i, name in enumerate(meta["outputs"]))
     except ArrayFileError as e:
         raise GoldenError(f"{what} {path} {e.problem} ({e.found}); {fix}") from None
     except (OSError, ValueError, KeyError, TypeError) as e:
@@ -192,8 +160,7 @@ def load_golden(path: Path, what: str = "golden", fix: str = REWRITE_GOLDEN) -> 
 
 
 def input_mismatch(meta: Mapping[str, object], seed: int, digest: str) -> Optional[str]:
-    """Why the golden cannot be compared with this run's outputs, or None: other inputs make
-    any comparison meaningless."""
+    """Why the golden cannot be compared with this run's outputs (other inputs), or None."""
     recorded = meta.get("inputs", {})
     if recorded.get("digest") == digest:
         return None
@@ -206,8 +173,7 @@ def input_mismatch(meta: Mapping[str, object], seed: int, digest: str) -> Option
 
 def differences(meta: Mapping[str, object], current: Mapping[str, str],
                 keys=ENVIRONMENT_KEYS + ("device",)) -> List[str]:
-    """``paddle: paddlepaddle-gpu 3.0.0 -> paddlepaddle 3.3.1``: what differs between the
-    golden's recording environment and this run's."""
+    """``paddle: paddlepaddle-gpu 3.0.0 -> paddlepaddle 3.3.1``: what differs from the golden's."""
     recorded = meta.get("environment", {})
     return [f"{key}: {recorded.get(key, '-')} -> {current.get(key, '-')}"
             for key in keys if recorded.get(key, "") != current.get(key, "")]
@@ -245,8 +211,7 @@ def tolerance_text(rules: Mapping[str, str]) -> str:
 
 
 def header_lines(directory: Path, current: Mapping[str, str]) -> List[str]:
-    """What the report header says about a goldens directory: how many, recorded by what,
-    and what differs from this run."""
+    """The report header's lines on a goldens directory: how many, by what, what differs."""
     directory = Path(directory)
     files = sorted(directory.glob("*" + SUFFIX)) if directory.is_dir() else []
     if not files:

@@ -1,36 +1,30 @@
-"""Report files: per case ``<stem>.xlsx/.json/.csv/.png``, where the stem is the test id
-made shell-safe (``files.safe_file_stem``), and over all cases ``summary.json`` and
-``index.html``.
-
-Workers write their own cases' files (each atomically: a temporary file renamed into
-place); the controller writes the summary and index at the end from the per-case JSON files
-and the outcomes it saw, so under xdist nothing is lost or half-written. Every file written
-is recorded in the directory's manifest (``ownership.py``); a file in the way that the plugin
-did not write (or that changed since) is never written over: the write is an error naming it.
-"""
+"""Report files: per case ``<stem>.xlsx/.json/.csv/.png``, over all cases ``summary.json`` and
+``index.html``; each written atomically, recorded in the manifest, never over a file not ours."""
 from __future__ import annotations
 
 import csv
 import io
 import json
+import warnings
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from ..protocol import CaseResult
 from ..verdict.metrics import METRICS
-from ..verdict.rows import TensorComparison, finite_text
+from ..verdict.rows import TensorComparison, pair_text
 from ..errors import strip_ansi
 from ..files import atomic_write, safe_file_stem
+from ..ownership import check_writable, ours, record, recorded
+from .index_page import render
+from .plots import write_png
 from .text import first_divergence
 
 SEED_COLUMNS = ("Operator Type", "Tensor Name", "Shape", "Mismatched Elements", "Max Atol",
                 "Max Rtol", "Min Val(base)", "Max Val(base)")
 EXTRA_COLUMNS = ("Cosine", "Worst Index", "NaN", "Inf", "Baseline Tensor", "Matched By", "Atol",
                  "Rtol", "Std(base)", "Cannot Fail", "Result")
-# the seed's text cells split into numbers a spreadsheet sorts and filters
 NUMBER_COLUMNS = ("Elements", "Min Val", "Min Base", "Max Val", "Max Base", "Worst Position")
-# --paddle-localize: the error a tensor's op makes on its own, fed the baseline's inputs
-# (localize/prune.py), against the error it inherits (Max Atol); empty where not measured
+# --paddle-localize: the error a tensor's op makes on its own (localize/prune.py); empty if not measured
 LOCAL_COLUMNS = ("Local Atol", "Local Result")
 # metrics (metrics.py) beside the extra columns' Cosine: after the numbers, and in the summary
 LATER = tuple(m for m in METRICS if m.column not in EXTRA_COLUMNS)
@@ -40,33 +34,20 @@ SUMMARY = "summary.json"
 INDEX = "index.html"
 FILE_KINDS = ("xlsx", "json", "csv", "png")  # a case's files
 REPORT_FILE = "a paddle-infer report"  # what a file the plugin would write over must be
-
-
-def _pair(actual: float, expected: float) -> str:
-    if actual != actual and expected != expected:  # no finite value on either side
-        return "-"
-    return f"{finite_text(actual, '.6f')}({finite_text(expected, '.6f')})"
+_warned_missing: set = set()
 
 
 def table(result: CaseResult) -> List[List[object]]:
-    """The per-tensor table in execution order (intermediates, then outputs), the seed's
-    columns first. Figures are numbers so a spreadsheet can sort them: Mismatched Elements
-    counts the mismatches (Elements beside it), Worst Index is the flat index of the largest
-    error (Worst Position its coordinates, as text); the seed's "min(base)" pairs stay text,
-    with their four values split into Min Val, Min Base, Max Val, Max Base."""
-    rows = []
-    for r in result.intermediates:
-        rows.append(_row(r.comparison, r.comparison.op_type, r.baseline_name, r.matched_by)
-                    + _local_cells(r))
-    for c in result.rows:
-        rows.append(_row(c, "(output)", c.name, "output name") + [None, ""])
-    return rows
+    """The per-tensor table in execution order, the seed's columns first, figures as numbers."""
+    return ([_row(r.comparison, r.comparison.op_type, r.baseline_name, r.matched_by) + _local_cells(r)
+             for r in result.intermediates]
+            + [_row(c, "(output)", c.name, "output name") + [None, ""] for c in result.rows])
 
 
 def _local_cells(r) -> List[object]:
-    passed = getattr(r, "local_passed", None)
     if getattr(r, "local_max_abs", None) is None:
         return [None, ""]
+    passed = getattr(r, "local_passed", None)
     return [r.local_max_abs, "ok" if passed else "FAIL: its op alone breaks tolerance"]
 
 
@@ -79,8 +60,8 @@ def _row(c: TensorComparison, op_type: str, baseline_name: str, matched_by: str)
         None if unmatched or not c.shape_ok else c.mismatched,
         None if unmatched else c.max_abs,
         None if unmatched else c.max_rel,
-        "-" if unmatched else _pair(c.min_actual, c.min_expected),
-        "-" if unmatched else _pair(c.max_actual, c.max_expected),
+        "-" if unmatched else pair_text(c.min_actual, c.min_expected, ".6f"),
+        "-" if unmatched else pair_text(c.max_actual, c.max_expected, ".6f"),
         figures["Cosine"],
         None if c.worst_index is None else _flat_index(c.worst_index, c.actual_shape),
         c.nan_actual, c.inf_actual, baseline_name, matched_by, c.atol, c.rtol,
@@ -112,33 +93,23 @@ def _flat_index(position, shape) -> int:
 
 def case_summary(result: CaseResult) -> Dict[str, object]:
     return {
-        "case": result.case_id,
-        "passed": result.passed,
-        "max_abs": result.max_abs,
-        "max_rel": result.max_rel,
+        "case": result.case_id, "passed": result.passed, "max_abs": result.max_abs, "max_rel": result.max_rel,
         # set when max_rel is at a near-zero baseline value: the largest relative error elsewhere
         "max_rel_elsewhere": _number(result.max_rel_elsewhere),
-        "mismatched": result.mismatched,
-        "total": result.total,
-        "first_divergence": first_divergence(result) or None,
-        "divergent_tensors": len(result.divergent),
+        "mismatched": result.mismatched, "total": result.total,
+        "first_divergence": first_divergence(result) or None, "divergent_tensors": len(result.divergent),
         "intermediates": len(result.intermediates),
         "unmatched": sum(1 for r in result.intermediates if not r.matched),
-        "baseline": result.baseline,
-        "recipe": result.recipe,
-        "inputs_digest": result.inputs_digest,
-        "program": result.program,  # the format and file checked, and why that one
-        "program_file": result.program_file,
+        "baseline": result.baseline, "recipe": result.recipe, "inputs_digest": result.inputs_digest,
+        "program": result.program, "program_file": result.program_file,
         "program_choice": result.program_choice,
         "notes": [strip_ansi(str(t)) for t in result.notes],  # Paddle log lines come coloured
         "localization": [strip_ansi(str(t)) for t in result.localization],
         "localization_builds": getattr(result, "localization_builds", 0),  # predictors it built
         "culprit": getattr(result, "culprit", ""),
         "suggested_run_mode": getattr(result, "suggested_run_mode", ""),
-        "first_bad_op": getattr(result, "first_bad_op", ""),  # localize/prune.py
-        "repro": getattr(result, "repro_dir", ""),
-        # what the candidate and baseline really ran, and the rules they broke (evidence.py)
-        "evidence": result.evidence,
+        "first_bad_op": getattr(result, "first_bad_op", ""), "repro": getattr(result, "repro_dir", ""),
+        "evidence": result.evidence,  # what the candidate and baseline ran (evidence.py)
         "problems": [strip_ansi(str(t)) for t in result.problems],
         # the baseline's value range per output, and why an output cannot fail
         "outputs": [{"name": c.name, "elements": c.total, "min": _number(c.min_expected),
@@ -154,8 +125,7 @@ def _number(value: float):
 
 
 def metrics(c) -> dict:
-    """An output's metrics beside atol/rtol (compare.py), the tolerances that would pass it
-    and its task comparison; JSON has no Infinity: "inf" as text."""
+    """An output's metrics, passing tolerances and task comparison ("inf" as text: not in JSON)."""
     figures = [m.figure for m in LATER] + ["p50_abs", "p90_abs", "atol_needed", "rtol_needed"]
     return {**{f: _metric(getattr(c, f)) for f in figures},
             "max_rel_near_zero": c.max_rel_near_zero, "max_rel_elsewhere": _metric(c.max_rel_elsewhere),
@@ -164,51 +134,24 @@ def metrics(c) -> dict:
 
 def write_case(directory: Path, nodeid: str, result: CaseResult) -> List[str]:
     """Write the case's files, named after its test id; returns their names."""
-    from ..ownership import check_writable, record
-
     directory.mkdir(parents=True, exist_ok=True)
     stem = safe_file_stem(nodeid)
     check_writable(directory, [f"{stem}.{ext}" for ext in FILE_KINDS], REPORT_FILE)
     rows = table(result)
-    written = []
     doc = {"summary": case_summary(result), "columns": list(COLUMNS), "rows": rows}
     atomic_write(directory / f"{stem}.json", json.dumps(doc, indent=1))
-    written.append(f"{stem}.json")
-    atomic_write(directory / f"{stem}.csv", _csv(rows))
-    written.append(f"{stem}.csv")
-    if _write_xlsx(directory / f"{stem}.xlsx", rows, doc["summary"]):
-        written.append(f"{stem}.xlsx")
-    if _write_png(directory / f"{stem}.png", result):
-        written.append(f"{stem}.png")
-    record(directory, written)  # the plugin's own: replaced or deleted by a later run
-    return written
-
-
-_warned_missing: set = set()
-
-
-def warn_missing(package: str, suffix: str) -> None:
-    """Once per process: a report file kind skipped because its package is not installed."""
-    if package in _warned_missing:
-        return
-    _warned_missing.add(package)
-    import warnings
-
-    from ..session.paddle_warning import PaddleInferWarning
-
-    # located at the option, not at this line of the plugin
-    warnings.warn_explicit(PaddleInferWarning(
-        f"{package} is not installed, so no {suffix} files are written "
-        f"(pip install {package}, or pytest-paddle-infer[report]); the .json and .csv files "
-        f"carry the same table"), None, "--paddle-report", 0)
-
-
-def _csv(rows: Sequence[Sequence[object]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(COLUMNS)
     writer.writerows(["" if v is None else v for v in row] for row in rows)
-    return out.getvalue()
+    atomic_write(directory / f"{stem}.csv", out.getvalue())
+    written = [f"{stem}.json", f"{stem}.csv"]
+    if _write_xlsx(directory / f"{stem}.xlsx", rows, doc["summary"]):
+        written.append(f"{stem}.xlsx")
+    if write_png(directory / f"{stem}.png", result):
+        written.append(f"{stem}.png")
+    record(directory, written)  # the plugin's own: replaced or deleted by a later run
+    return written
 
 
 def _write_xlsx(path: Path, rows: Sequence[Sequence[object]], summary: Mapping[str, object]) -> bool:
@@ -216,7 +159,14 @@ def _write_xlsx(path: Path, rows: Sequence[Sequence[object]], summary: Mapping[s
         from openpyxl import Workbook
         from openpyxl.styles import Font, PatternFill
     except ImportError:  # the report extra is not installed: json and csv still carry it all
-        warn_missing("openpyxl", ".xlsx")
+        if "openpyxl" not in _warned_missing:  # once per process
+            _warned_missing.add("openpyxl")
+            from ..session.paddle_warning import PaddleInferWarning  # pytest's: not for paddle-infer-diff
+
+            warnings.warn_explicit(PaddleInferWarning(  # located at the option, not at this line
+                "openpyxl is not installed, so no .xlsx files are written (pip install openpyxl, or "
+                "pytest-paddle-infer[report]); the .json and .csv files carry the same table"),
+                None, "--paddle-report", 0)
         return False
     wb = Workbook()
     ws = wb.active
@@ -240,8 +190,7 @@ def _write_xlsx(path: Path, rows: Sequence[Sequence[object]], summary: Mapping[s
 
 
 def _case_sheet(wb, summary: Mapping[str, object], font) -> None:
-    """A second sheet naming the case (the file name is a shell-safe form of its id) and
-    how it was run; lists and dicts as JSON text."""
+    """A second sheet naming the case (the file name only hints at its id) and how it was run."""
     ws = wb.create_sheet("case")
     for key, value in summary.items():
         if isinstance(value, (list, dict)):
@@ -253,21 +202,9 @@ def _case_sheet(wb, summary: Mapping[str, object], font) -> None:
     wb.properties.title = str(summary.get("case", ""))
 
 
-def _write_png(path: Path, result: CaseResult) -> bool:
-    from .plots import write_png
-
-    return write_png(path, result)
-
-
 def write_index(directory: Path, outcomes: Mapping[str, Mapping[str, str]],
                 environment: Optional[Mapping[str, str]] = None) -> Path:
-    """``summary.json`` and ``index.html`` over every case, in the order of ``outcomes`` (the
-    order the cases were given): figures from the per-case JSON files the workers wrote,
-    outcomes (passed/failed/error/skipped/crashed) from the reports; ``environment`` heads
-    the page (index_page.py). Returns the page's path."""
-    from ..ownership import check_writable, ours, record, recorded
-    from .index_page import render
-
+    """``summary.json`` and ``index.html`` from the per-case JSON files and the outcomes; the page's path."""
     directory.mkdir(parents=True, exist_ok=True)
     check_writable(directory, [SUMMARY, INDEX], REPORT_FILE)
     cases = []
@@ -285,8 +222,7 @@ def write_index(directory: Path, outcomes: Mapping[str, Mapping[str, str]],
             entry["files"] = []
             entry["reason"] = outcome.get("reason", "")  # the first line; "message": all of it
             entry["message"] = outcome.get("message", entry["reason"])
-        entry["status"] = outcome.get("status", "")
-        entry["time"] = outcome.get("time", "")
+        entry.update(status=outcome.get("status", ""), time=outcome.get("time", ""))
         cases.append(entry)
     atomic_write(directory / SUMMARY, json.dumps({"environment": dict(environment or {}), "cases": cases},
                                                  indent=1))

@@ -1,15 +1,20 @@
-"""``index.html``: the page a person opens after a run. What ran where (Paddle version and
-build, CPU and its kernel flags, date, command line), then one row per case in the order the
-cases were given, crashed and errored ones included: status, figures, first divergence or
-reason, evidence of what ran, links to the case's files, and the plot inline when the case
-failed. Static HTML, no script: it opens from the file system and in any browser."""
+"""``index.html``: what ran where, then a row per case in the order given. Static HTML, no script."""
 from __future__ import annotations
 
 import html
+import platform
+import shlex
+import sys
+import time
+from collections import Counter
 from typing import Iterable, List, Mapping, Optional
 
-FILE_KINDS = ("xlsx", "json", "csv", "png")
+from ..host import cpu_description
+from ..verdict.evidence import Evidence
+
 BAD = ("failed", "error", "crashed", "timeout")
+HEADER = ("case", "status", "max abs", "max rel", "mismatched", "time (s)", "first divergence / reason",
+          "evidence (what ran)", "files")
 
 STYLE = """
 body{font-family:sans-serif;margin:1.5em;color:#222}
@@ -34,23 +39,12 @@ small{color:#666}
 
 
 def session_environment(paddle: str, software: Mapping[str, str], args, cwd) -> "dict":
-    """What heads the page: Paddle (version and build) and its commit, CUDA, cuDNN and
-    TensorRT where built with them, the CPU and its kernel flags, date, command line."""
-    import platform
-    import shlex
-    import sys
-    import time
-
-    from ..host import cpu_description
-
+    """What heads the page: Paddle and what it was built with, the CPU, date, command line."""
     cpu = cpu_description()
     built = ", ".join(f"{k} {software[k]}" for k in ("cuda", "cudnn", "tensorrt") if software.get(k))
     return {
-        "Paddle": paddle,
-        "commit": software.get("commit", ""),
-        "built with": built,
-        "CPU": cpu["cpu"],
-        "CPU flags": cpu["cpu_flags"],
+        "Paddle": paddle, "commit": software.get("commit", ""), "built with": built,
+        "CPU": cpu["cpu"], "CPU flags": cpu["cpu_flags"],
         "host": f"{platform.node()} ({platform.system()} {platform.machine()}), Python {sys.version.split()[0]}",
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "command line": " ".join(shlex.quote(a) for a in ["pytest", *map(str, args)]),
@@ -70,11 +64,6 @@ def _number(value: object) -> str:
     return _esc(value)
 
 
-def environment_table(environment: Mapping[str, str]) -> str:
-    rows = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in environment.items() if v)
-    return f'<table class="env">{rows}</table>'
-
-
 def status_text(case: Mapping[str, object]) -> str:
     status = str(case.get("status", ""))
     return f"{status}*" if status == "passed" and case.get("warnings") else status
@@ -85,8 +74,6 @@ def evidence_text(case: Mapping[str, object]) -> str:
     evidence = case.get("evidence")
     if not isinstance(evidence, Mapping):
         return ""
-    from ..verdict.evidence import Evidence
-
     lines = []
     for role in sorted(evidence, key=lambda r: r != "candidate"):
         try:
@@ -97,17 +84,14 @@ def evidence_text(case: Mapping[str, object]) -> str:
 
 
 def what_happened(case: Mapping[str, object]) -> str:
-    """The first divergence of a failure, the reason of an error, skip or crash, the
-    warnings of a pass that cannot fail, the problems of a mode that did not run."""
-    parts: List[str] = []
-    for key in ("problems",):
-        parts += [str(p) for p in case.get(key) or []]
+    """A mode's problems, a failure's first divergence, an error's reason, a vacuous pass's warnings."""
+    parts: List[str] = [str(p) for p in case.get("problems") or []]
     if case.get("first_divergence"):
         parts.append(f"first divergence: {case['first_divergence']}")
-    if case.get("culprit") or case.get("suggested_run_mode"):  # --paddle-localize's ladder
-        found = [f"culprit: {case['culprit']}"] if case.get("culprit") else []
-        if case.get("suggested_run_mode"):
-            found.append(f"suggested run mode: {case['suggested_run_mode']}")
+    found = [f"{label}: {case[key]}" for key, label in (("culprit", "culprit"),  # --paddle-localize's ladder
+                                                        ("suggested_run_mode", "suggested run mode"))
+             if case.get(key)]
+    if found:
         parts.append("; ".join(found))
     if case.get("first_bad_op"):  # --paddle-localize pruning (localize/prune.py)
         parts.append(f"first bad op: {case['first_bad_op']}")
@@ -129,16 +113,6 @@ def folded(text: str, width: int = 0) -> str:
     return f"<details><summary><pre>{_esc(first)}</pre></summary><pre>{_esc(text)}</pre></details>"
 
 
-def max_rel_cell(case: Mapping[str, object]) -> str:
-    """Max rel, marked ``*`` (as in the terminal) when it is at a near-zero baseline value,
-    the largest relative error elsewhere in its title."""
-    elsewhere = case.get("max_rel_elsewhere")
-    if not isinstance(elsewhere, float):
-        return f'<td class="num">{_number(case.get("max_rel"))}</td>'
-    return (f'<td class="num" title="at a near-zero baseline value; elsewhere {_number(elsewhere)}">'
-            f'{_number(case.get("max_rel"))}*</td>')
-
-
 def case_rows(case: Mapping[str, object], columns: int) -> str:
     status = str(case.get("status", ""))
     files = [f for f in case.get("files") or [] if isinstance(f, str)]
@@ -147,13 +121,16 @@ def case_rows(case: Mapping[str, object], columns: int) -> str:
     if len(repro) > 1 and repro[-2] == "repro":  # a repro folder inside the report dir
         links += f' <a href="repro/{_esc(repro[-1])}/README.md">repro</a>'
     mismatched = case.get("mismatched")
-    total = case.get("total")
-    counts = f"{_number(mismatched)}/{_number(total)}" if mismatched is not None else ""
+    counts = f"{_number(mismatched)}/{_number(case.get('total'))}" if mismatched is not None else ""
+    elsewhere = case.get("max_rel_elsewhere")  # max rel at a near-zero baseline value: marked *
+    max_rel = (f'<td class="num" title="at a near-zero baseline value; elsewhere {_number(elsewhere)}">'
+               f'{_number(case.get("max_rel"))}*</td>' if isinstance(elsewhere, float)
+               else f'<td class="num">{_number(case.get("max_rel"))}</td>')
     cells = [
         f'<td class="case"><code>{_esc(case.get("case"))}</code></td>',
         f'<td class="status">{_esc(status_text(case))}</td>',
         f'<td class="num">{_number(case.get("max_abs"))}</td>',
-        max_rel_cell(case),
+        max_rel,
         f'<td class="num">{_esc(counts)}</td>',
         f'<td class="num">{_esc(str(case.get("time") or "").rstrip("s"))}</td>',
         f"<td>{folded(what_happened(case))}</td>",
@@ -168,24 +145,20 @@ def case_rows(case: Mapping[str, object], columns: int) -> str:
     return row
 
 
-HEADER = ("case", "status", "max abs", "max rel", "mismatched", "time (s)", "first divergence / reason",
-          "evidence (what ran)", "files")
-
-
 def render(cases: Iterable[Mapping[str, object]], environment: Optional[Mapping[str, str]] = None) -> str:
     cases = list(cases)
-    counts: dict = {}
-    for c in cases:
-        counts[status_text(c)] = counts.get(status_text(c), 0) + 1
+    counts = Counter(status_text(c) for c in cases)
     summary = "".join(f"<span>{_esc(k)}: {v}</span>" for k, v in counts.items())
     head = "".join(f"<th>{h}</th>" for h in HEADER)
     body = "".join(case_rows(c, len(HEADER)) for c in cases)
+    env = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>"
+                  for k, v in (environment or {}).items() if v)
     return (
         "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<title>paddle-infer report</title>"
         f"<style>{STYLE}</style></head><body>"
         "<h1>paddle-infer report</h1>"
-        + (environment_table(environment) if environment else "")
+        + (f'<table class="env">{env}</table>' if environment else "")
         + f'<p class="counts">{len(cases)} case{"" if len(cases) == 1 else "s"}: {summary}</p>'
         + f'<table class="cases"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
         + "<p><small>passed*: passed, but an output cannot fail under its tolerance. max rel*: at a "

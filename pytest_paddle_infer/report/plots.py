@@ -1,10 +1,4 @@
-"""A case's plot (``<stem>.png``): where the error grows, tensor by tensor.
-
-Two panels over the same x axis, so the tolerance lines never overlap: Max Atol against
-each tensor's atol above, Max Rtol against its rtol below. With intermediate tensors the
-x axis is the execution order, labelled with the tensors' names (thinned to stay legible)
-and the first divergent tensor marked; a case with outputs only gets one bar per output.
-"""
+"""A case's plot (``<stem>.png``): Max Atol over atol and Max Rtol over rtol, tensor by tensor."""
 from __future__ import annotations
 
 import re
@@ -90,24 +84,21 @@ def _panel(ax, x: Sequence[int], values: Sequence[float], tolerances: Sequence[f
            tol_name: str, color: str, bars: bool) -> None:
     shown = [max(v, FLOOR) if v == v else FLOOR for v in values]  # NaN: no finite pair
     limits = [max(t, FLOOR) for t in tolerances]
+    distinct = sorted(set(tolerances))
+    label = (f"{tol_name} {distinct[0]:g}" if len(distinct) == 1 else f"{tol_name} per tensor") \
+        + (" (0: drawn at 1e-12)" if 0 in distinct else "")
     if bars:
         ax.bar(x, shown, width=0.6, color=color, alpha=0.7, label=what)
         ax.hlines(limits, [i - 0.4 for i in x], [i + 0.4 for i in x], colors="black", linestyles="--",
-                  lw=1.2, label=_tol_label(tol_name, tolerances))
-        for i, v in zip(x, values):
-            ax.annotate(f"{v:.3g}", (i, max(v, FLOOR) if v == v else FLOOR), ha="center", va="bottom",
+                  lw=1.2, label=label)
+        for i, v, y in zip(x, values, shown):
+            ax.annotate(f"{v:.3g}", (i, y), ha="center", va="bottom",
                         fontsize=7, xytext=(0, 2), textcoords="offset points")
         ax.set_xlim(-0.6, len(x) - 0.4)
     else:
         ax.semilogy(x, shown, ".-", color=color, lw=1, ms=3, label=what)
-        ax.step(x, limits, where="mid", color="black", ls="--", lw=1, label=_tol_label(tol_name, tolerances))
+        ax.step(x, limits, where="mid", color="black", ls="--", lw=1, label=label)
     ax.set_yscale("log")
     ax.set_ylabel(what)
     ax.grid(True, which="major", axis="y", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0)  # beside: never on data
-
-
-def _tol_label(name: str, tolerances: Sequence[float]) -> str:
-    distinct = sorted(set(tolerances))
-    text = f"{name} {distinct[0]:g}" if len(distinct) == 1 else f"{name} per tensor"
-    return text + (" (0: drawn at 1e-12)" if 0 in distinct else "")

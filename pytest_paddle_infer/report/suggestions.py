@@ -1,6 +1,4 @@
-"""``--paddle-suggest-tolerances``: the terminal section of measured figures and suggested
-tolerances, and writing them into the suites (on the controller: the rows gathered from
-every worker's reports carry ``paddle_suggest`` and ``paddle_suite_entry`` as JSON)."""
+"""``--paddle-suggest-tolerances``: the terminal section, and writing the suggestions into the suites."""
 from __future__ import annotations
 
 import hashlib
@@ -9,9 +7,11 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Sequence, Tuple
 
 from ..verdict.rows import format_table
+from ..verdict.suggest import cannot_fail, method_text, seeds_text
 
-COLUMNS = ("case", "output", "seeds", "worst max abs", "atol needed (at rtol)", "atol now",
-           "suggested")
+COLUMNS = ("case", "output", "seeds", "worst max abs", "atol needed (at rtol)", "atol now", "suggested")
+# learned from: a failure may be the very regression the tolerance is there to catch
+LEARNED_FROM = ("passed",)
 
 
 def _figure(value) -> str:
@@ -20,22 +20,12 @@ def _figure(value) -> str:
 
 def suggested_rows(rows: Sequence[Mapping[str, str]]) -> List[Tuple[str, dict, dict]]:
     """(case id, suggestion, suite entry or {}) of the cases measured, in node id order."""
-    found = []
-    for r in sorted(rows, key=lambda r: r["nodeid"]):
-        if r.get("paddle_suggest"):
-            entry = json.loads(r["paddle_suite_entry"]) if r.get("paddle_suite_entry") else {}
-            found.append((r.get("paddle_case", r["nodeid"]), json.loads(r["paddle_suggest"]), entry))
-    return found
-
-
-# what a case's figures are worth learning from: it ran and passed (no evidence problem,
-# within its tolerances); a failure may be the regression the tolerance is there to catch
-LEARNED_FROM = ("passed",)
+    return [(r.get("paddle_case", r["nodeid"]), json.loads(r["paddle_suggest"]),
+             json.loads(r["paddle_suite_entry"]) if r.get("paddle_suite_entry") else {})
+            for r in sorted(rows, key=lambda r: r["nodeid"]) if r.get("paddle_suggest")]
 
 
 def suggestion_lines(rows: Sequence[Mapping[str, str]], written: Sequence[str]) -> List[str]:
-    from ..verdict.suggest import MIN_ATOL, cannot_fail, seeds_text
-
     measured = suggested_rows(rows)
     if not measured:
         return []
@@ -51,9 +41,7 @@ def suggestion_lines(rows: Sequence[Mapping[str, str]], written: Sequence[str]) 
                          f"cannot fail; judge by cosine_min or sqnr_min)")
             need = f"{_figure(out['atol_needed'])} ({out['rtol']:g})"
             table.append((case, out["shown"], seeds, _figure(out["max_abs"]), need, f"{out['atol']:g}", text))
-    lines = [f"suggested = {margin:g} x the worst figure over the seeds (atol: x the worst max abs, "
-             f"so it holds at rtol 0; at least {MIN_ATOL:g}), rounded up to 2 significant digits; "
-             f"rtol stays", format_table(COLUMNS, table)]
+    lines = [method_text(margin), format_table(COLUMNS, table)]
     for case, suggestion, _ in measured:
         lines += [f"note: {case}: {n}" for n in suggestion.get("notes", [])]
     return lines + list(written)
@@ -68,9 +56,7 @@ def why_none(out: Mapping[str, object]) -> str:
 
 
 def write_suites(rows: Sequence[Mapping[str, str]], cache_dir: Path) -> List[str]:
-    """Write every suite's suggestions into it; lines saying what was written and what not.
-    Only cases that passed are learned from; a suite that is a link is written through it;
-    one with several hard links is not written (rewriting it would split them)."""
+    """Write each suite's suggestions into it (not one with hard links: it would split them)."""
     from ..cases.suite_writer import write_suggestions
 
     by_file: Dict[str, List[Tuple[dict, dict]]] = {}
@@ -103,9 +89,8 @@ def write_suites(rows: Sequence[Mapping[str, str]], cache_dir: Path) -> List[str
         refused: List[str] = []
         changes = write_suggestions(Path(file), cases, lock, refused)
         where = f"{real} (through the link {file})" if Path(file).is_symlink() else file
-        lines.append(f"wrote {len(changes)} tolerance(s) into {where}" + (":" if changes else
-                                                                         " (already as suggested)"
-                                                                         if not refused else ""))
+        lines.append(f"wrote {len(changes)} tolerance(s) into {where}"
+                     + (":" if changes else "" if refused else " (already as suggested)"))
         lines += [f"  {c}" for c in changes] + [f"  {r}" for r in refused]
     if not_learned:
         lines.append(f"not learned from (only cases that passed are): {', '.join(not_learned)}")

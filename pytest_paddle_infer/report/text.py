@@ -1,5 +1,4 @@
-"""What a person reads: the failure message of a case, the per-case properties that travel
-with test reports (JUnit XML, xdist), and the terminal summary table."""
+"""What a person reads: a case's failure message, its report properties and the terminal summary."""
 from __future__ import annotations
 
 import re
@@ -7,9 +6,16 @@ from typing import Dict, List, Mapping, Sequence, Tuple
 
 from ..protocol import CaseResult
 from ..verdict.rows import NEAR_ZERO, NEAR_ZERO_MARK, comparison_table, format_table, range_text
-from ..verdict.evidence import evidence_property
+from ..verdict.evidence import evidence_texts
 
 PROPERTY_PREFIX = "paddle_"
+RANGE_SEPARATOR = "; "
+SUMMARY_COLUMNS = ("model", "shape", "mode", "status", "max abs", "max rel", "mismatched", "time")
+SUMMARY_KEYS = ("paddle_model", "paddle_shape", "paddle_run_mode", "status", "paddle_max_abs",
+                "paddle_max_rel", "paddle_mismatched", "time")
+WARNED = "passed*"  # a pass with an output that cannot fail (a PaddleInferWarning)
+RANGE_ITEM = re.compile(r"(.+?): (empty|min (\S+) max (\S+) std (\S+))$")
+OUTPUT_COLUMNS = ("model", "shape", "output", "min", "max", "std")
 
 
 def failure_message(result: CaseResult) -> str:
@@ -28,22 +34,17 @@ def failure_message(result: CaseResult) -> str:
         headline = "\n".join([f"{result.case_id}: {p}" for p in result.problems]
                              + ([headline] if failing_outputs else []))
     lines = [headline] + needed_lines(result) + divergence_lines(result) + result.localization + [
-        f"baseline:  {result.baseline}",
-        f"candidate: {result.recipe}",
+        f"baseline:  {result.baseline}", f"candidate: {result.recipe}",
         f"inputs digest: {result.inputs_digest}",
         f"program:   {result.program_file} ({result.program_choice})",
-        *evidence_lines(result),
-        "",
-        comparison_table(result.rows),
-    ]
-    lines += [f"cannot fail: {r.name}: {', '.join(r.vacuous)}" for r in result.rows
-              if r.vacuous and r.passed]
+        *(f"ran: {line}" for line in evidence_texts(result.evidence)),  # verdict/evidence.py
+        "", comparison_table(result.rows)]
+    lines += [f"cannot fail: {r.name}: {', '.join(r.vacuous)}" for r in result.rows if r.vacuous and r.passed]
     return "\n".join(lines + [f"note: {n}" for n in result.notes])
 
 
 def needed_lines(result: CaseResult) -> List[str]:
-    """For each failing tensor, the smallest atol (at its rtol) and rtol (at its atol) with
-    which it would pass the element-wise check, or why no tolerance would."""
+    """For each failing tensor, the smallest passing atol and rtol, or why no tolerance would pass."""
     lines = []
     for r in result.failures:
         if not r.shape_ok and not r.task:
@@ -61,17 +62,8 @@ def needed_lines(result: CaseResult) -> List[str]:
     return lines
 
 
-def evidence_lines(result: CaseResult) -> List[str]:
-    """What the candidate and the baseline really ran (verdict/evidence.py)."""
-    from ..verdict.evidence import Evidence
-
-    order = sorted(result.evidence, key=lambda role: role != "candidate")
-    return [f"ran: {Evidence.from_dict(result.evidence[role]).text()}" for role in order]
-
-
 def divergence_lines(result: CaseResult) -> List[str]:
-    """Where it goes wrong: the first intermediate tensor, in execution order, that breaks
-    its tolerance, with its row of the per-tensor table."""
+    """The first intermediate tensor, in execution order, that breaks its tolerance, and its row."""
     if not result.intermediates:
         return []
     divergent = result.divergent
@@ -97,47 +89,31 @@ def first_divergence(result: CaseResult) -> str:
     return f"(output) {failing[0].name}" if failing else ""
 
 
-RANGE_SEPARATOR = "; "
-
-
 def vacuous_text(result: CaseResult) -> str:
     """``output: reason, reason; output: ...`` for the outputs that cannot fail."""
     return RANGE_SEPARATOR.join(f"{r.name}: {', '.join(r.vacuous)}" for r in result.rows if r.vacuous)
 
 
-def vacuity_properties(result: CaseResult) -> List[Tuple[str, object]]:
-    """The baseline's value range per output, and the outputs that cannot fail."""
+def properties(result: CaseResult) -> List[Tuple[str, object]]:
+    first = first_divergence(result)
+    # the baseline's value range per output, and the outputs that cannot fail
     props: List[Tuple[str, object]] = [
         ("paddle_ranges", RANGE_SEPARATOR.join(f"{r.name}: {range_text(r)}" for r in result.rows))]
     if any(r.vacuous for r in result.rows):
         props.append(("paddle_vacuous", vacuous_text(result)))
-    return props
-
-
-def properties(result: CaseResult) -> List[Tuple[str, object]]:
-    first = first_divergence(result)
-    task = [("paddle_task", result.task_text)] if result.task_text else []  # task_compare.py
+    if result.task_text:  # task_compare.py
+        props.append(("paddle_task", result.task_text))
     if result.max_rel_elsewhere is not None:  # the max rel is at a near-zero baseline value
-        task.append(("paddle_max_rel_elsewhere", f"{result.max_rel_elsewhere:.6g}"))
-    return vacuity_properties(result) + task + [
-        ("paddle_max_abs", f"{result.max_abs:.6g}"),
-        ("paddle_max_rel", f"{result.max_rel:.6g}"),
+        props.append(("paddle_max_rel_elsewhere", f"{result.max_rel_elsewhere:.6g}"))
+    return props + [
+        ("paddle_max_abs", f"{result.max_abs:.6g}"), ("paddle_max_rel", f"{result.max_rel:.6g}"),
         ("paddle_mismatched", result.mismatched_text),
         ("paddle_program", result.program),  # the format and file checked: "pir inference.json"
         ("paddle_first_divergent", first),
         ("paddle_duration", f"{result.duration:.3f}"),
-        # what really ran, candidate then baseline (verdict/evidence.py)
-        ("paddle_evidence", evidence_property(result.evidence)),
+        ("paddle_evidence", " | ".join(evidence_texts(result.evidence))),  # what really ran
     ] + [(k, v) for k, v in (("paddle_first_bad_op", getattr(result, "first_bad_op", "")),
                              ("paddle_repro", getattr(result, "repro_dir", ""))) if v]
-
-
-SUMMARY_COLUMNS = ("model", "shape", "mode", "status", "max abs", "max rel", "mismatched", "time")
-SUMMARY_KEYS = ("paddle_model", "paddle_shape", "paddle_run_mode", "status", "paddle_max_abs",
-                "paddle_max_rel", "paddle_mismatched", "time")
-
-
-WARNED = "passed*"  # a pass with an output that cannot fail (a PaddleInferWarning)
 
 
 def shown_status(row: Mapping[str, str]) -> str:
@@ -146,8 +122,7 @@ def shown_status(row: Mapping[str, str]) -> str:
 
 def summary_table(rows: Sequence[Mapping[str, str]]) -> str:
     """One row per case, in the order given (the cases' order: the same with and without xdist)."""
-    ordered = list(rows)
-    return format_table(SUMMARY_COLUMNS, [[summary_cell(r, k) for k in SUMMARY_KEYS] for r in ordered])
+    return format_table(SUMMARY_COLUMNS, [[summary_cell(r, k) for k in SUMMARY_KEYS] for r in rows])
 
 
 def summary_cell(row: Mapping[str, str], key: str) -> str:
@@ -158,13 +133,8 @@ def summary_cell(row: Mapping[str, str], key: str) -> str:
     return row.get(key, "-")
 
 
-RANGE_ITEM = re.compile(r"(.+?): (empty|min (\S+) max (\S+) std (\S+))$")
-OUTPUT_COLUMNS = ("model", "shape", "output", "min", "max", "std")
-
-
 def outputs_table(rows: Sequence[Mapping[str, str]]) -> List[str]:
-    """The baseline's value range of every output (each model, shape and figures once), then
-    the cases that passed with an output that cannot fail and why."""
+    """Every output's baseline value range (each once), then the passes with an output that cannot fail."""
     seen: Dict[Tuple[str, ...], None] = {}
     for r in sorted(rows, key=lambda r: r["nodeid"]):
         for item in filter(None, r.get("paddle_ranges", "").split(RANGE_SEPARATOR)):
@@ -184,8 +154,7 @@ def outputs_table(rows: Sequence[Mapping[str, str]]) -> List[str]:
 
 
 def near_zero_lines(rows: Sequence[Mapping[str, str]]) -> List[str]:
-    """What a ``max rel*`` in the summary means, with each such case's largest relative error
-    away from near-zero baseline values."""
+    """What a ``max rel*`` in the summary means, and each such case's largest relative error elsewhere."""
     near_zero = [r for r in sorted(rows, key=lambda r: r["nodeid"]) if r.get("paddle_max_rel_elsewhere")]
     if not near_zero:
         return []

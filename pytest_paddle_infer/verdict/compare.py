@@ -1,17 +1,4 @@
-"""Pure-numpy comparison of a candidate tensor with its baseline.
-
-The figures follow the TensorRT precision-debug seed: mismatched elements are those where
-``numpy.isclose(actual, expected, rtol, atol)`` is false; Max Atol = max |a - e|;
-Max Rtol = max |a - e| / (|e| + 1e-7). Non-finite values in the candidate where the
-baseline is finite are mismatches of their own kind and are named as such.
-
-Beside them: SQNR = 10 log10(sum e^2 / sum (a - e)^2) in dB, relative L2 = ||a - e|| / ||e||,
-percentiles of |a - e|, and the smallest atol (at the given rtol) and smallest rtol (at the
-given atol) with which the element-wise check would pass. The relative error divides by the
-baseline, so where the baseline is near zero (|e| below NEAR_ZERO of the tensor's largest
-|e|) it says nothing: the row says when its Max Rtol comes from such an element, and gives
-the largest relative error over the other elements.
-"""
+"""Pure-numpy comparison of a candidate tensor with its baseline (mismatched: ``numpy.isclose``)."""
 from __future__ import annotations
 
 from typing import List, Optional, Tuple
@@ -20,19 +7,27 @@ import math
 import os
 import sys
 import threading
+from types import SimpleNamespace
 
 import numpy as np
 
-# the row and its text live apart, without numpy, for the pytest process
 from .rows import NEAR_ZERO, TensorComparison, comparison_table
 from .metrics import METRICS
 
 RTOL_EPSILON = 1e-7
 PERCENTILES = (50, 90, 99)
 PERCENTILE_SAMPLE = 1 << 22  # |a - e| values kept for percentiles: exact up to this many elements
-
-
 CHUNK = 1 << 20  # elements per step: float64 temporaries stay ~8 MB whatever the tensor size
+LEAF = 1 << 16  # elements per step of the all-finite path: its float64 buffers stay in cache
+PAIRWISE_UNROLL = 8  # numpy's pairwise summation splits a sum at multiples of this
+PAIRWISE_BLOCK = 128  # and sums this many or fewer in one unsplit loop
+MAX_THREADS = 4  # threads a comparison shares its pieces among (numpy releases the GIL)
+_LARGEST = ("max_abs", "max_rel", "max_rel_elsewhere", "atol_needed", "rtol_needed")
+_BUFFERS = threading.local()  # each thread's float64 buffers for pieces
+_POOL: list = []  # the threads comparisons share pieces out to, made on first use
+_POOL_LOCK = threading.Lock()
+RADIX_MIN = 1 << 16  # samples smaller than this are partitioned whole
+RADIX_STEP = 1 << 18  # elements counted at a time
 
 
 def compare_rule(name: str, actual: np.ndarray, expected: np.ndarray, rule, op_type: str = "",
@@ -45,9 +40,7 @@ def compare_rule(name: str, actual: np.ndarray, expected: np.ndarray, rule, op_t
 def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: float = 1e-4,
                    rtol: float = 1e-4, *, op_type: str = "", elementwise: bool = True,
                    **bounds) -> TensorComparison:
-    """``bounds``: a metric's bound by its key (cosine_min, sqnr_min, ...: metrics.py).
-    ``elementwise=False``: the figures only, no verdict from atol/rtol (a task comparison
-    judges the output: task_compare.py); the metric bounds still apply."""
+    """``elementwise=False``: no verdict from atol/rtol (a task judges), only ``bounds`` (metrics.py)."""
     for key in set(bounds) - {m.bound for m in METRICS}:  # a misspelt bound would judge nothing
         raise TypeError(f"compare_arrays() got an unexpected keyword argument {key!r}")
     actual, expected = np.asarray(actual), np.asarray(expected)
@@ -80,16 +73,11 @@ def compare_arrays(name: str, actual: np.ndarray, expected: np.ndarray, atol: fl
             f"{row.new_nonfinite} where the baseline is finite")
     if row.mismatched and elementwise:
         row.problems.append(f"{row.mismatched}/{row.total} elements outside atol={atol:g} rtol={rtol:g}")
-    check_bounds(row)
-    return row
-
-
-def check_bounds(row: TensorComparison) -> None:
-    """Every metric bound the row's rule sets (metrics.py)."""
-    for m in METRICS:
+    for m in METRICS:  # every metric bound the rule sets
         problem = m.bound in row.bounds and m.problem(getattr(row, m.figure), row.bounds[m.bound])
         if problem:
             row.problems.append(problem)
+    return row
 
 
 def _largest_abs(flat: np.ndarray) -> float:
@@ -103,21 +91,18 @@ def _largest_abs(flat: np.ndarray) -> float:
     return largest
 
 
-LEAF = 1 << 16  # elements per step of the all-finite path: its float64 buffers stay in cache
-PAIRWISE_UNROLL = 8  # numpy's pairwise summation splits a sum at multiples of this
-PAIRWISE_BLOCK = 128  # and sums this many or fewer in one unsplit loop
-MAX_THREADS = 4  # threads a comparison shares its pieces among (numpy releases the GIL)
+def _half(n: int) -> int:
+    """Where numpy's pairwise summation splits ``n`` elements; 0 for a piece of at most LEAF."""
+    if n <= max(LEAF, PAIRWISE_BLOCK):
+        return 0
+    half = n // 2
+    return half - half % PAIRWISE_UNROLL
 
 
 def _leaves(n: int) -> List[int]:
-    """The sizes of the pieces numpy's pairwise summation splits ``n`` elements into, down
-    to pieces of at most LEAF: summing each piece with numpy and adding the sums back up
-    along the same tree (``_tree_sum``) gives the very sum numpy gives for all ``n``."""
-    if n <= max(LEAF, PAIRWISE_BLOCK):
-        return [n]
-    half = n // 2
-    half -= half % PAIRWISE_UNROLL
-    return _leaves(half) + _leaves(n - half)
+    """The pieces numpy's pairwise summation splits ``n`` into: ``_tree_sum`` of theirs is numpy's."""
+    half = _half(n)
+    return _leaves(half) + _leaves(n - half) if half else [n]
 
 
 def _tree_sum(sums: List[float], n: int) -> float:
@@ -125,20 +110,14 @@ def _tree_sum(sums: List[float], n: int) -> float:
     it = iter(sums)
 
     def go(m: int) -> float:
-        if m <= max(LEAF, PAIRWISE_BLOCK):
-            return next(it)
-        half = m // 2
-        half -= half % PAIRWISE_UNROLL
-        left = go(half)
-        return left + go(m - half)
+        half = _half(m)
+        return go(half) + go(m - half) if half else next(it)  # left first: the pieces' order
 
     return go(n)
 
 
 def _extreme(flat: np.ndarray, low: bool, found: float) -> float:
-    """The min (``low``) or max of an all-finite tensor as ``_Stats.add`` reports it: the
-    value found over the whole tensor, unless it is a zero that could be either +0.0 or
-    -0.0 (the one reported depends on how the reduction runs): then chunk by chunk as there."""
+    """The min or max as ``_Stats.add`` has it: by chunk for a zero (+0.0 or -0.0 by reduction order)."""
     if found != 0.0 or (low and not np.signbit(flat).any()):  # no -0.0 beside a +0.0 min
         return found
     pick = min if low else max
@@ -149,27 +128,13 @@ def _extreme(flat: np.ndarray, low: bool, found: float) -> float:
     return result
 
 
-def _finite_stats(flat_a: np.ndarray, flat_e: np.ndarray, atol: float,
-                  rtol: float) -> Optional["_Stats"]:
-    """``_Stats`` of two tensors without a NaN or Inf, or None (then ``_Stats.add`` does it).
-
-    The figures ``_Stats.add`` gives, in fewer passes over memory: nothing of what only
-    matters where a value is not finite, no masked copies, and each chunk's float64 work
-    done in pieces of LEAF elements in buffers reused from piece to piece, so they stay in
-    cache; the pieces of a large tensor are shared out among the cores (``_map``). Each
-    chunk's sums (the baseline's mean, spread and mean |e|) are added up along numpy's
-    pairwise tree, so they are the sums numpy gives for the chunk, bit for bit. The dot
-    products (sum e^2, sum a e, sum a^2, sum (a - e)^2: cosine, SQNR, relative L2) are
-    pairwise sums of the products too, where ``_Stats.add`` takes BLAS's dot, whose rounding
-    changes with the BLAS thread count; both are float64 sums of the same products.
-
-    A tensor's min and max, taken first, tell whether it is all finite: either is NaN or Inf
-    when any element is."""
+def _finite_stats(flat_a: np.ndarray, flat_e: np.ndarray, atol: float, rtol: float) -> Optional["_Stats"]:
+    """``_Stats.add``'s figures in fewer passes, in pieces on threads; None where NaN or Inf is."""
     if flat_a.dtype.kind not in "fiu" or flat_e.dtype.kind not in "fiu" or not (
             0.0 <= atol < math.inf and 0.0 <= rtol < math.inf):
         return None
     found = [float(flat_a.min()), float(flat_a.max()), float(flat_e.min()), float(flat_e.max())]
-    if not all(math.isfinite(v) for v in found):
+    if not all(math.isfinite(v) for v in found):  # a NaN or Inf anywhere shows in min or max
         return None
     size = flat_a.size
     stats = _Stats(max(abs(found[2]), abs(found[3])), size)  # _largest_abs: all finite here
@@ -194,11 +159,8 @@ def _finite_stats(flat_a: np.ndarray, flat_e: np.ndarray, atol: float,
         for (at, _), piece in zip(ps, figures):
             for j in range(6):
                 sums[j].append(piece.sums[j])
-            stats.max_abs = max(stats.max_abs, piece.max_abs)
-            stats.max_rel = max(stats.max_rel, piece.max_rel)
-            stats.max_rel_elsewhere = max(stats.max_rel_elsewhere, piece.max_rel_elsewhere)
-            stats.atol_needed = max(stats.atol_needed, piece.atol_needed)
-            stats.rtol_needed = max(stats.rtol_needed, piece.rtol_needed)
+            for key in _LARGEST:
+                setattr(stats, key, max(getattr(stats, key), getattr(piece, key)))
             stats.mismatched += piece.mismatched
             if piece.worst > stats.worst:  # the first of equals, as chunk by chunk
                 stats.worst, stats.worst_flat = piece.worst, at + piece.worst_at
@@ -210,16 +172,6 @@ def _finite_stats(flat_a: np.ndarray, flat_e: np.ndarray, atol: float,
         stats.norm_e += norm_e
     stats.samples.append(sample)
     return stats
-
-
-class _Piece:
-    """One piece's figures (``_piece_figures``), merged in order by ``_finite_stats``."""
-
-    __slots__ = ("sums", "max_abs", "max_rel", "max_rel_elsewhere", "atol_needed", "rtol_needed",
-                 "mismatched", "worst", "worst_at")
-
-
-_BUFFERS = threading.local()  # each thread's float64 buffers for pieces
 
 
 def _buffers(size: int):
@@ -238,11 +190,10 @@ def _piece_sum(flat: np.ndarray, at: int, m: int) -> float:
 
 def _piece_figures(flat_a: np.ndarray, flat_e: np.ndarray, at: int, m: int, mean: float,
                    atol: float, rtol: float, near_zero: float, stride: int,
-                   sample: np.ndarray) -> _Piece:
-    """The figures of elements ``at`` to ``at + m`` (each float64 operation as ``_Stats.add``
-    does it); the piece's part of the |a - e| sample is written into ``sample``."""
+                   sample: np.ndarray) -> SimpleNamespace:
+    """Elements ``at`` to ``at + m``, each float64 operation as ``_Stats.add`` does it."""
     a, e, diff, abs_e, tmp, tmp2, mask = (b[:m] for b in _buffers(m))
-    out = _Piece()
+    out = SimpleNamespace()  # merged in order by _finite_stats
     np.copyto(a, flat_a[at:at + m], casting="unsafe")
     np.copyto(e, flat_e[at:at + m], casting="unsafe")
     sums = out.sums = []
@@ -292,14 +243,8 @@ def _piece_figures(flat_a: np.ndarray, flat_e: np.ndarray, at: int, m: int, mean
     return out
 
 
-_POOL: list = []  # the threads comparisons share pieces out to, made on first use
-_POOL_LOCK = threading.Lock()
-
-
 def compare_threads() -> int:
-    """Threads for one comparison: the cores this process may use, shared with the other
-    xdist workers' executors on this machine (PYTEST_XDIST_WORKER_COUNT, which each worker's
-    executor inherits), at most MAX_THREADS."""
+    """This process's cores shared with the other xdist workers' executors, at most MAX_THREADS."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     try:
         sharing = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
@@ -309,8 +254,7 @@ def compare_threads() -> int:
 
 
 def _map(fn, items) -> list:
-    """``[fn(x) for x in items]`` on ``compare_threads()`` threads: numpy releases the GIL in
-    each operation on a piece."""
+    """``[fn(x) for x in items]`` on ``compare_threads()`` threads (numpy releases the GIL)."""
     items = list(items)
     workers = compare_threads()
     if len(items) < 2 or workers < 2:
@@ -333,11 +277,8 @@ class _Stats:
         self.stride = max(1, -(-size // PERCENTILE_SAMPLE))  # every stride-th |a - e| is kept
         self.samples: List[np.ndarray] = []
         self.err2 = 0.0  # sum of squared errors (both finite)
-        self.atol_needed = self.rtol_needed = 0.0
-        self.max_rel_elsewhere = 0.0
-        self.mismatched = self.nan_a = self.inf_a = self.new_nonfinite = 0
-        self.base_nan = self.base_inf = 0
-        self.max_abs = self.max_rel = 0.0
+        self.max_abs = self.max_rel = self.max_rel_elsewhere = self.atol_needed = self.rtol_needed = 0.0
+        self.mismatched = self.nan_a = self.inf_a = self.new_nonfinite = self.base_nan = self.base_inf = 0
         self.worst = -np.inf
         self.worst_flat: Optional[int] = None
         self.dot = self.norm_a = self.norm_e = 0.0
@@ -436,15 +377,11 @@ class _Stats:
                 row.p50_abs, row.p90_abs, row.p99_abs = percentiles(sample)
             row.worst_index = tuple(int(i) for i in np.unravel_index(self.worst_flat, shape))
             na, ne = self.norm_a ** 0.5, self.norm_e ** 0.5
-            row.cosine = 1.0 if na == ne == 0.0 else (0.0 if na == 0.0 or ne == 0.0
-                                                       else self.dot / (na * ne))
+            row.cosine = 1.0 if na == ne == 0.0 else (0.0 if na == 0.0 or ne == 0.0 else self.dot / (na * ne))
 
 
 def percentiles(sample: np.ndarray) -> Tuple[float, ...]:
-    """``numpy.percentile(sample.astype(numpy.float64), PERCENTILES)`` (numpy's default
-    'linear' method: the same positions, the same interpolation, the same float64 results)
-    for a float32 sample of |a - e| values, found without the float64 copy and the
-    partition of the whole sample (``order_statistics``)."""
+    """``numpy.percentile(sample.astype(numpy.float64), PERCENTILES)`` without the copy and full sort."""
     n = sample.size
     virtual = (n - 1) * np.true_divide(PERCENTILES, 100)
     previous = np.floor(virtual)
@@ -463,16 +400,8 @@ def percentiles(sample: np.ndarray) -> Tuple[float, ...]:
     return tuple(float(v) for v in result)
 
 
-RADIX_MIN = 1 << 16  # samples smaller than this are partitioned whole
-RADIX_STEP = 1 << 18  # elements counted at a time
-
-
 def order_statistics(sample: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    """The values of the given 0-based ranks (sorted) of a sample of non-negative float32
-    values (|a - e|), as float64. A non-negative float's bits order as its value: a count
-    of the upper 16 bits of each value places every rank in one bin, and only the values of
-    those bins are partitioned, a small part of the sample. Ranks below the count of exact
-    zeros (most of a ReLU's output can be equal) are 0."""
+    """The sorted ``ranks``' values of non-negative float32s, whose bits order as they do: by bins."""
     if sample.dtype != np.float32 or sample.size < RADIX_MIN or sys.byteorder != "little" \
             or sample.strides != (4,):
         return np.partition(sample, ranks)[ranks].astype(np.float64)
@@ -501,13 +430,7 @@ def order_statistics(sample: np.ndarray, ranks: np.ndarray) -> np.ndarray:
 
 def assert_tensors_close(actual, expected, atol: float = 1e-4, rtol: float = 1e-4,
                          name: str = "tensor", **bounds) -> TensorComparison:
-    """Assert that ``actual`` matches ``expected`` the way the plugin compares outputs, under
-    atol, rtol and any metric bound by its key (cosine_min, sqnr_min, rel_l2_max, ...).
-
-    Raises AssertionError with the smallest passing atol and rtol and the per-tensor table's
-    row (shape, mismatched elements, max abs/rel error, value ranges, every metric) when it
-    does not; returns the comparison otherwise.
-    """
+    """Assert that ``actual`` matches ``expected`` as the plugin compares outputs (bounds by key)."""
     __tracebackhide__ = True
     row = compare_arrays(name, np.asarray(actual), np.asarray(expected), atol, rtol, **bounds)
     if not row.passed:

@@ -1,29 +1,16 @@
-"""Evidence that a run mode really ran: what the output hooks saw, and the rules over it.
-
-A predictor's output hook is called after every op with ``(op_type, tensor_name, tensor)``.
-``Tally`` turns that stream (op type, tensor name, dtype text, layout text) into
-``Evidence``: the program, op types and how many ops of each ran, the dtypes and layouts of
-the hooked tensors. A run mode states what its candidate must show (``RunMode.shows``, a
-column of the mode table) and a baseline recipe what it must show (``recipe_shows``); each
-such requirement is a row of ``RULES`` here. Pure: no paddle, so recorded streams test the
-GPU rules on any machine.
-"""
+"""Evidence that a run mode really ran (what the output hooks saw) and the RULES over it; no paddle."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..modes.run_modes import (BF16_TENSORS, FP16_TENSORS, INT8_KERNELS, NO_FUSED_OPS,
-                               TRT_ENGINE_OP)
+from ..modes.run_modes import BF16_TENSORS, FP16_TENSORS, INT8_KERNELS, NO_FUSED_OPS, TRT_ENGINE_OP
 
 TENSORRT_ENGINE = "tensorrt_engine"
-# Op types that exist only as the product of a fusion pass (namespace stripped), beyond the
-# ``fused_*``/``fusion_*``/``*_fusion`` names: ``fc`` (fc_fuse_pass, oneDNN's fc), multi-head
-# attention and layer-norm fusions, and TensorRT's subgraph op.
+# op types only a fusion pass makes, beyond the ``fused_*``/``fusion_*``/``*_fusion`` names
 FUSED_NAMES = frozenset({"fc", "multihead_matmul", "skip_layernorm", "preln_skip_layernorm",
                          "fused_embedding_eltwise_layernorm", "self_dp_attention",
                          "conv2d_xpu", "fc_xpu", TENSORRT_ENGINE})
-LOW_PRECISION = {"bfloat16": "bfloat16", "float16": "float16", "int8": "int8", "uint8": "uint8"}
 
 
 def base_name(op_type: str) -> str:
@@ -55,20 +42,11 @@ class Evidence:
     onednn_tensors: int = 0  # of which in oneDNN's layout
     runs: int = 1  # hooked runs it took (3.x GPU: the first run of a predictor calls no hooks)
     requires: Tuple[str, ...] = ()  # what its run mode or recipe says it must show (RULES keys)
-    # the CPU's kernel family where the mode's figures depend on it (onednn_int8: VNNI or
-    # not: int8_evidence.int8_kernels_text), e.g. "int8 kernels: avx2 without VNNI (AMD EPYC; ...)"
-    kernels: str = ""
-    # PIR TensorRT: the converted program's record (``converted_program``): its file, its
-    # tensorrt_engine ops and the op types they replaced. Its engine op's output is a
-    # VariableRefArray, which Paddle's PIR output hook never reports, so the program is the
-    # evidence there, not the hooks
+    kernels: str = ""  # the CPU's int8 kernel family where the figures depend on it (onednn_int8)
+    # PIR TensorRT: the converted program is the evidence (the hooks never report an engine op)
     converted: Dict[str, object] = field(default_factory=dict)
-    # fused op types the program itself holds as loaded (``paddle.incubate`` fused layers,
-    # PIR ``fused_*`` exports): no pass made them, so "optimizations off" does not forbid them
-    shipped: Tuple[str, ...] = ()
-    # GPU runs: TF32 in this run (engine/tf32.py): the baseline's true fp32, or what an fp32
-    # candidate used (cuBLAS/cuDNN switches, TensorRT's builder flag, the GPU's capability)
-    tf32: str = ""
+    shipped: Tuple[str, ...] = ()  # fused op types the program ships: "optimizations off" allows them
+    tf32: str = ""  # GPU runs: TF32 in this run (engine/tf32.py)
 
     @property
     def seen(self) -> bool:
@@ -95,8 +73,7 @@ class Evidence:
             return ""
         replaced = self.ops_text(self.converted.get("replaced") or {}, 8)  # type: ignore[arg-type]
         name = str(self.converted.get("program", "")).replace(chr(92), "/").rsplit("/", 1)[-1]
-        return (f"; converted program {name}: {self.engines} tensorrt_engine op(s), "
-                f"replacing {replaced}")
+        return f"; converted program {name}: {self.engines} tensorrt_engine op(s), replacing {replaced}"
 
     def has_dtype(self, *names: str) -> bool:
         return any(self.dtypes.get(n, 0) for n in names)
@@ -126,13 +103,11 @@ class Evidence:
                 f"{self.converted_text()}")
 
     def to_dict(self) -> Dict[str, object]:
-        return {"role": self.role, "program": self.program, "format": self.format,
-                "ops": dict(self.ops), "dtypes": dict(self.dtypes), "tensors": self.tensors,
-                "onednn_tensors": self.onednn_tensors, "runs": self.runs,
-                "requires": list(self.requires), "kernels": self.kernels,
-                "fused": self.fused, "tensorrt_engine_ops": self.engines,
-                "converted": dict(self.converted), "shipped": list(self.shipped),
-                "tf32": self.tf32}
+        return {"role": self.role, "program": self.program, "format": self.format, "ops": dict(self.ops),
+                "dtypes": dict(self.dtypes), "tensors": self.tensors, "onednn_tensors": self.onednn_tensors,
+                "runs": self.runs, "requires": list(self.requires), "kernels": self.kernels,
+                "fused": self.fused, "tensorrt_engine_ops": self.engines, "converted": dict(self.converted),
+                "shipped": list(self.shipped), "tf32": self.tf32}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> "Evidence":
@@ -140,20 +115,14 @@ class Evidence:
                    dict(data.get("ops", {})), dict(data.get("dtypes", {})),  # type: ignore[arg-type]
                    int(data.get("tensors", 0)), int(data.get("onednn_tensors", 0)),  # type: ignore[arg-type]
                    int(data.get("runs", 1)), tuple(data.get("requires", ())),  # type: ignore
-                   str(data.get("kernels", "")),
-                   dict(data.get("converted") or {}),  # type: ignore[arg-type]
-                   tuple(data.get("shipped", ())),  # type: ignore[arg-type]
-                   str(data.get("tf32", "")))
+                   str(data.get("kernels", "")), dict(data.get("converted") or {}),  # type: ignore[arg-type]
+                   tuple(data.get("shipped", ())), str(data.get("tf32", "")))  # type: ignore[arg-type]
 
 
 class Tally:
-    """Counts a hook stream into Evidence. PIR op types carry ``:N``, one per op, so ops are
-    counted exactly; legacy op types carry none, and an op's outputs arrive one after
-    another, so there a run of calls of one op type counts as one op (two adjacent ops of one
-    type count once: presence is exact, counts are a lower bound)."""
+    """Counts a hook stream; legacy op types carry no ``:N``: a run of one type is one op there."""
 
-    def __init__(self, role: str, program: str, program_format: str,
-                 requires: Sequence[str] = ()):
+    def __init__(self, role: str, program: str, program_format: str, requires: Sequence[str] = ()):
         self.evidence = Evidence(role, program, program_format, runs=0, requires=tuple(requires))
         self._seen_ids: set = set()
         self._last: Optional[str] = None
@@ -194,13 +163,9 @@ def shipped_fused(program_ops: Mapping[str, int]) -> Tuple[str, ...]:
 
 def converted_program(program: str, source_ops: Mapping[str, int],
                       converted_ops: Mapping[str, int]) -> Dict[str, object]:
-    """What a PIR TensorRT conversion did, from the two programs' op types (namespace-free
-    names, op type -> count, as ``int8_evidence.program_op_types`` reads them): the
-    tensorrt_engine ops in the converted program, and the op types fewer there than in the
-    source (the ops the engines took over)."""
+    """A PIR TensorRT conversion: its engine ops, and the op types they took over from the source."""
     engines = sum(n for t, n in converted_ops.items() if base_name(t) == TENSORRT_ENGINE)
-    replaced = {t: n - converted_ops.get(t, 0) for t, n in source_ops.items()
-                if n > converted_ops.get(t, 0)}
+    replaced = {t: n - converted_ops.get(t, 0) for t, n in source_ops.items() if n > converted_ops.get(t, 0)}
     return {"program": program, "engines": engines, "replaced": replaced}
 
 
@@ -212,10 +177,7 @@ def is_heavy(op_type: str) -> bool:
 
 
 def coverage_note(ev: Evidence, precision: str, remaining: Optional[Mapping[str, int]] = None) -> str:
-    """TensorRT modes below fp32: the convolutions and matrix products left to Paddle's kernels
-    (which compute them in fp32, not the mode's precision), from the hooks or, on the PIR
-    path, the converted program's own ops (``remaining``); "" when none is left. A case whose
-    engines took a sliver of the model otherwise passes as if it ran in fp16 or int8."""
+    """TensorRT below fp32: the convolutions and matrix products left to Paddle's fp32 kernels."""
     ops = remaining if remaining is not None else ev.ops
     left = {t: n for t, n in ops.items() if is_heavy(t)}
     if not left:
@@ -233,14 +195,10 @@ def tally(role: str, program: str, program_format: str, *runs: Iterable[Sequence
     return t.evidence
 
 
-# -- rules ---------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Rule:
     holds: Callable[[Evidence], bool]
-    # (who: the run mode, or "baseline"; evidence) -> why the requirement is not met
-    broken: Callable[[str, Evidence], str]
+    broken: Callable[[str, Evidence], str]  # (the run mode or "baseline", evidence) -> why not
 
 
 def _dtypes_only(ev: Evidence) -> str:
@@ -277,9 +235,7 @@ RULES: Mapping[str, Rule] = {
 
 def broken_rules(who: str, evidence: Optional[Evidence],
                  requirements: Optional[Sequence[str]] = None) -> List[str]:
-    """Why ``evidence`` fails ``requirements`` (rows of RULES; by default what it
-    ``requires``), one sentence each; [] when it shows them all or nothing is required. No
-    hooked op at all shows nothing."""
+    """Why ``evidence`` fails ``requirements`` (by default what it ``requires``), a sentence each."""
     if evidence is None:
         return []
     requirements = evidence.requires if requirements is None else requirements
@@ -297,7 +253,7 @@ def broken_rules(who: str, evidence: Optional[Evidence],
     return broken + [RULES[r].broken(who, evidence) for r in hooked if not RULES[r].holds(evidence)]
 
 
-def evidence_property(evidence: Mapping[str, Mapping[str, object]]) -> str:
-    """The ``paddle_evidence`` property: one line per recorded run, candidate first."""
+def evidence_texts(evidence: Mapping[str, Mapping[str, object]]) -> List[str]:
+    """A line per recorded run, candidate first."""
     order = sorted(evidence, key=lambda role: role != "candidate")
-    return " | ".join(Evidence.from_dict(evidence[role]).text() for role in order)
+    return [Evidence.from_dict(evidence[role]).text() for role in order]

@@ -1,6 +1,4 @@
-"""The metrics a tolerance may bound beside atol and rtol, an entry each, which the verdict,
-Rule, the suite schema, the tables, the report files and the suggested tolerances all read.
-compare.py computes the figures; an entry names the row field holding one. Pure Python."""
+"""The metrics a tolerance may bound beside atol and rtol, an entry each, for every reader."""
 from __future__ import annotations
 
 import math
@@ -14,9 +12,7 @@ MIN_ATOL = 1e-6  # a suggested atol or max-bound: above 0 even for a bit-identic
 class Metric:
     figure: str  # the row's field holding the measured value
     bound: str  # the key that bounds it: in suites, markers, Rule and the row's bounds
-    # min: the figure must be at least the bound, max: at most; the worse of several figures
-    # (over seeds), and so the looser of several bounds
-    worst: Callable
+    worst: Callable  # min: the figure must be at least the bound, max: at most; the worse of several
     description: str
     column: str  # its column in the per-tensor table and the report files
     cell: str  # the figure's format in the table
@@ -25,13 +21,11 @@ class Metric:
     bound_format: str = "g"  # the bound in a problem message
     low: float = 0.0  # the range a suite's bound must lie in
     high: float = math.inf
-    # a scale-free figure: what a constant candidate, the baseline's mean m, scores from m, the
-    # baseline's std s and r = sqrt(m^2 + s^2) (vacuity.py); None where the figure has a scale
+    # scale-free: a constant candidate's figure from the baseline's m, s, sqrt(m^2 + s^2) (vacuity.py)
     constant: Optional[Callable[[float, float, float], float]] = None
 
     def problem(self, value: float, bound: float) -> Optional[str]:
-        """What a figure outside its bound says; None within it: where the worse of the two is
-        the bound (a NaN figure never is)."""
+        """What a figure outside its bound says; None within it (a NaN figure never is)."""
         if self.worst(value, bound) == bound:
             return None
         side = "below" if self.worst is min else "above"

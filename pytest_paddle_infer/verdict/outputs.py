@@ -1,5 +1,4 @@
-"""Outputs against the baseline's: pairing by name (or position), one comparison row each
-under the case's tolerances."""
+"""Outputs against the baseline's: paired by name (or position), a row each under the case's tolerances."""
 from __future__ import annotations
 
 from typing import Dict, List, Mapping
@@ -32,10 +31,7 @@ def check_output_names(case: Case, outputs: Mapping[str, np.ndarray]) -> None:
 
 
 def pair_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray]):
-    """Outputs pair by name; when no name matches and the counts agree (two exports of
-    one model, a dygraph layer's flattened outputs), by position. Yields (name, shown name,
-    actual or None, expected or None); the shown name adds the baseline's name when it differs:
-    ``fetch_name_1 (out.scores)``."""
+    """(name, shown name, actual, expected) by name, else by position: ``fetch_name_1 (out.scores)``."""
     if not set(actual) & set(expected) and len(actual) == len(expected):
         for (name, a), (base_name, e) in zip(actual.items(), expected.items()):
             yield name, f"{name} ({base_name})", a, e
@@ -49,9 +45,7 @@ def pair_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.nda
 
 def compare_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
                     case: Case) -> List[TensorComparison]:
-    """One row per output, in pairing order. Outputs whose rule has ``compare:`` are compared
-    as their task says (task_compare.py); the output that counts a boxes output's boxes is
-    judged with that comparison."""
+    """One row per output, in pairing order; a box count is judged with the boxes it counts."""
     positions = {name: i for i, name in enumerate(actual)}
     pairs = list(pair_outputs(actual, expected))
     # tolerances name the predictor's outputs, or their positions (#0, #1, ...)
@@ -60,8 +54,7 @@ def compare_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.
     counted = {}  # count output -> the boxes output it counts
     for output, rule in rules.items():
         if rule.compare is not None and rule.compare.kind == "boxes" and output in both:
-            found = find_count_output(output, rule.compare, {o: e for o, (_, e) in both.items()},
-                                      positions)
+            found = find_count_output(output, rule.compare, {o: e for o, (_, e) in both.items()}, positions)
             if found is not None:
                 counted[found] = output
     rows: Dict[str, TensorComparison] = {}

@@ -1,6 +1,4 @@
-"""A tensor's comparison row and its text (the per-tensor table), without numpy: the pytest
-process reads results and writes reports with these, while the executor child computes the
-rows (compare.py)."""
+"""A tensor's comparison row and the per-tensor table, without numpy (for the pytest process)."""
 from __future__ import annotations
 
 import math
@@ -40,20 +38,16 @@ class TensorComparison:
     problems: List[str] = field(default_factory=list)
     vacuous: List[str] = field(default_factory=list)  # why a passing output cannot fail (vacuity.py)
     bounds: Dict[str, float] = field(default_factory=dict)  # each metric bound the rule sets (metrics.py)
-    # metrics beside atol/rtol/cosine (nan: nothing to compute)
     sqnr_db: float = float("nan")  # inf when the candidate equals the baseline
     rel_l2: float = float("nan")
     p50_abs: float = float("nan")
     p90_abs: float = float("nan")
     p99_abs: float = float("nan")
-    # the smallest atol (at this rtol) and rtol (at this atol) that pass every element;
-    # inf: none does (a new NaN/Inf; for rtol, an error where the baseline is exactly 0)
-    atol_needed: float = float("nan")
-    rtol_needed: float = float("nan")
+    atol_needed: float = float("nan")  # the smallest atol passing every element at this rtol (inf: none)
+    rtol_needed: float = float("nan")  # and rtol at this atol (inf: none, as where the baseline is 0)
     max_rel_near_zero: bool = False  # Max Rtol is at a near-zero baseline element: not meaningful
     max_rel_elsewhere: float = float("nan")  # the largest relative error away from near-zero baselines
-    # a task-aware comparison (task_compare.py): its kind, figures and settings; "" when element-wise
-    task: str = ""
+    task: str = ""  # a task-aware comparison (task_compare.py) and its settings; "" when element-wise
     task_figures: str = ""
 
     @property
@@ -72,12 +66,11 @@ class TensorComparison:
 
     @property
     def mismatched_text(self) -> str:
-        return f"{self.mismatched}/{self.total}" if self.shape_ok or self.task else "-"
+        return f"{self.mismatched}/{self.total}" if self.counted else "-"
 
     @property
     def counted(self) -> bool:
-        """Whether mismatched/total say something: not for a shape mismatch that no task
-        comparison explains."""
+        """Whether mismatched/total say something: not for a shape mismatch no task explains."""
         return self.shape_ok or bool(self.task)
 
     @property
@@ -105,13 +98,10 @@ def needed(value: float) -> str:
 TABLE_COLUMNS = ("Tensor", "Shape", "Mismatched", "Max Atol", "Max Rtol", "Min Val(base)",
                  "Max Val(base)") + tuple(m.column for m in METRICS) + ("Result",)
 NEAR_ZERO_MARK = "*"  # after a Max Rtol found at a near-zero baseline element
-NEAR_ZERO_NOTE = (f"{NEAR_ZERO_MARK} Max Rtol at a near-zero baseline value (|base| < {NEAR_ZERO:g} x "
-                  f"the tensor's largest |base|): not meaningful there; ")
 
 
 def finite_text(value: float, spec: str = ".6g") -> str:
-    """A figure of the finite values, or ``-`` when there was none (an all-Inf or all-NaN
-    tensor): never ``nan``, which reads as if the tensor held NaN."""
+    """A figure, or ``-`` when there was none (``nan`` would read as if the tensor held NaN)."""
     return "-" if value != value else format(value, spec)
 
 
@@ -119,41 +109,23 @@ def range_text(row: TensorComparison) -> str:
     """``min .. max, std`` of the baseline, for properties and the summary."""
     if row.total == 0:
         return "empty"
-    # "-": no finite value (an all-Inf output), not a NaN
     return (f"min {finite_text(row.min_expected)} max {finite_text(row.max_expected)} "
             f"std {finite_text(row.std_expected)}")
 
 
-def _pair(actual: float, expected: float) -> str:
+def pair_text(actual: float, expected: float, spec: str = ".6g") -> str:
+    """``actual(expected)``; ``-`` when neither side has a finite value."""
     if actual != actual and expected != expected:
         return "-"
-    return f"{finite_text(actual)}({finite_text(expected)})"
-
-
-def max_rel_text(r: TensorComparison) -> str:
-    return f"{r.max_rel:.6g}{NEAR_ZERO_MARK if r.max_rel_near_zero else ''}"
+    return f"{finite_text(actual, spec)}({finite_text(expected, spec)})"
 
 
 def table_rows(rows: Iterable[TensorComparison]) -> List[Tuple[str, ...]]:
-    out = []
-    for r in rows:
-        out.append((
-            r.name, r.shape_text, r.mismatched_text, f"{r.max_abs:.6g}", max_rel_text(r),
-            _pair(r.min_actual, r.min_expected), _pair(r.max_actual, r.max_expected),
-            *(finite_text(getattr(r, m.figure), m.cell) for m in METRICS),
-            "ok" if r.passed else "FAIL: " + "; ".join(r.problems),
-        ))
-    return out
-
-
-def near_zero_notes(rows: Iterable[TensorComparison]) -> List[str]:
-    """A line naming the rows whose Max Rtol comes from a near-zero baseline, with their
-    largest relative error elsewhere."""
-    marked = [r for r in rows if r.max_rel_near_zero]
-    if not marked:
-        return []
-    return [NEAR_ZERO_NOTE + "elsewhere max rtol " + ", ".join(
-        f"{r.name} {r.max_rel_elsewhere:.6g}" for r in marked)]
+    return [(r.name, r.shape_text, r.mismatched_text, f"{r.max_abs:.6g}",
+             f"{r.max_rel:.6g}{NEAR_ZERO_MARK if r.max_rel_near_zero else ''}",
+             pair_text(r.min_actual, r.min_expected), pair_text(r.max_actual, r.max_expected),
+             *(finite_text(getattr(r, m.figure), m.cell) for m in METRICS),
+             "ok" if r.passed else "FAIL: " + "; ".join(r.problems)) for r in rows]
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -163,8 +135,12 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def comparison_table(rows: Sequence[TensorComparison]) -> str:
-    """The per-tensor table, then what a marked Max Rtol means and the task comparisons'
-    figures (task_compare.py)."""
-    lines = [format_table(TABLE_COLUMNS, table_rows(rows))] + near_zero_notes(rows)
+    """The per-tensor table, what a marked Max Rtol means and the task comparisons' figures."""
+    lines = [format_table(TABLE_COLUMNS, table_rows(rows))]
+    marked = [r for r in rows if r.max_rel_near_zero]
+    if marked:
+        lines.append(f"{NEAR_ZERO_MARK} Max Rtol at a near-zero baseline value (|base| < {NEAR_ZERO:g} x the "
+                     f"tensor's largest |base|): not meaningful there; elsewhere max rtol "
+                     + ", ".join(f"{r.name} {r.max_rel_elsewhere:.6g}" for r in marked))
     lines += [f"{r.name}: compare {r.task}: {r.task_figures}" for r in rows if r.task]
     return "\n".join(lines)

@@ -1,18 +1,5 @@
-"""Tolerances measured, not guessed (``--paddle-suggest-tolerances``): a case's outputs are
-compared over several input seeds, the worst figure of each output is kept, and the
-suggested tolerance is that figure times a margin, rounded up to two significant digits:
-
-    atol         margin x the largest |candidate - baseline| of any seed: enough at rtol 0,
-                 so the output's rtol (which stays) only adds headroom; at least MIN_ATOL, so a
-                 bit-identical output does not get atol 0. (The smallest atol that passed at
-                 the output's rtol is shown beside it.)
-    a bound      its metric's formula of the worst figure (metrics.py; a max-bound's is atol's)
-
-Only atol is suggested for every output; the others where the output's rule sets them.
-Outputs a rank comparison judges (topk, argmax) get no atol: their figure is the lowest
-agreement. Pure Python, JSON-ready dicts: the figures travel from xdist workers as a JUnit
-property (``paddle_suggest``).
-"""
+"""Tolerances measured (``--paddle-suggest-tolerances``): each output's worst figure over the seeds
+times a margin; JSON-ready, as the figures travel from xdist workers in ``paddle_suggest``."""
 from __future__ import annotations
 
 import json
@@ -29,17 +16,15 @@ WORST = {"atol_needed": max, **{m.figure: m.worst for m in METRICS}, "max_abs": 
 def output_figures(row: TensorComparison, position: int) -> Dict[str, object]:
     """What one seed's comparison of one output says, for suggestions."""
     rank_task = row.task.startswith(("top-", "argmax"))
-    unmatched = any("without a match" in p for p in row.problems)
     return {
         "name": row.name.split(" (")[0], "shown": row.name, "position": position,
-        "atol": row.atol, "rtol": row.rtol, "task": row.task,
-        "bounds": dict(row.bounds),
+        "atol": row.atol, "rtol": row.rtol, "task": row.task, "bounds": dict(row.bounds),
         "atol_needed": None if rank_task else _finite(row.atol_needed), "max_abs": _finite(row.max_abs),
         **{m.figure: _finite(getattr(row, m.figure)) for m in METRICS},
         "agreement": (1.0 - row.mismatched / row.total) if rank_task and row.total else None,
-        "unmatched": unmatched, "comparable": row.shape_ok or bool(row.task),
-        "std": _finite(row.std_expected), "mean_abs": _finite(row.mean_abs_expected),
-    }
+        "unmatched": any("without a match" in p for p in row.problems),
+        "comparable": row.shape_ok or bool(row.task),
+        "std": _finite(row.std_expected), "mean_abs": _finite(row.mean_abs_expected)}
 
 
 def _finite(value: float) -> Optional[float]:
@@ -85,8 +70,7 @@ def suggest(out: Mapping[str, object], margin: float) -> Dict[str, float]:
 
 
 def cannot_fail(out: Mapping[str, object]) -> bool:
-    """Whether the suggested atol (with the output's rtol) spans the baseline's spread, so
-    that the element-wise check could not fail (verdict/vacuity.py's 'spread' rule)."""
+    """Whether the suggested atol spans the baseline's spread (vacuity.py's 'spread' rule)."""
     atol, std, mean_abs = out.get("suggested", {}).get("atol"), out.get("std"), out.get("mean_abs")
     if atol is None or not isinstance(std, float) or not isinstance(mean_abs, float):
         return False
@@ -95,13 +79,17 @@ def cannot_fail(out: Mapping[str, object]) -> bool:
 
 def case_suggestion(seeds: Sequence[int], rows_per_seed: Sequence[Sequence[TensorComparison]],
                     margin: float, notes: Sequence[str] = ()) -> str:
-    """The ``paddle_suggest`` property: the seeds, the margin, and per output its worst
-    figures and the suggested keys (JSON)."""
+    """The ``paddle_suggest`` property (JSON): seeds, margin, each output's worst figures and keys."""
     figures = [[output_figures(r, i) for i, r in enumerate(rows)] for rows in rows_per_seed]
     outputs = worst(figures)
     for out in outputs:
         out["suggested"] = suggest(out, margin)
     return json.dumps({"seeds": list(seeds), "margin": margin, "outputs": outputs, "notes": list(notes)})
+
+
+def method_text(margin: float) -> str:
+    return (f"suggested = {margin:g} x the worst figure over the seeds (atol: x the worst max abs, "
+            f"so it holds at rtol 0; at least {MIN_ATOL:g}), rounded up to 2 significant digits; rtol stays")
 
 
 def seeds_text(seeds: Sequence[int]) -> str:

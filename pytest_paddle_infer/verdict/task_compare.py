@@ -1,22 +1,9 @@
-"""Task-aware comparisons of one output, for outputs whose element-wise difference is not
-what matters (a suite's ``compare:`` under an output's tolerance entry):
-
-    topk     per sample (every index but the compared axis), the set of the k largest values'
-             indices must agree; ``min_agreement`` is the share of samples that must
-    argmax   the same for the arg-max (k = 1): recognition, segmentation
-    sorted   the element-wise check after sorting both along the axis (order-free values)
-    boxes    detection rows such as multiclass_nms's [class, score, x1, y1, x2, y2]: matched
-             by class and IoU among the boxes scored at or above ``score_min``, whatever their
-             order; the matched boxes' values are then checked element-wise (atol, rtol)
-
-Each returns a TensorComparison whose ``task`` names the comparison and ``task_figures`` its
-figures; ``mismatched``/``total`` count what the task counts (samples; boxes). The metric
-figures (max abs, cosine, ...) are of the raw arrays, or of the matched boxes. Pure numpy.
-"""
+"""Task-aware comparisons of one output (a suite's ``compare:``): topk, argmax, sorted, boxes;
+``mismatched``/``total`` count samples or boxes. Pure numpy."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -25,17 +12,15 @@ from .rows import TensorComparison
 from .tolerances import Compare, Rule
 
 BOX_COLUMNS = ("class", "score", "x1", "y1", "x2", "y2")
-COLUMN_NAMES = BOX_COLUMNS + ("-",)  # "-": a column the comparison ignores
 DEFAULT_IOU = 0.5
 SHOWN_BOXES = 3  # unmatched boxes named per side
 
 
 def describe(spec: Compare) -> str:
     """The comparison with its settings, defaults filled in: ``boxes(iou 0.5, score_min 0)``."""
-    if spec.kind == "topk":
-        return f"top-{spec.k} along axis {axis_of(spec)} (min_agreement {min_agreement(spec):g})"
-    if spec.kind == "argmax":
-        return f"argmax along axis {axis_of(spec)} (min_agreement {min_agreement(spec):g})"
+    if spec.kind in ("topk", "argmax"):
+        what = f"top-{spec.k}" if spec.kind == "topk" else "argmax"
+        return f"{what} along axis {axis_of(spec)} (min_agreement {min_agreement(spec):g})"
     if spec.kind == "sorted":
         return f"sorted along axis {axis_of(spec)}"
     return (f"boxes (columns {', '.join(spec.columns or BOX_COLUMNS)}; iou >= "
@@ -52,8 +37,7 @@ def min_agreement(spec: Compare) -> float:
 
 def compare_task(name: str, actual: np.ndarray, expected: np.ndarray, rule: Rule,
                  counts: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> TensorComparison:
-    """The output compared the way ``rule.compare`` says; ``counts``: (candidate, baseline)
-    boxes per image, from the output that holds them (boxes only)."""
+    """``counts``: (candidate, baseline) boxes per image, for boxes."""
     spec = rule.compare
     actual, expected = np.asarray(actual), np.asarray(expected)
     if spec.kind == "boxes":
@@ -76,9 +60,6 @@ def compare_task(name: str, actual: np.ndarray, expected: np.ndarray, rule: Rule
                             f"max abs {row.max_abs:.6g} after sorting")
         return row
     return compare_ranks(name, actual, expected, rule)
-
-
-# -- topk and argmax --------------------------------------------------------------------
 
 
 def top_indices(values: np.ndarray, k: int) -> np.ndarray:
@@ -119,9 +100,6 @@ def compare_ranks(name: str, actual: np.ndarray, expected: np.ndarray, rule: Rul
             f"min_agreement {min_agreement(spec):g}); first disagreement at sample "
             f"{list(map(int, where))}: baseline {show(top_e[first])}, candidate {show(top_a[first])}")
     return row
-
-
-# -- boxes ------------------------------------------------------------------------------
 
 
 @dataclass
@@ -187,9 +165,7 @@ def iou(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def match_boxes(cand: List[Box], base: List[Box], threshold: float, score_min: float) -> BoxMatch:
-    """Greedy, baseline boxes by falling score: each takes the free candidate box of its class
-    with the highest IoU at or above ``threshold``. Boxes below ``score_min`` may match but are
-    not reported when they do not (a score crossing the threshold is no missing box)."""
+    """Greedy, by falling score: each baseline box takes its class's free candidate of best IoU."""
     found = BoxMatch()
     free = list(range(len(cand)))
     for b in sorted(base, key=lambda x: -x.score):
@@ -260,8 +236,7 @@ def compare_boxes(name: str, actual: np.ndarray, expected: np.ndarray, rule: Rul
 
 def count_row(name: str, actual: np.ndarray, expected: np.ndarray, rule: Rule,
               boxes: TensorComparison) -> TensorComparison:
-    """The boxes-per-image output judged with the boxes it counts: equal counts are compared
-    as they are; different counts are what the boxes comparison explains, and fail only with it."""
+    """The boxes-per-image output: different counts fail only with the boxes comparison."""
     actual, expected = np.asarray(actual), np.asarray(expected)
     if actual.shape == expected.shape and np.array_equal(actual, expected):
         return compare_rule(name, actual, expected, replace(rule, compare=None))
@@ -281,8 +256,7 @@ def count_row(name: str, actual: np.ndarray, expected: np.ndarray, rule: Rule,
 
 
 def find_count_output(boxes_name: str, spec: Compare, expected: dict, positions: dict) -> Optional[str]:
-    """The output that holds the boxes per image: ``count:`` (a name or ``#N``), else the
-    one integer 1-D output whose sum is the baseline's number of box rows."""
+    """``count:`` (a name or ``#N``), else the one integer 1-D output summing to the box rows."""
     if spec.count is not None:
         for name in expected:
             if name == spec.count or f"#{positions.get(name)}" == spec.count:

@@ -1,10 +1,4 @@
-"""Tolerances and where they come from.
-
-Precedence (decided in cases/tolerance_precedence.py), highest first: command line > marker >
-per-tensor glob > per-output > per-run-mode > per-model > suite defaults > the run mode's
-built-in default (1e-4 for fp32 modes). Each layer may set every key of a Rule independently (atol, rtol, the
-metric bounds of metrics.py, and ``compare``, a task-aware comparison: task_compare.py).
-"""
+"""Tolerances: a Rule per layer (cases/tolerance_precedence.py), and a case's rules per tensor."""
 from __future__ import annotations
 
 import fnmatch
@@ -18,8 +12,7 @@ RULE_KEYS = ("atol", "rtol") + tuple(m.bound for m in METRICS)  # a Rule's numbe
 
 @dataclass(frozen=True)
 class Compare:
-    """A task-aware comparison of one output (verdict/task_compare.py): ``kind`` is topk,
-    boxes, sorted or argmax; the other fields are the kind's settings (None: its default)."""
+    """A task-aware comparison (task_compare.py) and its settings (None: the default)."""
 
     kind: str
     k: Optional[int] = None  # topk
@@ -63,8 +56,7 @@ class CaseTolerances:
     override: Rule = Rule()  # command line over marker, already merged
 
     def for_tensor(self, name: str, position: Optional[int] = None) -> Rule:
-        """``position``: an output's index, which ``#N`` output rules name (program formats
-        name outputs differently: ``fetch_name_0`` in PIR, ``save_infer_model/...`` legacy)."""
+        """``position``: an output's index, which ``#N`` rules name (formats name outputs apart)."""
         rule = self.base
         for out_name, r in self.outputs:
             if out_name == name or (position is not None and out_name == f"#{position}"):
@@ -75,8 +67,7 @@ class CaseTolerances:
         return self.override.over(rule)
 
     def names_tensor(self, name: str, op_type: str = "") -> bool:
-        """Whether a tensor glob covers this tensor: only then does an intermediate tensor
-        outside tolerance fail the case (others are reported)."""
+        """Whether a tensor glob covers it: only then does an intermediate outside tolerance fail."""
         return any(fnmatch.fnmatchcase(name, p) or (op_type and fnmatch.fnmatchcase(op_type, p))
                    for p, _ in self.tensors)
 

@@ -1,22 +1,4 @@
-"""Outputs that cannot fail: a pass over them says nothing about the candidate.
-
-Judged on the baseline's values against the output's own tolerance (pure numpy; the rows
-carry the reasons, never tensors):
-
-    empty        0 elements (a detector that returns no boxes)
-    one-hot      probabilities (rows along the last axis in [0, 1] summing to 1), every value
-                 within tolerance of 0 or 1: a saturated softmax; only a changed argmax fails it
-    flat         probabilities whose spread is within the tolerance (softmax of random weights,
-                 about 1/classes everywhere)
-    spread       any other output whose standard deviation is within its tolerance
-                 (atol + rtol * mean |baseline|): a candidate that output a constant, the
-                 baseline's mean, would be within tolerance on most elements; not flagged
-                 when a scale-free bound (cosine_min, sqnr_min, rel_l2_max) fails that constant
-    input        the plain baseline's outputs for two input seeds agree within a tenth of the
-                 tolerance: the output does not depend on the input, so wrongly fed inputs pass
-                 too (a tenth: global pooling over random-noise images makes a real model's
-                 outputs depend only weakly on the seed, within bf16 tolerances)
-"""
+"""Outputs that cannot fail under their own tolerance, judged on the baseline's values. Pure numpy."""
 from __future__ import annotations
 
 from typing import List, Mapping, Optional, Sequence, Tuple
@@ -29,22 +11,15 @@ from .rows import TensorComparison
 from .outputs import pair_outputs
 
 SPREAD_FACTOR = 1.0  # std of the baseline within this many tolerances: flagged
-IDENTICAL_FRACTION = 0.1  # two seeds' outputs within this part of the tolerance: identical
+IDENTICAL_FRACTION = 0.1  # two seeds' outputs this close are identical (pooled noise images vary little)
 SUM_TOLERANCE = 1e-3  # |row sum - 1| of probabilities
 OTHER_SEED_OFFSET = 1  # the second baseline's inputs: the case's seed + this
 
 SeedPair = Tuple[Mapping[str, np.ndarray], Mapping[str, np.ndarray], Tuple[int, int]]
 
 
-def tolerance_scale(row: TensorComparison) -> float:
-    """The tolerance at the output's typical magnitude: atol + rtol * mean |baseline|."""
-    mean_abs = row.mean_abs_expected if np.isfinite(row.mean_abs_expected) else 0.0
-    return row.atol + row.rtol * mean_abs
-
-
 def probabilities(expected: np.ndarray, atol: float, rtol: float) -> Tuple[bool, bool]:
-    """(probability rows, one-hot): rows along the last axis in [0, 1] that sum to 1, and
-    whether every value is within tolerance of 0 or 1. In chunks of rows."""
+    """(rows of probabilities along the last axis, every value within tolerance of 0 or 1)."""
     if expected.dtype.kind != "f" or expected.ndim < 1 or expected.shape[-1] < 2 or not expected.size:
         return False, False
     flat = expected.reshape(-1, expected.shape[-1])
@@ -74,8 +49,7 @@ def finite_mean(expected: np.ndarray) -> float:
 
 
 def constant_caught(row: TensorComparison, expected: np.ndarray) -> List[str]:
-    """The scale-free bounds the row sets that a constant candidate, the baseline's mean, would
-    break (metrics.py's Metric.constant): they judge where atol spans the spread (cosine_min on logits)."""
+    """The scale-free bounds set that the baseline's mean as a constant candidate would break."""
     if expected.dtype.kind not in "fiu" or not np.isfinite(row.std_expected):
         return []
     s, m = row.std_expected, finite_mean(expected)
@@ -97,7 +71,8 @@ def reasons(row: TensorComparison, expected: np.ndarray,
         return []
     found = []
     prob, one_hot = probabilities(expected, row.atol, row.rtol)
-    tol = tolerance_scale(row)
+    mean_abs = row.mean_abs_expected if np.isfinite(row.mean_abs_expected) else 0.0
+    tol = row.atol + row.rtol * mean_abs  # the tolerance at the output's typical magnitude
     if one_hot:
         found.append("one-hot: every value is within tolerance of 0 or 1 (a saturated softmax), "
                      "only a changed argmax could fail it")
@@ -121,14 +96,12 @@ def reasons(row: TensorComparison, expected: np.ndarray,
 
 def judge_outputs(rows: Sequence[TensorComparison], actual: Mapping[str, np.ndarray],
                   expected: Mapping[str, np.ndarray], seeds: Optional[SeedPair] = None) -> None:
-    """Set ``row.vacuous`` on each output row, paired as ``compare_outputs`` pairs them.
-    ``seeds``: the plain baseline's outputs (by the program's output names) for two seeds."""
+    """Set ``row.vacuous`` on each output row; ``seeds``: the plain baseline's for two seeds."""
     for row, (output, _, a, e) in zip(rows, pair_outputs(actual, expected)):
         if a is None or e is None:
             continue
-        pair = None
-        if seeds is not None and output in seeds[0] and output in seeds[1]:
-            pair = (np.asarray(seeds[0][output]), np.asarray(seeds[1][output]), seeds[2])
+        pair = ((np.asarray(seeds[0][output]), np.asarray(seeds[1][output]), seeds[2])
+                if seeds is not None and output in seeds[0] and output in seeds[1] else None)
         row.vacuous = reasons(row, np.asarray(e), pair)
 
 
