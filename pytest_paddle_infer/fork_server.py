@@ -1,19 +1,20 @@
-"""Executor children forked from one process that imported paddle: CPU-only Paddle, Linux, xdist.
+"""Children forked from one process that imported paddle: CPU-only Paddle, Linux.
 
-Each xdist worker's executor child imports paddle (about 4.5 s of CPU), competing with the
-others. The xdist controller starts this server before it spawns the workers and tells them
-where it is (xdist's workerinput, never the environment); the server imports paddle and the
-engine once, then forks one executor per worker that asks (the worker's log, cwd, environment).
+Each child that imports paddle pays about 4.5 s of CPU: every xdist worker's executor, and
+the command children (exporter, signature probe, dygraph and static baselines, prune steps,
+localization trials). The xdist controller starts this server before it spawns the workers
+and tells them where it is (xdist's workerinput); the server imports paddle and the engine
+once, then forks a child per request (the requester's log, cwd, environment, PYTHONPATH).
 
 A CUDA build's import initialises CUDA, which a forked child cannot use: the server runs only
 where paddle's version file says CPU-only, re-checks after its import and then refuses. A
-worker whose environment differs, or whose server is absent, refused, slow or gone, spawns its
-own child. The server exits with the controller; forked children's exit statuses go to files
-the workers read (``ForkedChild``, supervised as a ``subprocess.Popen``).
+requester whose environment differs, or whose server is absent, refused, slow or gone, spawns
+its own child. The server exits with the process that started it; forked children's exit
+statuses go to files the requesters read (``ForkedChild``, supervised as a ``subprocess.Popen``).
 
 A process that starts a server and puts its spec in ``SPEC_ENV`` lends it to every session it
 starts (the project's own tests: hundreds of sessions, one import of paddle): such a session's
-executor, and its xdist workers', fork from it, and its controller starts none of its own.
+children, and its xdist workers', fork from it, and its controller starts none of its own.
 """
 from __future__ import annotations
 
@@ -78,10 +79,15 @@ def available() -> bool:
             and paddle_is_cpu_only())
 
 
+# PYTHONPATH is compared apart (``_path_ahead``); GLOG_minloglevel changes only what is logged
+UNCOMPARED = ("PYTHONPATH", "GLOG_minloglevel")
+ENGINE_PACKAGES = ("paddle", "numpy", "pytest_paddle_infer")  # what the server has imported
+
+
 def environment_digest(env) -> str:
     """What of an environment `import paddle` reads, and the Python (path and prefixes)."""
-    kept = sorted((k, v) for k, v in env.items()
-                  if k.startswith(PADDLE_ENV_PREFIXES) and not k.startswith("PADDLE_INFER_"))
+    kept = sorted((k, v) for k, v in env.items() if k.startswith(PADDLE_ENV_PREFIXES)
+                  and not k.startswith("PADDLE_INFER_") and k not in UNCOMPARED)
     python = (os.path.abspath(sys.executable), sys.prefix, sys.exec_prefix)
     return hashlib.sha256(repr((python, kept)).encode()).hexdigest()[:16]
 
@@ -92,6 +98,37 @@ def environment_digest(env) -> str:
 def lent() -> str:
     """The spec of a server an enclosing process lends this one, "" where none (or turned off)."""
     return "" if os.environ.get(OFF_ENV) else os.environ.get(SPEC_ENV, "")
+
+
+_FOR_CHILDREN: list = []  # the spec this process's command children fork from (run_command)
+
+
+def serve_children_from(spec: str) -> None:
+    """The session's server (an xdist worker's controller's, or a lent one), or "": none."""
+    _FOR_CHILDREN[:] = [spec] if spec else []
+
+
+def for_children() -> str:
+    return _FOR_CHILDREN[0] if _FOR_CHILDREN else lent()
+
+
+def _python_path(env) -> list:
+    return [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+
+
+def _path_ahead(server_path: list, env) -> Optional[list]:
+    """The entries ``env``'s PYTHONPATH puts ahead of the server's (pytester's working
+    directory, a suite's builder directory), or None where the rest differs or an entry holds
+    a package the server imported (a forked child would run the server's)."""
+    from importlib.machinery import PathFinder
+
+    path = _python_path(env)
+    ahead = path[:len(path) - len(server_path)]
+    if path[len(ahead):] != server_path:
+        return None
+    if any(PathFinder.find_spec(name, ahead) for name in ENGINE_PACKAGES):
+        return None
+    return ahead
 
 
 def start() -> str:
@@ -115,7 +152,7 @@ def start() -> str:
         scratch.remove(Path(directory))
         return ""
     spec = json.dumps({"pid": proc.pid, "directory": directory, "key": key,
-                       "environment": environment_digest(os.environ)})
+                       "environment": environment_digest(os.environ), "path": _python_path(os.environ)})
     _SERVERS[spec] = (proc, directory)
     return spec
 
@@ -192,12 +229,50 @@ def _alive(pid: int) -> bool:
 def request(spec: str, address: str, authkey: str, log_path: Path, authkey_env: str,
             entry: str) -> Optional[ForkedChild]:
     """An executor child from the server of ``spec``, connecting to ``address``; None: spawn one."""
+    from .children import child_env
+
+    return _ask(spec, {"address": address, "authkey": authkey, "authkey_env": authkey_env,
+                       "entry": entry, "log": str(log_path), "env": child_env()})
+
+
+def run_command(spec: str, module: str, args, env: dict, timeout: Optional[float]):
+    """``python -m module *args`` with ``env``, forked from the server of ``spec`` (its own
+    session and process group, stdout and stderr captured): a CompletedProcess, or None where
+    the server cannot run it (spawn it). Past ``timeout`` seconds: children.ChildTimeout."""
+    from tempfile import TemporaryDirectory
+
+    from .children import ChildTimeout, child_env
+
+    with TemporaryDirectory(prefix="paddle-infer-command-") as work:
+        out, err = Path(work) / "stdout", Path(work) / "stderr"
+        child = _ask(spec, {"entry": module, "argv": [str(a) for a in args], "log": str(out),
+                            "stderr": str(err), "env": child_env(env)})
+        if child is None:
+            return None
+        try:
+            child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            raise ChildTimeout(timeout) from None
+        except BaseException:
+            child.kill()
+            raise
+        finally:
+            with suppress(ProcessLookupError, PermissionError):  # what it left in its group
+                os.killpg(child.pid, signal.SIGKILL)
+        return subprocess.CompletedProcess([sys.executable, "-m", module, *args], child.returncode,
+                                           out.read_text(errors="replace"), err.read_text(errors="replace"))
+
+
+def _ask(spec: str, wanted: dict) -> Optional[ForkedChild]:
     try:
         found = json.loads(spec)
         pid, directory, key = int(found["pid"]), Path(found["directory"]), str(found["key"])
     except (ValueError, TypeError, KeyError):
         return None
-    if found.get("environment") != environment_digest(os.environ) or not directory.is_dir():
+    env = wanted["env"]
+    ahead = _path_ahead(found.get("path", []), env)
+    if found.get("environment") != environment_digest(env) or ahead is None or not directory.is_dir():
         return None
     deadline = time.monotonic() + READY_SECONDS
     while not (directory / "ready").exists():
@@ -206,13 +281,9 @@ def request(spec: str, address: str, authkey: str, log_path: Path, authkey_env: 
         time.sleep(0.05)
     from multiprocessing.connection import Client
 
-    from .children import child_env
-
     try:
         with Client(str(directory / "socket"), family="AF_UNIX", authkey=bytes.fromhex(key)) as conn:
-            conn.send({"address": address, "authkey": authkey, "authkey_env": authkey_env,
-                       "entry": entry, "log": str(log_path), "cwd": os.getcwd(),
-                       "env": child_env()})  # held to this worker (children.hold_to_parent)
+            conn.send({**wanted, "cwd": os.getcwd(), "path_ahead": ahead})
             if not conn.poll(30):
                 return None
             child = conn.recv()
@@ -249,7 +320,7 @@ def _paddle_uses_a_device(paddle) -> bool:
 
 
 def _child(request: Dict, listener, conn) -> None:
-    """In the forked child: become the worker's executor, then exit."""
+    """In the forked child: become the worker's executor, or run a command child; then exit."""
     code = 1
     try:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -258,18 +329,32 @@ def _child(request: Dict, listener, conn) -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         listener.close()
         conn.close()
-        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.close(log)
+        command = "argv" in request  # a command child (run_command), else an executor
+        if command:
+            os.setsid()  # a group of its own, as children.start gives a spawned one
+        for fd, name in ((1, "log"), (2, "stderr" if command else "log")):
+            out = os.open(request[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(out, fd)
+            os.close(out)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        os.environ[request["authkey_env"]] = request["authkey"]
-        sys.argv = [request["entry"], request["address"]]
+        # the path `python -m` would give it: its working directory first, then its PYTHONPATH
+        sys.path[:1] = [request["cwd"], *request["path_ahead"]]
         import importlib
 
-        code = importlib.import_module(request["entry"]).main()
+        module = importlib.import_module(request["entry"])
+        if command:
+            sys.argv = [request["entry"], *request["argv"]]
+            code = module.main(request["argv"])
+        else:
+            os.environ[request["authkey_env"]] = request["authkey"]
+            sys.argv = [request["entry"], request["address"]]
+            code = module.main()
+    except SystemExit as e:  # as the interpreter ends on it: a message goes to stderr, status 1
+        code = e.code if isinstance(e.code, int) or e.code is None else 1
+        if not (isinstance(e.code, int) or e.code is None):
+            print(e.code, file=sys.stderr)
     except BaseException:
         import traceback
 

@@ -172,7 +172,10 @@ def pytest_unconfigure(config):
 
         stop(config.stash[FORK_SERVER])
     if CASE_PATH in config.stash:
+        from .fork_server import serve_children_from
+
         config.stash[CASE_PATH].close()
+        serve_children_from("")
     if RUNNER in config.stash:
         config.stash[RUNNER].close()
     kill_all()  # a child this process started (the signature probe) outlives no session

@@ -87,6 +87,9 @@ class Service:
     """What the child does: a runner, and the prepared cases between prepare and run."""
 
     def __init__(self, init: dict, send: Callable):
+        from ..fork_server import serve_children_from
+
+        serve_children_from(init.get("fork_server", ""))  # its command children and trials fork
         self.send = send
         self.runner = make_runner(init)
         self.runner.on_phase = self.phase

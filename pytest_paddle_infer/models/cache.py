@@ -24,6 +24,7 @@ from .source import MANIFEST, PROGRAM_EXTENSIONS, ModelFiles, ModelSource, find_
 from .zoo import ZOO, ZOO_VERSION
 from ..ownership import marker_kind
 from ..children import ChildTimeout, how_it_ended, oom_kills, run
+from ..fork_server import for_children, run_command
 from .binding import Signature
 
 BUILDER_PATH_ENV = "PADDLE_INFER_BUILDER_PATH"  # read by exporter.load_builder in the child
@@ -184,7 +185,10 @@ def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
     env.setdefault("GLOG_minloglevel", "2")
     oom_before = oom_kills()
     try:
-        proc = run([sys.executable, "-m", module, *args], env=env, timeout=timeout)
+        # forked from the session's fork server where there is one (no import of paddle)
+        spec = for_children()
+        proc = (spec and run_command(spec, module, args, env, timeout)) or \
+            run([sys.executable, "-m", module, *args], env=env, timeout=timeout)
     except ChildTimeout:
         option = f" ({timeout_option})" if timeout_option else ""
         raise ChildTimedOut(f"{what} failed: the child process timed out after {timeout:g} s{option} "

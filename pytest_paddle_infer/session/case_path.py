@@ -34,7 +34,8 @@ class CasePath:
                 "goldens_float16": settings.goldens_float16,
                 "save_runs": str(settings.save_runs) if settings.save_runs else None,
                 "shared_dir": str(shared_dir) if shared_dir else None,
-                "repro_dir": str(settings.report_dir / "repro") if settings.report_dir else None}
+                "repro_dir": str(settings.report_dir / "repro") if settings.report_dir else None,
+                "fork_server": fork_server}
         from ..supervise import Executor, InlineExecutor
 
         if settings.executor == "inline":

@@ -55,11 +55,12 @@ def case_path_of(config):
         workerinput = getattr(config, "workerinput", None)
         if workerinput and workerinput.get("testrunuid"):  # the workers of one xdist session
             shared = settings.cache_dir / SHARED_DIR / workerinput["testrunuid"]
-        from ..fork_server import lent
+        from ..fork_server import lent, serve_children_from
 
         # the controller's fork server (fork_server.py), given to its own workers only, or
-        # one an enclosing process lends
+        # one an enclosing process lends: the executor and every command child fork from it
         fork_server = (workerinput or {}).get(FORK_SERVER_INPUT, "") or lent()
+        serve_children_from(fork_server)
         config.stash[CASE_PATH] = CasePath(settings, settings.cache_dir / "executor", shared, fork_server)
     return config.stash[CASE_PATH]
 

@@ -89,3 +89,68 @@ def test_a_forked_childs_exit_status_comes_from_the_servers_file(tmp_path):
     sleeper.wait(10)
     (tmp_path / f"{sleeper.pid}.status").write_text(str(-signal.SIGKILL))  # as the server reaps
     assert child.wait(5) == -signal.SIGKILL
+
+
+def test_pythonpath_entries_ahead_of_the_servers_are_given_to_the_child(tmp_path, monkeypatch):
+    server_path = [str(tmp_path / "server")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "builders"), *server_path]))
+    assert fork_server._path_ahead(server_path, os.environ) == [str(tmp_path / "builders")]
+    # the server's own entries missing, or another order: a fresh Python would differ
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "builders"))
+    assert fork_server._path_ahead(server_path, os.environ) is None
+
+
+def test_an_entry_ahead_that_holds_a_package_the_server_imported_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "numpy").mkdir()
+    (tmp_path / "numpy" / "__init__.py").write_text("")  # would shadow the server's numpy
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    assert fork_server._path_ahead([], os.environ) is None
+
+
+COMMAND = '''
+import os, sys, time
+
+def main(argv):
+    if argv[0] == "echo":
+        print("cwd", os.getcwd(), "env", os.environ.get("CHOSEN"), "path0", sys.path[0])
+        print("err", file=sys.stderr)
+        return int(argv[1])
+    if argv[0] == "refuse":
+        raise SystemExit("the builder is broken")
+    if argv[0] == "hang":
+        time.sleep(600)
+'''
+
+
+@pytest.fixture(scope="module")
+def server():
+    spec = fork_server.start()
+    if not spec:
+        pytest.skip("no fork server runs with this paddle (not CPU-only)")
+    yield spec
+    fork_server.stop(spec)
+
+
+def test_a_command_child_forked_from_the_server_runs_as_a_spawned_one_would(server, tmp_path, monkeypatch):
+    """Its module from a PYTHONPATH entry ahead of the server's, its working directory and
+    environment, its stdout and stderr apart, its exit status; SystemExit's message on stderr."""
+    from pytest_paddle_infer.children import ChildTimeout
+
+    (tmp_path / "builders").mkdir()
+    (tmp_path / "builders" / "forked_command.py").write_text(COMMAND)
+    monkeypatch.chdir(tmp_path)
+    env = {**os.environ, "CHOSEN": "yes",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path / "builders"), *json.loads(server)["path"]])}
+    done = fork_server.run_command(server, "forked_command", ["echo", "3"], env, 60)
+    assert done is not None, "the server did not fork the command"
+    assert done.returncode == 3 and done.stderr.strip() == "err"
+    assert done.stdout.split() == ["cwd", str(tmp_path), "env", "yes", "path0", str(tmp_path)]
+    refused = fork_server.run_command(server, "forked_command", ["refuse"], env, 60)
+    assert refused.returncode == 1 and refused.stderr.strip() == "the builder is broken"
+    start = time.monotonic()
+    with pytest.raises(ChildTimeout):
+        fork_server.run_command(server, "forked_command", ["hang"], env, 1)
+    assert time.monotonic() - start < 30
+    # a Paddle setting the server was not started with: not forked (spawn it)
+    assert fork_server.run_command(server, "forked_command", ["echo", "0"],
+                                   {**env, "FLAGS_enable_pir_api": "0"}, 60) is None

@@ -18,6 +18,7 @@ from ...verdict.outputs import compare_outputs
 from ..capture import run_with_sink
 from .pir_passes import list_passes, pass_log, read_pass_log
 from ...supervise import Executor, ExecutorBug, ExecutorDied
+from ...fork_server import for_children
 from ...modes.run_modes import PIR_FORMAT
 
 TRIAL_TIMEOUT = 300.0  # seconds one trial (build and run) may take before it counts as hung
@@ -96,7 +97,7 @@ class TrialServer:
     def __init__(self, init: dict, case, model, inputs: Mapping, baseline_outputs: Mapping,
                  timeout: float = TRIAL_TIMEOUT):
         log_dir = Path(init["cache_dir"]) / "executor" / "trials"
-        self.executor = Executor(dict(init), log_dir, timeout)
+        self.executor = Executor(dict(init), log_dir, timeout, for_children())
         self.payload = (case, model, dict(inputs), dict(baseline_outputs))
         self.ready = -1  # which child (Executor.started) holds the case
         self.listing_builds = 0  # predictors built to list passes and op types, not trials
