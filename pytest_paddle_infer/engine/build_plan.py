@@ -1,7 +1,5 @@
-"""Recipe -> candidate predictor, as a plan: for TensorRT a per-worker optim cache dir, shape
-collection (tuned dynamic shape), calibration (int8 from a table), then the build; one build
-for other modes. ``candidate_plan`` is pure data, so tests check every GPU plan on a CPU-only
-machine; ``PlanExecutor`` runs plans with real predictors."""
+"""Recipe -> candidate predictor, as a plan of steps (TensorRT: cache dir, shape collection,
+calibration, build). Plans are pure data, so every GPU plan is tested on a CPU-only machine."""
 from __future__ import annotations
 
 import gc
@@ -50,13 +48,9 @@ SHAPE_RANGE_FILE = "shape_range.pbtxt"
 PADDLE_MODEL_CACHE = "_opt_cache"
 
 
-# -- steps ------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class PrepareCacheDir:
     """The case's TensorRT optim cache dir: emptied, unless ``keep`` (``+use_static``)."""
-
     path: str
     keep: bool
 
@@ -72,7 +66,6 @@ COLLECT_RUNS = 4
 @dataclass(frozen=True)
 class CollectShapes:
     """Tuned dynamic shape, first pass: the predictor writes ``shape_file`` when destroyed."""
-
     recipe: Tuple[Call, ...]
     shape_file: str
     reuse: bool  # +use_static: a file from an earlier run is kept
@@ -86,7 +79,6 @@ class CollectShapes:
 @dataclass(frozen=True)
 class GeneratedBatches:
     """Calibration batches drawn like the case's inputs, one per seed."""
-
     specs: Tuple[InputSpec, ...]
     seeds: Tuple[int, ...]
 
@@ -98,7 +90,6 @@ class GeneratedBatches:
 @dataclass(frozen=True)
 class FileBatches:
     """Calibration batches from a directory (``.npz`` by input name, or ``.npy``); at most ``limit``."""
-
     directory: str
     limit: Optional[int]
     specs: Tuple[InputSpec, ...]  # the case's inputs: names, dtypes and shapes to match
@@ -115,7 +106,6 @@ Batches = Union[GeneratedBatches, FileBatches]
 @dataclass(frozen=True)
 class Calibrate:
     """int8 calibration: destroying the predictor writes ``trt_calib_*``, moved to ``table_dir``."""
-
     recipe: Tuple[Call, ...]
     batches: Batches
     table_dir: str  # the optim cache dir the int8 predictor loads the table from
@@ -129,9 +119,7 @@ class Calibrate:
 
 @dataclass(frozen=True)
 class ConvertPir:
-    """TensorRT for a PIR (.json) program: ``calls`` write ``program`` and ``params``;
-    ``links`` (link, target) give the weights the name convert reads (``<prefix>.pdiparams``)."""
-
+    """PIR TensorRT: ``calls`` write ``program``, ``params``; ``links`` (link, target) name the weights."""
     calls: Tuple[pir_tensorrt.TrtCall, ...]
     links: Tuple[Tuple[str, str], ...]
     program: str
@@ -145,7 +133,6 @@ class ConvertPir:
 @dataclass(frozen=True)
 class Build:
     """The candidate; ``program`` (program, params): files a step before wrote, not the model's."""
-
     recipe: Tuple[Call, ...]
     program: Optional[Tuple[str, str]] = None
 
@@ -168,12 +155,6 @@ class Plan:
     @property
     def final(self) -> Build:
         return self.steps[-1]  # type: ignore[return-value]
-
-    def describe(self) -> List[str]:
-        return [f"{i}. {step}" for i, step in enumerate(self.steps, 1)]
-
-
-# -- planning: pure, no paddle, no files --------------------------------------------------
 
 
 def model_key(model: "ModelFiles") -> str:
@@ -199,9 +180,8 @@ def _dotted(version: Sequence[int]) -> str:
 def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None,
                  program_format: str = "", trt_version: Optional[Sequence[int]] = None,
                  explicit: bool = False) -> Tuple[str, ...]:
-    """Toggles whose Config call Paddle takes but does not act on, read from its source.
-    ``trt_version``: this machine's (None: not known); ``explicit``: Q/DQ ops would take
-    explicit quantization."""
+    """Toggles whose Config call Paddle takes but does not act on (read from its source);
+    ``explicit``: Q/DQ ops would take explicit quantization."""
     version = installed_paddle()[1] if paddle_version is None else paddle_version
     remarks = []
     if spec.memory_optim and spec.run_mode.device == GPU and paddle_major(version) >= 3:
@@ -251,8 +231,7 @@ FUSIBLE_OPS = frozenset({"conv2d", "depthwise_conv2d", "matmul", "matmul_v2", "m
 
 def fp32_ops_problem(spec: RunModeSpec, program_ops: Mapping[str, int],
                      program_format: str) -> Optional[str]:
-    """``+fp32_op`` on a GPU mixed-precision mode naming ops the program does not hold and no
-    fusion makes: an error, as it would keep nothing in fp32 while the id says it did."""
+    """The error for ``+fp32_op`` naming ops the program lacks and no fusion makes (GPU mixed precision)."""
     if not spec.fp32_ops or spec.run_mode.device != GPU or spec.run_mode.tensorrt:
         return None
     held = {base_name(t) for t in program_ops}
@@ -321,9 +300,8 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
                    mark_outputs: Sequence[str] = (),
                    program_ops: Optional[Mapping[str, int]] = None,
                    trt_version: Optional[Sequence[int]] = None) -> Plan:
-    """The steps that build the candidate of ``spec`` for inputs ``specs`` (concrete shapes).
-    ``mark_outputs``: tensors TensorRT exposes as engine outputs; ``program_ops`` (op type ->
-    count) decides explicit quantization (None: explicit)."""
+    """The steps that build the candidate of ``spec`` for inputs ``specs`` (concrete shapes);
+    ``program_ops`` (op type -> count) decides explicit quantization (None: explicit)."""
     shapes = {s.name: tuple(s.shape) for s in specs}
     check_shape_in_range(shapes, spec.dynamic_shape)
     wants_explicit = spec.int8_source == QUANTIZED and explicit_quantization(program_ops)
@@ -370,8 +348,8 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
 
 
 def check_static_shape(spec: RunModeSpec, model: "ModelFiles") -> None:
-    """Static-shape legacy TensorRT with an input declaring -1 beyond the batch dim fails in
-    Paddle with a message naming neither the input nor the fix: say both."""
+    """-1 beyond the batch dim under static-shape legacy TensorRT: Paddle's error names neither
+    the input nor the fix; say both."""
     if spec.dynamic_shape is not None:
         return
     loose = [s for s in model.inputs if any(d < 0 for d in tuple(s.shape)[1:])]
@@ -420,9 +398,6 @@ def declared_shapes(case: "Case") -> Optional[Dict[str, Tuple[int, ...]]]:
         return None  # the case reports its shape problem when it builds its inputs
 
 
-# -- running a plan -----------------------------------------------------------------------
-
-
 @dataclass
 class Built:
     predictor: object
@@ -448,10 +423,8 @@ class PlanExecutor:
         if plan.final.program is not None:  # a converted program (ConvertPir) runs instead
             model = replace(model, prog_file=plan.final.program[0], params_file=plan.final.program[1])
         key = (model.prog_file, model.params_file, plan.final.recipe)
-        started = 0.0
 
         def make(files, calls):
-            nonlocal started
             started = time.time()
             notes: List[str] = []
             int8 = plan.int8
@@ -593,16 +566,9 @@ def _names(paths: Sequence[Path]) -> str:
     return ", ".join(p.name for p in paths)
 
 
-# -- calibration data ---------------------------------------------------------------------
-
-
-def load_batches(batches: Batches) -> List[Dict[str, "np.ndarray"]]:
-    if isinstance(batches, GeneratedBatches):
-        return [generate_all(batches.specs, seed) for seed in batches.seeds]
-    return _file_batches(batches)
-
-
-def _file_batches(source: FileBatches) -> List[Dict[str, "np.ndarray"]]:
+def load_batches(source: Batches) -> List[Dict[str, "np.ndarray"]]:
+    if isinstance(source, GeneratedBatches):
+        return [generate_all(source.specs, seed) for seed in source.seeds]
     directory = Path(source.directory)
     if not directory.is_dir():
         raise InputError(f"calib_data: no such directory {directory}")
@@ -620,9 +586,6 @@ def _file_batches(source: FileBatches) -> List[Dict[str, "np.ndarray"]]:
         raise InputError(f"calib_data: {e}") from None
 
 
-# -- the runner's entry point -------------------------------------------------------------
-
-
 class CandidateBuilder:
     """A worker's GPU, optim cache root and plan executor."""
 
@@ -635,16 +598,14 @@ class CandidateBuilder:
         self.executor = PlanExecutor(predictors)
         self._gpu_count = gpu_count or (lambda: detect().gpu_count)
 
-    def trt_version(self) -> Optional[Tuple[int, ...]]:
-        """The TensorRT runtime Paddle found (else the one it was built with); None: none."""
+    def trt_version(self) -> Optional[Tuple[int, ...]]:  # the runtime found, else the one built with
         caps = detect()
         return known_trt(caps.trt_runtime) or known_trt(caps.trt_compile)
 
     def gpu_id(self) -> int:
         return gpu_for_worker(self.device, self.worker, self._gpu_count())
 
-    def device_id(self, spec: RunModeSpec) -> int:
-        """GPU modes: this worker's GPU; CPU modes take no device id (0, unused)."""
+    def device_id(self, spec: RunModeSpec) -> int:  # CPU modes take no device id (0, unused)
         return self.gpu_id() if spec.run_mode.device == GPU else 0
 
     def check_ranges(self, case: "Case") -> None:
