@@ -1,10 +1,7 @@
-"""Cut an inference program at tensors: the sub-program between some tensors (fed) and others
-(fetched), saved as a model. Runs in a child whose ``FLAGS_enable_pir_api`` matches the format.
-
-Legacy: ``save_inference_model`` prunes to the ops between feeds and fetches. PIR: it prunes
-from the fetches only, so each cut value is first replaced by a ``pd_op.data`` op in a clone.
-Only values that depend on the inputs are cut: constants stay with the ops that read them.
-"""
+"""Cut an inference program: the sub-program between fed and fetched tensors, saved as a model.
+Legacy: ``save_inference_model`` prunes to the ops between feeds and fetches. PIR: it prunes from
+the fetches only, so each cut value is first replaced by a ``pd_op.data`` op in a clone. Only
+values that depend on the inputs are cut: constants stay with the ops that read them."""
 from __future__ import annotations
 
 import os
@@ -29,7 +26,6 @@ class Op:
 @dataclass
 class Program:
     """A loaded program: its computing ops in order, its input and output value keys."""
-
     path: str
     format: str  # "legacy" | "pir"
     ops: List[Op] = field(default_factory=list)

@@ -131,7 +131,7 @@ def readme_text(case_id: str, what: str, baseline_calls: Sequence, candidate_cal
     found = " ".join(installed_paddle()) or "an unknown Paddle"
     lines = [f"# Repro: {case_id}", "", what, "",
              f"Found with {found} on {platform.platform()}, CPU {cpu_name()}.", "",
-             f"- `model/`: the program and its parameters", f"- `{INPUTS}`: its inputs, by name",
+             "- `model/`: the program and its parameters", f"- `{INPUTS}`: its inputs, by name",
              f"- `{SCRIPT}`: builds both configurations with `paddle.inference` and compares "
              f"the outputs (atol={atol}, rtol={rtol}); exits 1 when one is outside tolerance",
              "", f"baseline:  `{calls(baseline_calls)}`", f"candidate: `{calls(candidate_calls)}`",
