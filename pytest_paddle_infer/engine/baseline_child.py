@@ -1,10 +1,7 @@
-"""Runs in a child process, as ``exporter.py`` does: the dygraph and static-executor baselines.
-
-    python -m pytest_paddle_infer.engine.baseline_child dygraph BUILDER KWARGS_JSON INPUTS_NPZ OUT_NPZ DEVICE [WEIGHTS]
-    python -m pytest_paddle_infer.engine.baseline_child static PROG_FILE INPUTS_NPZ OUT_NPZ DEVICE
-``INPUTS_NPZ`` holds the inputs by name plus ``__order__``; ``OUT_NPZ`` gets ``o0, o1, ...``; the
-last stdout line is JSON ``{"names": [...], "paddle": version}``.
-"""
+"""Child process, as ``exporter.py`` is: the dygraph and static-executor baselines. ``INPUTS_NPZ``
+holds the inputs by name plus ``__order__``; ``OUT_NPZ`` gets ``o0, o1, ...``; JSON on the last
+stdout line. Commands: ``dygraph BUILDER KWARGS_JSON INPUTS_NPZ OUT_NPZ DEVICE [WEIGHTS]``,
+``static PROG_FILE INPUTS_NPZ OUT_NPZ DEVICE``."""
 from __future__ import annotations
 
 import json

@@ -2,6 +2,7 @@
 to disk, the candidate's compared one at a time as they arrive (bounded memory)."""
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 from contextlib import suppress
@@ -26,16 +27,10 @@ MATCH_DISTANCE = 0.5
 AMBIGUITY_RATIO = 2.0
 
 
-_MMAP_SET = False
-
-
+@functools.lru_cache(maxsize=None)  # once per process
 def release_large_buffers_promptly() -> None:
     """Have glibc serve allocations over 1 MiB with mmap, so dropped tensors go back to the OS
     (else peak RSS grows by the spilled tensors: ResNet50 batch 8, +18 %). Best effort."""
-    global _MMAP_SET
-    if _MMAP_SET:
-        return
-    _MMAP_SET = True
     with suppress(OSError, AttributeError):  # not glibc: nothing to tune
         import ctypes
 
@@ -49,10 +44,8 @@ def plain_numpy(tensor, view: bool = False) -> np.ndarray:
         tensor = tensor.clone()  # the copy is in the plain layout; .cpu() would not convert
     array = None
     if view:
-        try:
+        with suppress(Exception):  # bfloat16 (numpy has none), a GPU tensor, a Paddle without DLPack
             array = np.from_dlpack(tensor)
-        except Exception:  # bfloat16 (numpy has none), a GPU tensor, a Paddle without DLPack
-            array = None
     if array is None:
         array = np.asarray(tensor.numpy())
     if "bfloat16" in str(getattr(tensor, "dtype", "")) and array.dtype == np.uint16:
@@ -63,7 +56,6 @@ def plain_numpy(tensor, view: bool = False) -> np.ndarray:
 
 class SeenTensors:
     """What the baseline's hooks saw: op types, a few tensor names, and the globs that matched."""
-
     SAMPLES = 4
 
     def __init__(self):
@@ -186,12 +178,8 @@ class Aligner:
             if record is not None:
                 return record, "name"
         # renamed by a pass (PIR addresses, oneDNN bf16 quantize/dequantize names): by structure
-        scored = []
-        for record in self.store.records:
-            if record.shape != shape or record.dtype != dtype:
-                continue
-            scored.append((print_distance(print_, record.fingerprint), record.index <= self.last_index,
-                           record.index, record))
+        scored = [(print_distance(print_, r.fingerprint), r.index <= self.last_index, r.index, r)
+                  for r in self.store.records if r.shape == shape and r.dtype == dtype]
         if not scored:
             return None, "no baseline tensor of this shape and dtype"
         scored.sort(key=lambda s: s[:3])
@@ -278,9 +266,6 @@ class HookRouters:
 
     def forget(self, predictor) -> None:
         self._routers.pop(id(predictor), None)
-
-    def __len__(self) -> int:
-        return len(self._routers)
 
 
 def run_with_sink(router: HookRouter, sink: Callable, run: Callable):

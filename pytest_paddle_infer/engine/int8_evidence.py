@@ -1,9 +1,5 @@
-"""onednn_int8 checks something only on a quantized model, and only if int8 kernels ran (the
-hooks then see ``int8``/``uint8`` tensors; on a float program it runs fp32 kernels).
-``not_quantized_reason`` skips a program without quantize ops; ``DtypeTally`` counts the
-candidate's dtypes and ``no_int8_problem`` fails a case that showed no int8 tensor;
-``int8_kernels_text`` names the CPU's int8 kernel family (the figures differ by family).
-"""
+"""onednn_int8 checks something only on a quantized model (on a float program it runs fp32
+kernels), and only if int8 kernels ran: the hooks then see ``int8``/``uint8`` tensors."""
 from __future__ import annotations
 
 import json

@@ -1,10 +1,6 @@
-"""Saved runs on disk: a run's outputs and selected intermediate tensors in one compressed
-``.npz`` written member by member (one tensor in memory at a time), read back as a baseline store.
-
-Members: ``o0, o1, ...`` the outputs, ``t00000, ...`` the intermediates in execution order,
-``__meta__`` JSON; ``meta["intermediates"]`` lists each tensor's index, name, op type, shape and
-dtype (``stored``: float16 storage).
-"""
+"""Saved runs: outputs (``o0, ...``), intermediates (``t00000, ...``, in execution order) and
+``__meta__`` JSON in one compressed ``.npz`` written member by member (one tensor in memory at a
+time); ``meta["intermediates"]`` lists each tensor's index, name, op type, shape, dtype, storage."""
 from __future__ import annotations
 
 import json
