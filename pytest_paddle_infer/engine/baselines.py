@@ -91,15 +91,13 @@ PredictorBaseline = Callable[[str], BaselineOutputs]  # kind (auto|cpu|gpu) -> o
 
 class Baselines:
     """Per worker: every case's baseline outputs; records goldens as ``policy`` asks."""
-
     def __init__(self, cache_dir: Path, policy: GoldenPolicy = GoldenPolicy()):
         self.work_dir = Path(cache_dir) / "baselines" / f"pid{os.getpid()}"
         self.policy = policy
         self._references: Dict[Tuple, object] = {}  # BaselineOutputs, or the ModelError it gave
 
-    def get(self, case: "Case", model: "ModelFiles", inputs: Mapping[str, "np.ndarray"],
-            digest: str, device_of: Callable[[str], str],
-            predictor_baseline: PredictorBaseline) -> BaselineOutputs:
+    def get(self, case: "Case", model: "ModelFiles", inputs: Mapping[str, "np.ndarray"], digest: str,
+            device_of: Callable[[str], str], predictor_baseline: PredictorBaseline) -> BaselineOutputs:
         """``device_of(kind)``: the device a baseline of that kind runs on (cpu, gpu:N)."""
         kind = kind_of(case.baseline)
         if kind != GOLDEN:
@@ -125,8 +123,7 @@ class Baselines:
                      digest: str, device_of: Callable[[str], str],
                      predictor_baseline: PredictorBaseline) -> BaselineOutputs:
         """The case's live baseline for these inputs, recording nothing (other seeds' inputs)."""
-        return self._live(kind_of(case.baseline), case, model, inputs, digest, device_of,
-                          predictor_baseline)
+        return self._live(kind_of(case.baseline), case, model, inputs, digest, device_of, predictor_baseline)
 
     def _live(self, kind: str, case: "Case", model: "ModelFiles", inputs, digest: str,
               device_of: Callable[[str], str], predictor_baseline: PredictorBaseline) -> BaselineOutputs:
@@ -151,8 +148,7 @@ class Baselines:
     def _dygraph(self, source: "ModelSource", model: "ModelFiles", inputs, device: str) -> BaselineOutputs:
         builder, kwargs = layer_builder(source)
         outputs = self._run_child(
-            ["dygraph", builder, json.dumps(kwargs), INPUTS, OUTPUTS, device,
-             exported_weights(model)],
+            ["dygraph", builder, json.dumps(kwargs), INPUTS, OUTPUTS, device, exported_weights(model)],
             [s.name for s in model.inputs], inputs, legacy=False, search_path=source.search_path,
             what=f"running {source.name!r} as a dygraph nn.Layer")
         call = f"{builder}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
@@ -232,8 +228,7 @@ class Baselines:
                     baseline_text=result.text, model={"name": source.name, "kind": source.kind,
                                                       "ref": source.ref, "kwargs": dict(source.kwargs)},
                     tolerances={n: case.tolerances.for_tensor(n).describe() for n in result.outputs})
-        return write_golden(directory, case.id, result.outputs, meta, result.store,
-                            self.policy.float16)
+        return write_golden(directory, case.id, result.outputs, meta, result.store, self.policy.float16)
 
     def close(self) -> None:
         shutil.rmtree(self.work_dir, ignore_errors=True)

@@ -9,8 +9,7 @@ import shutil
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import (TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence,
-                    Tuple, Union)
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..modes.devices import MAIN_WORKER, AUTO, DeviceChoice, current_worker, gpu_for_worker
 from ..errors import InputError, OptionError, PredictorError
@@ -177,9 +176,8 @@ def _dotted(version: Sequence[int]) -> str:
     return ".".join(map(str, version))
 
 
-def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None,
-                 program_format: str = "", trt_version: Optional[Sequence[int]] = None,
-                 explicit: bool = False) -> Tuple[str, ...]:
+def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None, program_format: str = "",
+                 trt_version: Optional[Sequence[int]] = None, explicit: bool = False) -> Tuple[str, ...]:
     """Toggles whose Config call Paddle takes but does not act on (read from its source);
     ``explicit``: Q/DQ ops would take explicit quantization."""
     version = installed_paddle()[1] if paddle_version is None else paddle_version
@@ -229,21 +227,20 @@ FUSIBLE_OPS = frozenset({"conv2d", "depthwise_conv2d", "matmul", "matmul_v2", "m
                          "elementwise_add", "layer_norm", "batch_norm", "batch_norm_", "relu"})
 
 
-def fp32_ops_problem(spec: RunModeSpec, program_ops: Mapping[str, int],
-                     program_format: str) -> Optional[str]:
+def fp32_ops_problem(spec: RunModeSpec, program_ops: Mapping[str, int], program_format: str) -> Optional[str]:
     """The error for ``+fp32_op`` naming ops the program lacks and no fusion makes (GPU mixed precision)."""
     if not spec.fp32_ops or spec.run_mode.device != GPU or spec.run_mode.tensorrt:
         return None
     held = {base_name(t) for t in program_ops}
     unknown = [op for op in spec.fp32_ops if base_name(op) not in held and not is_fused(op)]
-    if unknown:
-        shown = ", ".join(sorted(held)[:30]) + (", ..." if len(held) > 30 else "")
-        pir = (" A .json (PIR) program names ops as the file holds them (matmul, not "
-               "matmul_v2; add, not elementwise_add)." if program_format == PIR_FORMAT else "")
-        return (f"{spec.label}: +fp32_op names {', '.join(unknown)}, which the program holds no "
-                f"op of, and no fusion makes: nothing would be kept in fp32.{pir} Its op types: "
-                f"{shown}; ops that fusion passes make (fused_*, fc, ...) may be named too")
-    return None
+    if not unknown:
+        return None
+    shown = ", ".join(sorted(held)[:30]) + (", ..." if len(held) > 30 else "")
+    pir = (" A .json (PIR) program names ops as the file holds them (matmul, not "
+           "matmul_v2; add, not elementwise_add)." if program_format == PIR_FORMAT else "")
+    return (f"{spec.label}: +fp32_op names {', '.join(unknown)}, which the program holds no "
+            f"op of, and no fusion makes: nothing would be kept in fp32.{pir} Its op types: "
+            f"{shown}; ops that fusion passes make (fused_*, fc, ...) may be named too")
 
 
 def table_dir_key(model: "ModelFiles") -> str:
@@ -266,8 +263,7 @@ def candidate_feeds(plan: Plan, inputs: Mapping[str, "np.ndarray"]) -> Mapping[s
     """The candidate's inputs: float32 arrays cast to the plan's ``feed_dtype``, if any."""
     if not plan.feed_dtype:
         return inputs
-    return {name: a.astype(plan.feed_dtype) if a.dtype.kind == "f" else a
-            for name, a in inputs.items()}
+    return {name: a.astype(plan.feed_dtype) if a.dtype.kind == "f" else a for name, a in inputs.items()}
 
 
 def max_batch_size(shapes: Mapping[str, Sequence[int]], dynamic: Optional[DynamicShape]) -> int:
@@ -281,8 +277,7 @@ def max_batch_size(shapes: Mapping[str, Sequence[int]], dynamic: Optional[Dynami
 def calibration_shapes(specs: Sequence[InputSpec], dynamic: Optional[DynamicShape]) -> Tuple[InputSpec, ...]:
     """One shape for every calibration batch (the calibrator sizes buffers from the first)."""
     ranges = dict(dynamic.ranges) if dynamic is not None and not dynamic.tuned else {}
-    return tuple(replace(s, shape=tuple(ranges[s.name].opt)) if s.name in ranges else s
-                 for s in specs)
+    return tuple(replace(s, shape=tuple(ranges[s.name].opt)) if s.name in ranges else s for s in specs)
 
 
 def calibration_batches(spec: RunModeSpec, specs: Sequence[InputSpec], seed: int) -> Batches:
@@ -296,8 +291,7 @@ def calibration_batches(spec: RunModeSpec, specs: Sequence[InputSpec], seed: int
 
 def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec], *,
                    optim_root: Union[str, Path], threads: Optional[int] = None, seed: int = 0,
-                   device_id: int = 0, worker: str = MAIN_WORKER,
-                   mark_outputs: Sequence[str] = (),
+                   device_id: int = 0, worker: str = MAIN_WORKER, mark_outputs: Sequence[str] = (),
                    program_ops: Optional[Mapping[str, int]] = None,
                    trt_version: Optional[Sequence[int]] = None) -> Plan:
     """The steps that build the candidate of ``spec`` for inputs ``specs`` (concrete shapes);
@@ -307,9 +301,8 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
     wants_explicit = spec.int8_source == QUANTIZED and explicit_quantization(program_ops)
     trt = known_trt(trt_version)
     explicit = wants_explicit and (trt is None or trt >= TRT_EXPLICIT_QUANTIZATION_SINCE)
-    remarks = plan_remarks(spec, program_format=model.format, trt_version=trt,
-                           explicit=wants_explicit and not pir_tensorrt.takes_pir_path(
-                               spec.run_mode, model.format))
+    remarks = plan_remarks(spec, program_format=model.format, trt_version=trt, explicit=wants_explicit
+                           and not pir_tensorrt.takes_pir_path(spec.run_mode, model.format))
     if not spec.run_mode.tensorrt:
         return Plan((Build(recipe(spec, threads, device_id)),),
                     feed_dtype="float16" if spec.low_precision_io else "", remarks=remarks)
@@ -337,14 +330,12 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
         calls += (INSPECTOR,)  # engine_info_*.json shows whether int8 layers were built
     if needs_calibration(spec):
         steps.append(Calibrate(
-            calls, calibration_batches(spec, specs, seed), table_dir=str(cache),
+            calls, calibration_batches(spec, specs, seed), table_dir=str(cache), reuse=spec.use_static,
             paddle_table_dir=str(Path(model.prog_file).resolve().parent / PADDLE_MODEL_CACHE),
-            lock_file=str(Path(optim_root) / "locks" / f"{table_dir_key(model)}.lock"),
-            reuse=spec.use_static))
+            lock_file=str(Path(optim_root) / "locks" / f"{table_dir_key(model)}.lock")))
     steps.append(Build(calls))
     quantized = spec.int8_source == QUANTIZED  # only TensorRT int8 takes it
-    return Plan(tuple(steps), INT8_QUANTIZED if quantized else "", pir_tensorrt.LEGACY_PATH,
-                remarks=remarks)
+    return Plan(tuple(steps), INT8_QUANTIZED if quantized else "", pir_tensorrt.LEGACY_PATH, remarks=remarks)
 
 
 def check_static_shape(spec: RunModeSpec, model: "ModelFiles") -> None:
@@ -376,9 +367,8 @@ def pir_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
         prog = staged
     prefix = cache / pir_tensorrt.CONVERTED_PREFIX
     # convert takes the path prefix: under PIR load_inference_model appends '.json' again
-    calls = pir_tensorrt.conversion_calls(
-        spec, str(prog.with_suffix("")), str(prefix),
-        [(s.name, tuple(s.shape), s.dtype) for s in specs])
+    calls = pir_tensorrt.conversion_calls(spec, str(prog.with_suffix("")), str(prefix),
+                                          [(s.name, tuple(s.shape), s.dtype) for s in specs])
     out = (str(prefix.with_suffix(".json")), str(prefix.with_suffix(".pdiparams")))
     steps.append(ConvertPir(calls, links, out[0], out[1], reuse=spec.use_static))
     full = recipe(spec, threads, device_id, str(cache / SHAPE_RANGE_FILE))  # tuned: dropped below
@@ -412,7 +402,6 @@ class Built:
 
 class PlanExecutor:
     """Runs plans; the steps before the cached final predictor only run when it is built."""
-
     def __init__(self, predictors: PredictorCache, build: Callable = build_predictor):
         self.predictors = predictors
         self.build = build
@@ -533,8 +522,7 @@ def convert_pir(step: ConvertPir, inputs: Optional[Mapping[str, "np.ndarray"]] =
                                  f"calls: {describe_recipe(step.calls)}")
         lacked = f" (this Paddle's TensorRTConfig lacks {', '.join(skipped)})" if skipped else ""
         how = f"paddle.tensorrt.convert wrote {step.program}{lacked}"
-    engines = sum(n for t, n in program_op_types(step.program).items()
-                  if base_name(t) == TENSORRT_ENGINE)
+    engines = sum(n for t, n in program_op_types(step.program).items() if base_name(t) == TENSORRT_ENGINE)
     return f"PIR TensorRT: {how}; the program holds {engines} tensorrt_engine op(s)"
 
 
@@ -588,7 +576,6 @@ def load_batches(source: Batches) -> List[Dict[str, "np.ndarray"]]:
 
 class CandidateBuilder:
     """A worker's GPU, optim cache root and plan executor."""
-
     def __init__(self, predictors: PredictorCache, optim_root: Union[str, Path],
                  device: Optional[DeviceChoice] = None, worker: Optional[str] = None,
                  gpu_count: Optional[Callable[[], int]] = None):
@@ -629,5 +616,4 @@ class CandidateBuilder:
     def build(self, spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
               inputs: Mapping[str, "np.ndarray"], threads: Optional[int] = None,
               seed: int = 0, mark_outputs: Sequence[str] = ()) -> Built:
-        return self.executor.run(self.plan(spec, model, specs, threads, seed, mark_outputs),
-                                 model, inputs)
+        return self.executor.run(self.plan(spec, model, specs, threads, seed, mark_outputs), model, inputs)

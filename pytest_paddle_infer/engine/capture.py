@@ -132,7 +132,6 @@ def nearest(want, prints, limit: float):
 
 class BaselineStore:
     """The baseline's hooked tensors, each written to its own ``.npy`` file as it arrives."""
-
     def __init__(self, directory: Path, selection: Selection):
         self.directory = Path(directory)
         self.selection = selection
@@ -165,7 +164,6 @@ class BaselineStore:
 
 class Aligner:
     """Pairs a candidate tensor with its baseline tensor: by name, else by values when unambiguous."""
-
     def __init__(self, store: BaselineStore):
         self.store = store
         self.last_index = -1
@@ -196,7 +194,6 @@ class Aligner:
 
 class CandidateComparer:
     """The candidate's hook sink: compare each selected tensor as it arrives, keep its row."""
-
     def __init__(self, store: BaselineStore, selection: Selection,
                  rule_for: Callable[[str], object], judged: Callable[[str, str], bool]):
         self.store = store
@@ -238,7 +235,6 @@ class CandidateComparer:
 
 class HookRouter:
     """One hook per predictor (Paddle keeps hooks for every later run), pointed at each run's sink."""
-
     def __init__(self, predictor):
         self.sink: Optional[Callable] = None
         # sees every call whatever the sink: what the run executed (recording.py)
@@ -254,7 +250,6 @@ class HookRouter:
 
 class HookRouters:
     """The router of each hooked predictor, which it keeps alive (ids stay unique) until ``forget``."""
-
     def __init__(self):
         self._routers: Dict[int, Tuple[object, HookRouter]] = {}
 
@@ -266,6 +261,9 @@ class HookRouters:
 
     def forget(self, predictor) -> None:
         self._routers.pop(id(predictor), None)
+
+    def __len__(self) -> int:
+        return len(self._routers)
 
 
 def run_with_sink(router: HookRouter, sink: Callable, run: Callable):

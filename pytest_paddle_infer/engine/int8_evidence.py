@@ -74,7 +74,6 @@ def not_quantized_reason(model_name: str, prog_file: str, mode_name: str) -> Opt
 
 class DtypeTally:
     """A hook sink counting the tensor dtypes and op types a run shows, then calling ``then``."""
-
     def __init__(self, then=None):
         self.then = then
         self.dtypes: Counter = Counter()

@@ -61,7 +61,6 @@ class CaseArray:
 
 class Samples(tuple):
     """``warmup_data``: a tuple of arrays, the samples conversion runs to collect shapes."""
-
     def __repr__(self) -> str:
         return "(" + ", ".join(map(repr, self)) + ")"
 
@@ -77,7 +76,6 @@ class Shape(tuple):
 
 class Items(tuple):
     """A list argument, kept hashable: plans are compared and hashed like recipes."""
-
     def __repr__(self) -> str:
         return "[" + ", ".join(map(repr, self)) + "]"
 
@@ -86,7 +84,6 @@ class Items(tuple):
 class TrtCall:
     """One step of a conversion. ``kind``: ``new`` (a class of the export module), ``set`` (a
     config field; ``optional`` ones skipped where missing), ``call`` (a module function)."""
-
     kind: str
     name: str
     args: Tuple[Any, ...] = ()
@@ -100,9 +97,6 @@ class TrtCall:
             parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
             text = f"{self.name}({', '.join(parts)})"
         return text + " [if available]" if self.optional else text
-
-
-# -- which path a case takes ---------------------------------------------------------------
 
 
 def takes_pir_path(run_mode, program_format: str) -> bool:
@@ -136,9 +130,7 @@ def package_reason(spec, program_format: str, trt_compile: Sequence[int] = (),
         return (f"{spec.mode} on a .json program takes paddle.tensorrt, which needs NVIDIA's "
                 f"tensorrt Python package, not installed here{built}: pip install tensorrt{pin}, "
                 f"or check the model's .pdmodel export on the legacy path")
-    if plugins is None:
-        plugins = plugin_library_found()
-    if plugins:
+    if plugins or (plugins is None and plugin_library_found()):
         return None
     return (f"{spec.mode} on a .json program takes paddle.tensorrt, which loads TensorRT's "
             f"plugin library (libnvinfer_plugin), found neither beside the tensorrt package nor "
@@ -167,9 +159,6 @@ def check_takes(spec, program_format: str, prog_file: str = "",
         reason = package_reason(spec, program_format, trt_compile)
     if reason:
         raise CaseSkipped(reason)
-
-
-# -- the calls -----------------------------------------------------------------------------
 
 
 def conversion_calls(spec, model_path: str, save_prefix: str,
@@ -211,11 +200,9 @@ def predictor_recipe(calls) -> Tuple:
     return tuple(c for c in calls if c.method not in LEGACY_TRT_METHODS)
 
 
-# -- running the calls (in the executor; needs a TensorRT build of Paddle) --------------------
-
-
 def run_calls(calls: Sequence[TrtCall], inputs: Optional[Mapping[str, Any]] = None) -> List[str]:
-    """Make ``calls`` (``inputs`` fill ``CaseArray``); returns the optional fields this Paddle lacked."""
+    """Make ``calls`` (in the executor, on a TensorRT build of Paddle; ``inputs`` fill ``CaseArray``);
+    returns the optional fields this Paddle lacked."""
     try:
         export = importlib.import_module(EXPORT_MODULE)
     except ImportError as e:
@@ -224,9 +211,7 @@ def run_calls(calls: Sequence[TrtCall], inputs: Optional[Mapping[str, Any]] = No
     made: Dict[str, List[Any]] = {"Input": [], "TensorRTConfig": []}
     skipped: List[str] = []
 
-    def value(v: Any) -> Any:
-        return argument(v, made, export, inputs)
-
+    value = lambda v: argument(v, made, export, inputs)  # noqa: E731
     for c in calls:
         try:
             if c.kind == "set":

@@ -47,8 +47,7 @@ def warm_up(router: HookRouter, run: Callable) -> None:
         router.sink, router.recorder = sink, recorder
 
 
-def hooked_run(router: HookRouter, sink: Optional[Callable], tally: Tally, run: Callable,
-               warm: bool = False):
+def hooked_run(router: HookRouter, sink: Optional[Callable], tally: Tally, run: Callable, warm: bool = False):
     """``run`` with ``sink`` and ``tally`` on its hooks; ``warm``: a warm-up run first."""
     if warm:
         warm_up(router, run)

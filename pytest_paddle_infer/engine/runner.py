@@ -171,8 +171,7 @@ class Runner:
         selection_note = selection_notes(baseline, model)
         marks = marked_tensors(case, baseline.store, model.format)
         specs = self.input_specs(model, dict(case.shapes))
-        plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, marks,
-                                    program_ops)
+        plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, marks, program_ops)
         if not build_candidate:
             return Prepared(case, model, inputs, baseline.outputs, baseline.text, None,
                             describe_recipe(plan.final.recipe), baseline.store, (), plan.int8,
@@ -207,8 +206,7 @@ class Runner:
                                   else self.seed_outputs(case, model, inputs, digest))
         try:
             specs = self.input_specs(model, dict(case.shapes))
-            plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, (),
-                                        program_ops)
+            plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, (), program_ops)
             self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
             built = self.build_candidate(plan, model, inputs)
         except BaseException as e:
@@ -308,9 +306,8 @@ class Runner:
         if wants_int8_kernels(case.run_mode.run_mode):  # its figures depend on the CPU's kernels
             shown.evidence.kernels = int8_kernels_text(capabilities.detect())
         if case.run_mode.run_mode.device == "gpu":  # what TF32 the candidate may use
-            shown.evidence.tf32 = tf32.candidate_text(
-                case.run_mode.run_mode.tensorrt, tf32.switches(),
-                tf32.capability(self.candidates.gpu_id()))
+            shown.evidence.tf32 = tf32.candidate_text(case.run_mode.run_mode.tensorrt, tf32.switches(),
+                                                      tf32.capability(self.candidates.gpu_id()))
         shown.evidence.shipped = shipped_fused(program_op_types(prepared.model.prog_file))
         if prepared.converted_program:  # PIR TensorRT: the converted program shows the engines
             shown.evidence.converted = converted_program(
@@ -373,12 +370,10 @@ class Runner:
         """The candidate's outputs and tensors, in the goldens' format, for paddle-infer-diff."""
         case = prepared.case
         meta = dict(run_meta(case, prepared.model, prepared.inputs, result.inputs_digest,
-                             self.baseline_device(case, "auto")),
-                    role=RUN, recipe=prepared.candidate_recipe,
+                             self.baseline_device(case, "auto")), role=RUN, recipe=prepared.candidate_recipe,
                     model={"name": case.model.name, "kind": case.model.kind, "ref": case.model.ref})
         try:
-            path = write_golden(self.runs_dir, case.id, outputs, meta, store,
-                                self.baselines.policy.float16)
+            path = write_golden(self.runs_dir, case.id, outputs, meta, store, self.baselines.policy.float16)
             result.notes.append(f"run saved as {path}")
         finally:
             if store is not None:

@@ -68,7 +68,6 @@ def _fits_float16(array: np.ndarray) -> bool:
 
 class SavedTensors:
     """A saved run's intermediates, read like a spilled baseline store."""
-
     def __init__(self, path: Path, entries: Iterable[Mapping[str, object]]):
         self.path = Path(path)
         self.records: List[Record] = []
@@ -121,8 +120,7 @@ def write_golden(directory: Path, case_id: str, outputs: Mapping[str, "np.ndarra
                           f"or a paddle-infer goldens directory")
     full = dict(meta, format=FORMAT, case_id=case_id, outputs=list(outputs),
                 recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-    atomic_write(path, lambda f: write_archive(f, outputs, store_entries(store), full, float16),
-                 durable=True)
+    atomic_write(path, lambda f: write_archive(f, outputs, store_entries(store), full, float16), durable=True)
     legacy = directory / legacy_file_name(case_id)
     if legacy != path and legacy.is_file() and replaceable(legacy):  # rewritten: not counted twice
         legacy.unlink()

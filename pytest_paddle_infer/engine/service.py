@@ -31,10 +31,8 @@ def run_case(runner, prepared, localize: bool):
 
 
 def _fault(phase: str, recipe: str = "") -> None:
-    """``PADDLE_INFER_EXECUTOR_FAULT=PHASE:HOW[:CASE-SUBSTRING]`` (testing only): at PHASE,
-    for cases whose id contains CASE-SUBSTRING, die by signal HOW (SIGSEGV, SIGABRT...),
-    ``exit3`` or ``hang``; with ``PADDLE_INFER_FAULT_WITH_PASS=NAME`` only where ``recipe``
-    runs pass NAME."""
+    """``PADDLE_INFER_EXECUTOR_FAULT=PHASE:HOW[:CASE-SUBSTRING]`` (testing only): at PHASE, for cases
+    whose id contains CASE-SUBSTRING, die by signal HOW (SIGSEGV, SIGABRT...), ``exit3`` or ``hang``."""
     spec = os.environ.get(FAULT_ENV)
     if not spec:
         return
@@ -58,7 +56,6 @@ _CURRENT: dict = {}
 
 class Service:
     """What the child does: a runner, and the prepared cases between prepare and run."""
-
     def __init__(self, init: dict, send: Callable):
         from ..goldens import GoldenPolicy
         from .runner import Runner
@@ -122,8 +119,7 @@ class Service:
         prepared = self.runner.prepare(case, build_candidate=False)
         self.runner.on_phase("localizing", prepared.candidate_recipe)
         found = self.runner.localize(prepared, failure)
-        return {"lines": found.lines(), "culprit": found.culprit, "builds": found.builds,
-                "fix": found.fix}
+        return {"lines": found.lines(), "culprit": found.culprit, "builds": found.builds, "fix": found.fix}
 
     def tensors(self, key: str, which: str) -> dict:
         prepared = self.prepared[key]

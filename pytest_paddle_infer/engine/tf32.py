@@ -69,8 +69,7 @@ def capability(device_id: int) -> Optional[Tuple[int, int]]:
         return None
 
 
-def candidate_text(tensorrt: bool, state: Optional[Tuple[bool, bool]],
-                   cc: Optional[Tuple[int, int]]) -> str:
+def candidate_text(tensorrt: bool, state: Optional[Tuple[bool, bool]], cc: Optional[Tuple[int, int]]) -> str:
     """An fp32 GPU candidate's TF32 use: the switches, TensorRT's flag, the GPU's TF32."""
     on = lambda v: "on" if v else "off"  # noqa: E731
     parts = ["cuBLAS/cuDNN TF32 switches not readable in this Paddle" if state is None

@@ -57,8 +57,7 @@ class Localization:
         return sum(r.built for r in self.rungs)
 
     def lines(self) -> List[str]:
-        listing = (f"; {self.listing_builds} more to list passes and op types"
-                   if self.listing_builds else "")
+        listing = (f"; {self.listing_builds} more to list passes and op types" if self.listing_builds else "")
         out = [f"localization: {self.verdict} ({self.builds} builds{listing})"]
         if self.fix:
             out.append(f"  suggested run mode: {self.fix}  (checked: a trial of it passes)")
@@ -204,8 +203,7 @@ def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
     found = (ddmin(suspects, without) if suspects else None) or ddmin(names, without)
     loc.search_builds = loc.builds - before
     pass_fix = replace(spec, delete_passes=spec.delete_passes + tuple(found)).label if found else ""
-    pass_words = (f"deleting {'pass ' if len(found) == 1 else 'passes '}{', '.join(found)}"
-                  if found else "")
+    pass_words = (f"deleting {'pass ' if len(found) == 1 else 'passes '}{', '.join(found)}" if found else "")
     # a low-precision mode: the op types to keep out are the fix (the passes an alternative)
     if knob is not None and _blame_ops(loc, spec, knob, op_types, rung):
         if found:
@@ -226,8 +224,7 @@ def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
         else:
             loc.fix = pass_fix
         return loc
-    loc.verdict, loc.culprit = _no_pass_verdict(spec, loc.rungs[0], off_passed, names, problem,
-                                                by_hand)
+    loc.verdict, loc.culprit = _no_pass_verdict(spec, loc.rungs[0], off_passed, names, problem, by_hand)
     if loc.culprit == "ir_optim" and not off_calls:  # the rung's run mode, as a trial ran it
         loc.fix = loc.rungs[0].change
     return loc

@@ -226,20 +226,17 @@ def _quoted(code: str) -> str:
 
 class PassList(list):
     """Pass names (as ``delete_pass`` takes them), why the list may be incomplete, and how to list it."""
-
     def __init__(self, names: Sequence[str] = (), problem: str = "", by_hand: str = "",
                  stopped_in: Sequence[str] = ()):
         super().__init__(names)
         self.problem, self.by_hand, self.stopped_in = problem, by_hand, list(stopped_in)
 
 
-# (spec, extra calls) -> (passes logged, in order; "" or how the build stopped)
-PassLog = Callable[..., Tuple[List[str], str]]
-
-
-def list_passes(spec, model, threads: Optional[int], off_calls: Sequence, log: PassLog) -> PassList:
+def list_passes(spec, model, threads: Optional[int], off_calls: Sequence,
+                log: Callable[..., Tuple[List[str], str]]) -> PassList:
     """The passes ``spec`` runs beyond those of optimizations off, by ``delete_pass`` name; a build
-    that stops inside a pass is listed again without it, until one builds or no new pass shows."""
+    that stops inside a pass is listed again without it, until one builds or no new pass shows.
+    ``log(spec, extra calls)``: (passes logged, in order; "" or how the build stopped)."""
     program_format = getattr(model, "format", "legacy")
     by_hand = by_hand_command(spec, model, threads)
     if program_format != PIR_FORMAT:

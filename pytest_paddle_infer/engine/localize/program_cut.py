@@ -88,7 +88,10 @@ def load(prog_file: str, device: str = "cpu") -> Program:
     fmt = "legacy" if ext == ".pdmodel" else "pir"
     prog = Program(prog_file, fmt, inputs=list(feed_names), _program=program, _exe=exe)
     (_read_legacy if fmt == "legacy" else _read_pir)(prog, program, fetch_targets)
-    main_outputs(prog)
+    # each op's main output first: the one read later or fetched (batch_norm lists Y last)
+    read = {k for op in prog.ops for k in op.inputs} | set(prog.outputs)
+    for op in prog.ops:
+        op.outputs = [k for k in op.outputs if k in read] + [k for k in op.outputs if k not in read]
     return prog
 
 
@@ -102,8 +105,7 @@ def _read_legacy(prog: Program, program, fetch_targets) -> None:
         data_in = [n for n in reads if n in dependent]
         if not data_in:  # a constant: it stays with the ops that read it
             continue
-        writes = [n for k in op.output_names for n in op.output(k)
-                  if n and not block.var(n).persistable]
+        writes = [n for k in op.output_names for n in op.output(k) if n and not block.var(n).persistable]
         index = len(prog.ops)
         prog.ops.append(Op(index, op.type, list(dict.fromkeys(data_in)), writes))
         for name in writes:
@@ -167,14 +169,6 @@ def params_file(model_dir: Path) -> str:
     return str(path) if path.is_file() else ""
 
 
-def main_outputs(prog: Program) -> None:
-    """Put each op's main output first: the one read later or fetched (batch_norm lists Y last)."""
-    read = {k for op in prog.ops for k in op.inputs} | set(prog.outputs)
-    for op in prog.ops:
-        used = [k for k in op.outputs if k in read]
-        op.outputs = used + [k for k in op.outputs if k not in used]
-
-
 def feed_name(key: str) -> str:
     """The name a PIR cut value is fed by: ``op3:conv2d:0`` -> ``op3_conv2d_0``."""
     return key.replace(":", "_")
@@ -192,8 +186,7 @@ def extract(prog: Program, feeds: Sequence[str], fetches: Sequence[str], dest: P
     if prog.format == "legacy":
         block = prog._program.global_block()
         paddle.static.save_inference_model(prefix, [block.var(n) for n in feeds],
-                                           [block.var(n) for n in fetches], prog._exe,
-                                           program=prog._program)
+                                           [block.var(n) for n in fetches], prog._exe, program=prog._program)
         # a legacy predictor needs a params file; an empty one loads as no parameters
         (dest / "inference.pdiparams").touch()
         return list(feeds), list(fetches)
@@ -207,8 +200,7 @@ def extract(prog: Program, feeds: Sequence[str], fetches: Sequence[str], dest: P
             if source.name() in ("pd_op.data", "pd_op.feed"):
                 fed.append(value)
                 continue
-            data = paddle._pir_ops.data(feed_name(key), value.shape, value.dtype,
-                                        paddle.base.core.Place())
+            data = paddle._pir_ops.data(feed_name(key), value.shape, value.dtype, paddle.base.core.Place())
             value.replace_all_uses_with(data)
             data.get_defining_op().move_before(source)
             fetched = [data if f.id == value.id else f for f in fetched]

@@ -27,7 +27,6 @@ CHUNK_BYTES = 256 << 20  # baseline values fetched per run (then spilled): bound
 
 class Spilled:
     """Baseline values by key, each in its own ``.npy`` file; the program's inputs stay in memory."""
-
     def __init__(self, directory: Path, inputs: Dict[str, np.ndarray]):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)

@@ -143,8 +143,7 @@ def readme_text(case_id: str, what: str, baseline_calls: Sequence, candidate_cal
 
 
 def write_repro(folder: Path, case_id: str, what: str, program_name: str, baseline_calls: Sequence,
-                candidate_calls: Sequence, atol: float, rtol: float,
-                details: Sequence[str] = ()) -> Path:
+                candidate_calls: Sequence, atol: float, rtol: float, details: Sequence[str] = ()) -> Path:
     """Write the script and README into ``folder`` (which holds ``model/`` and the inputs)."""
     folder = Path(folder)
     script = folder / SCRIPT

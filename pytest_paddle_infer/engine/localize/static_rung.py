@@ -25,8 +25,7 @@ def all_off_failed(found) -> bool:
     """Did the ladder's rung with every optimization off fail the way the case did?"""
     failure = getattr(found, "failure", None)
     return any(getattr(r, "name", "").startswith(ALL_OFF) and getattr(r, "passed", None) is False
-               and (failure is None or r.state == failure)
-               for r in getattr(found, "rungs", ()))
+               and (failure is None or r.state == failure) for r in getattr(found, "rungs", ()))
 
 
 def verdict(executor_passed: Optional[bool], backend: str) -> str:

@@ -51,8 +51,7 @@ def predictor_op_types(runner, predictor, inputs) -> List[str]:
     """The op types a predictor runs, in first-use order (from its output hooks)."""
     seen: List[str] = []
     record = lambda op_type, name, tensor: seen.append(op_type.rsplit(":", 1)[0])  # noqa: E731
-    run_with_sink(runner.hooks.for_predictor(predictor), record,
-                  lambda: run_predictor(predictor, inputs))
+    run_with_sink(runner.hooks.for_predictor(predictor), record, lambda: run_predictor(predictor, inputs))
     return list(dict.fromkeys(seen))
 
 
@@ -85,7 +84,6 @@ def serve(runner, op: str, *args):
 
 class TrialServer:
     """Trials of one case in a supervised child; one child while none crashes."""
-
     def __init__(self, init: dict, case, model, inputs: Mapping, baseline_outputs: Mapping,
                  timeout: float = TRIAL_TIMEOUT):
         log_dir = Path(init["cache_dir"]) / "executor" / "trials"
