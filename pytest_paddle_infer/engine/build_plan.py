@@ -301,14 +301,15 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
     wants_explicit = spec.int8_source == QUANTIZED and explicit_quantization(program_ops)
     trt = known_trt(trt_version)
     explicit = wants_explicit and (trt is None or trt >= TRT_EXPLICIT_QUANTIZATION_SINCE)
-    remarks = plan_remarks(spec, program_format=model.format, trt_version=trt, explicit=wants_explicit
-                           and not pir_tensorrt.takes_pir_path(spec.run_mode, model.format))
+    pir = pir_tensorrt.takes_pir_path(spec.run_mode, model.format)
+    remarks = plan_remarks(spec, program_format=model.format, trt_version=trt,
+                           explicit=wants_explicit and not pir)
     if not spec.run_mode.tensorrt:
         return Plan((Build(recipe(spec, threads, device_id)),),
                     feed_dtype="float16" if spec.low_precision_io else "", remarks=remarks)
     cache = Path(optim_root) / optim_cache_subdir(model_key(model), spec, worker, shapes)
     steps: List[Step] = [PrepareCacheDir(str(cache), keep=spec.use_static)]
-    if pir_tensorrt.takes_pir_path(spec.run_mode, model.format):
+    if pir:
         if device_id != 0:  # paddle.tensorrt's convert hard-codes CUDAPlace(0)
             remarks += (f"PIR TensorRT: paddle.tensorrt converts on GPU 0 (its convert uses "
                         f"CUDAPlace(0)), whatever this worker's GPU {device_id}: the engines are "
@@ -334,23 +335,20 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
             paddle_table_dir=str(Path(model.prog_file).resolve().parent / PADDLE_MODEL_CACHE),
             lock_file=str(Path(optim_root) / "locks" / f"{table_dir_key(model)}.lock")))
     steps.append(Build(calls))
-    quantized = spec.int8_source == QUANTIZED  # only TensorRT int8 takes it
-    return Plan(tuple(steps), INT8_QUANTIZED if quantized else "", pir_tensorrt.LEGACY_PATH, remarks=remarks)
+    int8 = INT8_QUANTIZED if spec.int8_source == QUANTIZED else ""  # only TensorRT int8 takes it
+    return Plan(tuple(steps), int8, pir_tensorrt.LEGACY_PATH, remarks=remarks)
 
 
 def check_static_shape(spec: RunModeSpec, model: "ModelFiles") -> None:
     """-1 beyond the batch dim under static-shape legacy TensorRT: Paddle's error names neither
     the input nor the fix; say both."""
-    if spec.dynamic_shape is not None:
-        return
     loose = [s for s in model.inputs if any(d < 0 for d in tuple(s.shape)[1:])]
-    if loose:
+    if spec.dynamic_shape is None and loose:
         shapes = ", ".join(f"{s.name} {list(s.shape)}" for s in loose)
-        first = loose[0]
         raise OptionError(
             f"{spec.label}: {model.name} declares input dims other than the batch as -1 "
             f"({shapes}); static-shape TensorRT needs them fixed. Add +dynamic_shape=tuned "
-            f"(ranges from the case's inputs) or +dynamic_shape={first.name}:MIN:OPT:MAX per "
+            f"(ranges from the case's inputs) or +dynamic_shape={loose[0].name}:MIN:OPT:MAX per "
             f"input (suite key dynamic_shape)")
 
 
@@ -373,8 +371,7 @@ def pir_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
     steps.append(ConvertPir(calls, links, out[0], out[1], reuse=spec.use_static))
     full = recipe(spec, threads, device_id, str(cache / SHAPE_RANGE_FILE))  # tuned: dropped below
     steps.append(Build(pir_tensorrt.predictor_recipe(full), out))
-    quantized = spec.int8_source == QUANTIZED
-    return Plan(tuple(steps), INT8_QUANTIZED if quantized else "", pir_tensorrt.PIR_PATH)
+    return Plan(tuple(steps), INT8_QUANTIZED if spec.int8_source == QUANTIZED else "", pir_tensorrt.PIR_PATH)
 
 
 def declared_shapes(case: "Case") -> Optional[Dict[str, Tuple[int, ...]]]:

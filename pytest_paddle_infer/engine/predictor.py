@@ -34,8 +34,7 @@ def apply_recipe(config, calls: Sequence[Call]) -> None:
         if method is None:
             if getattr(c, "optional", False):
                 continue  # not in this Paddle version; the recipe allows going without
-            raise PredictorError(f"paddle.inference.Config has no method {c.method!r} "
-                                 f"(recipe call {c})")
+            raise PredictorError(f"paddle.inference.Config has no method {c.method!r} (recipe call {c})")
         try:
             method(*[_resolve_arg(a) for a in c.args], **{k: _resolve_arg(v) for k, v in c.kwargs})
         except Exception as e:

@@ -238,8 +238,7 @@ def _no_pass_verdict(spec: RunModeSpec, off: Rung, off_passed: bool, names: Sequ
                 f"{by_hand}"), ""
     if off_passed and not names:
         return (f"{spec.mode} passes with every graph optimization off and runs no pass "
-                f"beyond those that run then: IR optimization itself makes the difference",
-                "ir_optim")
+                f"beyond those that run then: IR optimization itself makes the difference", "ir_optim")
     if off_passed:
         return (f"{spec.mode} passes with every graph optimization off, but deleting all "
                 f"{len(names)} passes it runs beyond those does not: IR optimization makes the "
@@ -279,14 +278,10 @@ def search_op_types(spec: RunModeSpec, program_format: str, baseline: List[str],
                     ran: Optional[Callable[[RunModeSpec], List[str]]]) -> List[str]:
     """The op types after the fusion passes (what placement or the TensorRT teller sees; legacy
     TensorRT: without the subgraph pass), then the program's own; ``ran``: None, none here."""
-    if ran is None:
+    if ran is None or pir_tensorrt.takes_pir_path(spec.run_mode, program_format):
         return baseline
-    if spec.run_mode.tensorrt:
-        if pir_tensorrt.takes_pir_path(spec.run_mode, program_format):
-            return baseline
-        fused = ran(replace(spec, delete_passes=tuple(spec.delete_passes) + (TRT_SUBGRAPH_PASS,)))
-    else:
-        fused = ran(spec)
+    fused = ran(replace(spec, delete_passes=tuple(spec.delete_passes) + (TRT_SUBGRAPH_PASS,))
+                if spec.run_mode.tensorrt else spec)
     return fused + [t for t in baseline if t not in fused]
 
 

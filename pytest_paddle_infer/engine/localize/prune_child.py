@@ -163,10 +163,7 @@ class Pruner:
         lo, hi = -1, len(cuts) - 1  # positions in cuts
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self.prefix_fails(cuts[mid]):
-                hi = mid
-            else:
-                lo = mid
+            lo, hi = (lo, mid) if self.prefix_fails(cuts[mid]) else (mid, hi)
         return cuts[hi]
 
     def shortest_failing_run(self, end: Optional[int]) -> Optional[int]:
@@ -177,10 +174,7 @@ class Pruner:
         lo, hi = 0, last  # lo fails; from hi on (the op alone, or nothing) it passes
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self.segment(mid, end)["passed"] is not False:
-                hi = mid
-            else:
-                lo = mid
+            lo, hi = (lo, mid) if self.segment(mid, end)["passed"] is not False else (mid, hi)
         return lo
 
     def prune(self) -> dict:
@@ -263,9 +257,8 @@ class Pruner:
         with open(out / "inputs.npz", "wb") as f:
             np.savez(f, **{n: base[k] for n, k in zip(names, feeds)})
         ops = self.prog.segment(start, targets)
-        return {"kind": what, "ops": ops, "types": [self.prog.ops[i].type for i in ops],
-                "inputs": names, "program": str(model / f"inference{self.suffix}"),
-                "params": params_file(model)}
+        return {"kind": what, "ops": ops, "types": [self.prog.ops[i].type for i in ops], "inputs": names,
+                "program": str(model / f"inference{self.suffix}"), "params": params_file(model)}
 
     def _finish(self, answer: dict, start_time: float) -> dict:
         answer.update(builds=self.builds, trials=self.trials, seconds=time.perf_counter() - start_time)

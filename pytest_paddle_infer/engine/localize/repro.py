@@ -133,10 +133,9 @@ def readme_text(case_id: str, what: str, baseline_calls: Sequence, candidate_cal
              f"Found with {found} on {platform.platform()}, CPU {cpu_name()}.", "",
              "- `model/`: the program and its parameters", f"- `{INPUTS}`: its inputs, by name",
              f"- `{SCRIPT}`: builds both configurations with `paddle.inference` and compares "
-             f"the outputs (atol={atol}, rtol={rtol}); exits 1 when one is outside tolerance",
-             "", f"baseline:  `{calls(baseline_calls)}`", f"candidate: `{calls(candidate_calls)}`",
-             "", "Run it with the Paddle that showed the failure:", "",
-             f"    python {SCRIPT}", ""]
+             f"the outputs (atol={atol}, rtol={rtol}); exits 1 when one is outside tolerance", "",
+             f"baseline:  `{calls(baseline_calls)}`", f"candidate: `{calls(candidate_calls)}`", "",
+             "Run it with the Paddle that showed the failure:", "", f"    python {SCRIPT}", ""]
     if details:
         lines += ["What the localization found:", ""] + [f"    {d}" for d in details] + [""]
     return "\n".join(lines) + "\n"
