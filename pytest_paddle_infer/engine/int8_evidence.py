@@ -11,12 +11,10 @@ from ..modes.run_modes import INT8, ONEDNN
 
 QUANTIZE_OPS = frozenset({
     "quantize_linear", "dequantize_linear",  # paddle.quantization, PaddleSlim's onnx format
-    "fake_quantize_abs_max", "fake_quantize_range_abs_max",
-    "fake_quantize_moving_average_abs_max", "fake_channel_wise_quantize_abs_max",
-    "fake_quantize_dequantize_abs_max", "fake_quantize_dequantize_moving_average_abs_max",
-    "fake_channel_wise_quantize_dequantize_abs_max",
-    "fake_dequantize_max_abs", "fake_channel_wise_dequantize_max_abs",
-})
+    "fake_quantize_abs_max", "fake_quantize_range_abs_max", "fake_quantize_moving_average_abs_max",
+    "fake_channel_wise_quantize_abs_max", "fake_quantize_dequantize_abs_max",
+    "fake_quantize_dequantize_moving_average_abs_max", "fake_channel_wise_quantize_dequantize_abs_max",
+    "fake_dequantize_max_abs", "fake_channel_wise_dequantize_max_abs"})
 INT8_DTYPES = ("int8", "uint8")
 
 _op_types: Dict[str, Dict[str, int]] = {}  # per process, by program file and its mtime

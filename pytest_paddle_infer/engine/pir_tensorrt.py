@@ -25,9 +25,8 @@ PRECISION_MODES = {FP32: "FP32", FP16: "FP16", INT8: "INT8"}  # RunMode.precisio
 # Config methods of the legacy TensorRT path; a converted PIR program needs none of them
 LEGACY_TRT_METHODS = frozenset({
     "enable_tensorrt_engine", "set_trt_dynamic_shape_info", "enable_tuned_tensorrt_dynamic_shape",
-    "exp_disable_tensorrt_ops", "set_tensorrt_optimization_level",
-    "enable_tensorrt_explicit_quantization", "enable_tensorrt_inspector",
-    "mark_trt_engine_outputs", "set_optim_cache_dir"})
+    "exp_disable_tensorrt_ops", "set_tensorrt_optimization_level", "enable_tensorrt_explicit_quantization",
+    "enable_tensorrt_inspector", "mark_trt_engine_outputs", "set_optim_cache_dir"})
 
 
 @dataclass(frozen=True)

@@ -16,20 +16,6 @@ FAULT_ENV = "PADDLE_INFER_EXECUTOR_FAULT"
 FAULT_PASS_ENV = "PADDLE_INFER_FAULT_WITH_PASS"
 
 
-def run_case(runner, prepared, localize: bool):
-    """Run the candidate, compare, and on a failure walk the localization ladder."""
-    result = runner.run(prepared)
-    if result.failures and localize:  # the tensors diverge (not: a mode that did not run)
-        runner.on_phase("localizing", prepared.candidate_recipe)
-        prepared.failed_result = result  # the steps after the ladder read it (localize/prune.py)
-        found = runner.localize(prepared)
-        result.localization = found.lines()
-        result.culprit = found.culprit
-        result.localization_builds = found.builds
-        result.suggested_run_mode = found.fix
-    return result
-
-
 def _fault(phase: str, recipe: str = "") -> None:
     """``PADDLE_INFER_EXECUTOR_FAULT=PHASE:HOW[:CASE-SUBSTRING]`` (testing only): at PHASE, for cases
     whose id contains CASE-SUBSTRING, die by signal HOW (SIGSEGV, SIGABRT...), ``exit3`` or ``hang``."""
@@ -85,7 +71,14 @@ class Service:
     def run(self, key: str, localize: bool):
         prepared = self.prepared[key]  # kept until released: a test may still ask for tensors
         _CURRENT["case"] = prepared.case.id
-        return run_case(self.runner, prepared, localize)
+        result = self.runner.run(prepared)  # then, on a failure, the localization ladder
+        if result.failures and localize:  # the tensors diverge (not: a mode that did not run)
+            self.runner.on_phase("localizing", prepared.candidate_recipe)
+            prepared.failed_result = result  # the steps after the ladder read it (localize/prune.py)
+            found = self.runner.localize(prepared)
+            result.localization, result.culprit = found.lines(), found.culprit
+            result.localization_builds, result.suggested_run_mode = found.builds, found.fix
+        return result
 
     def measure(self, key: str, seeds):
         """--paddle-suggest-tolerances: the prepared case on other seeds' inputs."""
