@@ -1,10 +1,7 @@
-"""Runs in a child process, as ``exporter.py`` does: the dygraph and static-executor baselines.
-
-    python -m pytest_paddle_infer.engine.baseline_child dygraph BUILDER KWARGS_JSON INPUTS_NPZ OUT_NPZ DEVICE [WEIGHTS]
-    python -m pytest_paddle_infer.engine.baseline_child static PROG_FILE INPUTS_NPZ OUT_NPZ DEVICE
-``INPUTS_NPZ`` holds the inputs by name plus ``__order__``; ``OUT_NPZ`` gets ``o0, o1, ...``; the
-last stdout line is JSON ``{"names": [...], "paddle": version}``.
-"""
+"""Child process, as ``exporter.py`` is: the dygraph and static-executor baselines. ``INPUTS_NPZ``
+holds the inputs by name plus ``__order__``; ``OUT_NPZ`` gets ``o0, o1, ...``; JSON on the last
+stdout line. Commands: ``dygraph BUILDER KWARGS_JSON INPUTS_NPZ OUT_NPZ DEVICE [WEIGHTS]``,
+``static PROG_FILE INPUTS_NPZ OUT_NPZ DEVICE``."""
 from __future__ import annotations
 
 import json
@@ -69,18 +66,13 @@ def static(prog_file: str, inputs_npz: str, out_npz: str, device: str) -> dict:
         prefix, exe, model_filename=prefix + ext, params_filename=prefix + ".pdiparams")
     _, inputs = _read_inputs(inputs_npz)
     outputs = exe.run(program, feed={n: inputs[n] for n in feed_names}, fetch_list=fetch_targets)
-    names = _fetch_names(program, fetch_targets, ext)
+    if ext == ".pdmodel":  # the names a predictor gives the outputs: the fetched variables'
+        names = [t.name for t in fetch_targets]
+    else:  # or the PIR fetch ops'
+        names = [op.attrs().get("name") for op in program.global_block().ops if op.name() == "pd_op.fetch"]
+        if len(names) != len(fetch_targets) or not all(names):
+            names = [f"output_{i}" for i in range(len(fetch_targets))]
     return {"names": _write_outputs(out_npz, list(zip(names, outputs))), "paddle": paddle.__version__}
-
-
-def _fetch_names(program, fetch_targets, ext: str) -> list:
-    """The names a predictor gives the outputs: the fetched variables', or the PIR fetch ops'."""
-    if ext == ".pdmodel":
-        return [t.name for t in fetch_targets]
-    names = [op.attrs().get("name") for op in program.global_block().ops if op.name() == "pd_op.fetch"]
-    if len(names) == len(fetch_targets) and all(names):
-        return names
-    return [f"output_{i}" for i in range(len(fetch_targets))]
 
 
 def main(argv) -> int:

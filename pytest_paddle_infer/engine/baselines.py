@@ -1,14 +1,7 @@
-"""Baselines: what a case's candidate predictor is compared with.
-
-    auto | cpu | gpu  a plain predictor of the exported model (runner.py builds it)
-    dygraph           the ``nn.Layer`` the model was exported from, eagerly in eval mode
-    static            the program under ``paddle.static.Executor`` (no inference passes)
-    golden:DIR        outputs recorded with ``--paddle-save-goldens`` (``goldens.py``)
-
-``dygraph`` and ``static`` run in a child (``baseline_child.py``), once per worker for a model,
-device and inputs. A dygraph layer's outputs are flattened as ``paddle.jit.save`` flattens them
-and named by their path (``out.boxes``, ``out.feats[0]``): they pair with the program's by position.
-"""
+"""Baselines: what a case's candidate is compared with: a plain predictor (auto, cpu, gpu: runner.py),
+the exported ``nn.Layer`` (dygraph) or the program under ``paddle.static.Executor`` (static), both
+in a child (``baseline_child.py``), or goldens. A dygraph layer's outputs are flattened as
+``paddle.jit.save`` does, named by path (``out.feats[0]``), paired with the program's by position."""
 from __future__ import annotations
 
 import json
@@ -98,15 +91,13 @@ PredictorBaseline = Callable[[str], BaselineOutputs]  # kind (auto|cpu|gpu) -> o
 
 class Baselines:
     """Per worker: every case's baseline outputs; records goldens as ``policy`` asks."""
-
     def __init__(self, cache_dir: Path, policy: GoldenPolicy = GoldenPolicy()):
         self.work_dir = Path(cache_dir) / "baselines" / f"pid{os.getpid()}"
         self.policy = policy
         self._references: Dict[Tuple, object] = {}  # BaselineOutputs, or the ModelError it gave
 
-    def get(self, case: "Case", model: "ModelFiles", inputs: Mapping[str, "np.ndarray"],
-            digest: str, device_of: Callable[[str], str],
-            predictor_baseline: PredictorBaseline) -> BaselineOutputs:
+    def get(self, case: "Case", model: "ModelFiles", inputs: Mapping[str, "np.ndarray"], digest: str,
+            device_of: Callable[[str], str], predictor_baseline: PredictorBaseline) -> BaselineOutputs:
         """``device_of(kind)``: the device a baseline of that kind runs on (cpu, gpu:N)."""
         kind = kind_of(case.baseline)
         if kind != GOLDEN:
@@ -132,8 +123,7 @@ class Baselines:
                      digest: str, device_of: Callable[[str], str],
                      predictor_baseline: PredictorBaseline) -> BaselineOutputs:
         """The case's live baseline for these inputs, recording nothing (other seeds' inputs)."""
-        return self._live(kind_of(case.baseline), case, model, inputs, digest, device_of,
-                          predictor_baseline)
+        return self._live(kind_of(case.baseline), case, model, inputs, digest, device_of, predictor_baseline)
 
     def _live(self, kind: str, case: "Case", model: "ModelFiles", inputs, digest: str,
               device_of: Callable[[str], str], predictor_baseline: PredictorBaseline) -> BaselineOutputs:
@@ -158,8 +148,7 @@ class Baselines:
     def _dygraph(self, source: "ModelSource", model: "ModelFiles", inputs, device: str) -> BaselineOutputs:
         builder, kwargs = layer_builder(source)
         outputs = self._run_child(
-            ["dygraph", builder, json.dumps(kwargs), INPUTS, OUTPUTS, device,
-             exported_weights(model)],
+            ["dygraph", builder, json.dumps(kwargs), INPUTS, OUTPUTS, device, exported_weights(model)],
             [s.name for s in model.inputs], inputs, legacy=False, search_path=source.search_path,
             what=f"running {source.name!r} as a dygraph nn.Layer")
         call = f"{builder}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
@@ -235,25 +224,23 @@ class Baselines:
     def _record(self, directory: Path, kind: str, result: BaselineOutputs, case: "Case",
                 model: "ModelFiles", inputs, digest: str, device_of: Callable[[str], str]) -> Path:
         source = case.model
-        meta = {
-            "baseline": kind,
-            "baseline_text": result.text,
-            "environment": environment(device_of(kind)),
-            "model": {"name": source.name, "kind": source.kind, "ref": source.ref,
-                      "kwargs": dict(source.kwargs)},
-            "run_mode": case.run_mode.label,
-            "inputs": {"seed": case.seed, "digest": digest,
-                       "shapes": {n: list(a.shape) for n, a in inputs.items()}},
-            "tolerances": {n: case.tolerances.for_tensor(n).describe() for n in result.outputs},
-            "program": {"format": model.format, "file": Path(model.prog_file).name},
-            "intermediates_selected": case.intermediates,
-        }
-
-        return write_golden(directory, case.id, result.outputs, meta, result.store,
-                            self.policy.float16)
+        meta = dict(run_meta(case, model, inputs, digest, device_of(kind)), baseline=kind,
+                    baseline_text=result.text, model={"name": source.name, "kind": source.kind,
+                                                      "ref": source.ref, "kwargs": dict(source.kwargs)},
+                    tolerances={n: case.tolerances.for_tensor(n).describe() for n in result.outputs})
+        return write_golden(directory, case.id, result.outputs, meta, result.store, self.policy.float16)
 
     def close(self) -> None:
         shutil.rmtree(self.work_dir, ignore_errors=True)
+
+
+def run_meta(case: "Case", model: "ModelFiles", inputs, digest: str, device: str) -> dict:
+    """What a golden or a saved run records of its case, program and inputs."""
+    return {"run_mode": case.run_mode.label, "environment": environment(device),
+            "inputs": {"seed": case.seed, "digest": digest,
+                       "shapes": {n: list(a.shape) for n, a in inputs.items()}},
+            "program": {"format": model.format, "file": Path(model.prog_file).name},
+            "intermediates_selected": case.intermediates}
 
 
 def exported_weights(model: "ModelFiles") -> str:

@@ -1,7 +1,5 @@
-"""Recipe -> candidate predictor, as a plan: for TensorRT a per-worker optim cache dir, shape
-collection (tuned dynamic shape), calibration (int8 from a table), then the build; one build
-for other modes. ``candidate_plan`` is pure data, so tests check every GPU plan on a CPU-only
-machine; ``PlanExecutor`` runs plans with real predictors."""
+"""Recipe -> candidate predictor, as a plan of steps (TensorRT: cache dir, shape collection,
+calibration, build). Plans are pure data, so every GPU plan is tested on a CPU-only machine."""
 from __future__ import annotations
 
 import gc
@@ -11,8 +9,7 @@ import shutil
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import (TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence,
-                    Tuple, Union)
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..modes.devices import MAIN_WORKER, AUTO, DeviceChoice, current_worker, gpu_for_worker
 from ..errors import InputError, OptionError, PredictorError
@@ -50,13 +47,9 @@ SHAPE_RANGE_FILE = "shape_range.pbtxt"
 PADDLE_MODEL_CACHE = "_opt_cache"
 
 
-# -- steps ------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class PrepareCacheDir:
     """The case's TensorRT optim cache dir: emptied, unless ``keep`` (``+use_static``)."""
-
     path: str
     keep: bool
 
@@ -72,7 +65,6 @@ COLLECT_RUNS = 4
 @dataclass(frozen=True)
 class CollectShapes:
     """Tuned dynamic shape, first pass: the predictor writes ``shape_file`` when destroyed."""
-
     recipe: Tuple[Call, ...]
     shape_file: str
     reuse: bool  # +use_static: a file from an earlier run is kept
@@ -86,7 +78,6 @@ class CollectShapes:
 @dataclass(frozen=True)
 class GeneratedBatches:
     """Calibration batches drawn like the case's inputs, one per seed."""
-
     specs: Tuple[InputSpec, ...]
     seeds: Tuple[int, ...]
 
@@ -98,7 +89,6 @@ class GeneratedBatches:
 @dataclass(frozen=True)
 class FileBatches:
     """Calibration batches from a directory (``.npz`` by input name, or ``.npy``); at most ``limit``."""
-
     directory: str
     limit: Optional[int]
     specs: Tuple[InputSpec, ...]  # the case's inputs: names, dtypes and shapes to match
@@ -115,7 +105,6 @@ Batches = Union[GeneratedBatches, FileBatches]
 @dataclass(frozen=True)
 class Calibrate:
     """int8 calibration: destroying the predictor writes ``trt_calib_*``, moved to ``table_dir``."""
-
     recipe: Tuple[Call, ...]
     batches: Batches
     table_dir: str  # the optim cache dir the int8 predictor loads the table from
@@ -129,9 +118,7 @@ class Calibrate:
 
 @dataclass(frozen=True)
 class ConvertPir:
-    """TensorRT for a PIR (.json) program: ``calls`` write ``program`` and ``params``;
-    ``links`` (link, target) give the weights the name convert reads (``<prefix>.pdiparams``)."""
-
+    """PIR TensorRT: ``calls`` write ``program``, ``params``; ``links`` (link, target) name the weights."""
     calls: Tuple[pir_tensorrt.TrtCall, ...]
     links: Tuple[Tuple[str, str], ...]
     program: str
@@ -145,7 +132,6 @@ class ConvertPir:
 @dataclass(frozen=True)
 class Build:
     """The candidate; ``program`` (program, params): files a step before wrote, not the model's."""
-
     recipe: Tuple[Call, ...]
     program: Optional[Tuple[str, str]] = None
 
@@ -169,12 +155,6 @@ class Plan:
     def final(self) -> Build:
         return self.steps[-1]  # type: ignore[return-value]
 
-    def describe(self) -> List[str]:
-        return [f"{i}. {step}" for i, step in enumerate(self.steps, 1)]
-
-
-# -- planning: pure, no paddle, no files --------------------------------------------------
-
 
 def model_key(model: "ModelFiles") -> str:
     """The model's name plus a hash of where its files are: two models of one name differ."""
@@ -196,12 +176,10 @@ def _dotted(version: Sequence[int]) -> str:
     return ".".join(map(str, version))
 
 
-def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None,
-                 program_format: str = "", trt_version: Optional[Sequence[int]] = None,
-                 explicit: bool = False) -> Tuple[str, ...]:
-    """Toggles whose Config call Paddle takes but does not act on, read from its source.
-    ``trt_version``: this machine's (None: not known); ``explicit``: Q/DQ ops would take
-    explicit quantization."""
+def plan_remarks(spec: RunModeSpec, paddle_version: Optional[str] = None, program_format: str = "",
+                 trt_version: Optional[Sequence[int]] = None, explicit: bool = False) -> Tuple[str, ...]:
+    """Toggles whose Config call Paddle takes but does not act on (read from its source);
+    ``explicit``: Q/DQ ops would take explicit quantization."""
     version = installed_paddle()[1] if paddle_version is None else paddle_version
     remarks = []
     if spec.memory_optim and spec.run_mode.device == GPU and paddle_major(version) >= 3:
@@ -249,22 +227,20 @@ FUSIBLE_OPS = frozenset({"conv2d", "depthwise_conv2d", "matmul", "matmul_v2", "m
                          "elementwise_add", "layer_norm", "batch_norm", "batch_norm_", "relu"})
 
 
-def fp32_ops_problem(spec: RunModeSpec, program_ops: Mapping[str, int],
-                     program_format: str) -> Optional[str]:
-    """``+fp32_op`` on a GPU mixed-precision mode naming ops the program does not hold and no
-    fusion makes: an error, as it would keep nothing in fp32 while the id says it did."""
+def fp32_ops_problem(spec: RunModeSpec, program_ops: Mapping[str, int], program_format: str) -> Optional[str]:
+    """The error for ``+fp32_op`` naming ops the program lacks and no fusion makes (GPU mixed precision)."""
     if not spec.fp32_ops or spec.run_mode.device != GPU or spec.run_mode.tensorrt:
         return None
     held = {base_name(t) for t in program_ops}
     unknown = [op for op in spec.fp32_ops if base_name(op) not in held and not is_fused(op)]
-    if unknown:
-        shown = ", ".join(sorted(held)[:30]) + (", ..." if len(held) > 30 else "")
-        pir = (" A .json (PIR) program names ops as the file holds them (matmul, not "
-               "matmul_v2; add, not elementwise_add)." if program_format == PIR_FORMAT else "")
-        return (f"{spec.label}: +fp32_op names {', '.join(unknown)}, which the program holds no "
-                f"op of, and no fusion makes: nothing would be kept in fp32.{pir} Its op types: "
-                f"{shown}; ops that fusion passes make (fused_*, fc, ...) may be named too")
-    return None
+    if not unknown:
+        return None
+    shown = ", ".join(sorted(held)[:30]) + (", ..." if len(held) > 30 else "")
+    pir = (" A .json (PIR) program names ops as the file holds them (matmul, not "
+           "matmul_v2; add, not elementwise_add)." if program_format == PIR_FORMAT else "")
+    return (f"{spec.label}: +fp32_op names {', '.join(unknown)}, which the program holds no "
+            f"op of, and no fusion makes: nothing would be kept in fp32.{pir} Its op types: "
+            f"{shown}; ops that fusion passes make (fused_*, fc, ...) may be named too")
 
 
 def table_dir_key(model: "ModelFiles") -> str:
@@ -287,8 +263,7 @@ def candidate_feeds(plan: Plan, inputs: Mapping[str, "np.ndarray"]) -> Mapping[s
     """The candidate's inputs: float32 arrays cast to the plan's ``feed_dtype``, if any."""
     if not plan.feed_dtype:
         return inputs
-    return {name: a.astype(plan.feed_dtype) if a.dtype.kind == "f" else a
-            for name, a in inputs.items()}
+    return {name: a.astype(plan.feed_dtype) if a.dtype.kind == "f" else a for name, a in inputs.items()}
 
 
 def max_batch_size(shapes: Mapping[str, Sequence[int]], dynamic: Optional[DynamicShape]) -> int:
@@ -302,8 +277,7 @@ def max_batch_size(shapes: Mapping[str, Sequence[int]], dynamic: Optional[Dynami
 def calibration_shapes(specs: Sequence[InputSpec], dynamic: Optional[DynamicShape]) -> Tuple[InputSpec, ...]:
     """One shape for every calibration batch (the calibrator sizes buffers from the first)."""
     ranges = dict(dynamic.ranges) if dynamic is not None and not dynamic.tuned else {}
-    return tuple(replace(s, shape=tuple(ranges[s.name].opt)) if s.name in ranges else s
-                 for s in specs)
+    return tuple(replace(s, shape=tuple(ranges[s.name].opt)) if s.name in ranges else s for s in specs)
 
 
 def calibration_batches(spec: RunModeSpec, specs: Sequence[InputSpec], seed: int) -> Batches:
@@ -317,27 +291,25 @@ def calibration_batches(spec: RunModeSpec, specs: Sequence[InputSpec], seed: int
 
 def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec], *,
                    optim_root: Union[str, Path], threads: Optional[int] = None, seed: int = 0,
-                   device_id: int = 0, worker: str = MAIN_WORKER,
-                   mark_outputs: Sequence[str] = (),
+                   device_id: int = 0, worker: str = MAIN_WORKER, mark_outputs: Sequence[str] = (),
                    program_ops: Optional[Mapping[str, int]] = None,
                    trt_version: Optional[Sequence[int]] = None) -> Plan:
-    """The steps that build the candidate of ``spec`` for inputs ``specs`` (concrete shapes).
-    ``mark_outputs``: tensors TensorRT exposes as engine outputs; ``program_ops`` (op type ->
-    count) decides explicit quantization (None: explicit)."""
+    """The steps that build the candidate of ``spec`` for inputs ``specs`` (concrete shapes);
+    ``program_ops`` (op type -> count) decides explicit quantization (None: explicit)."""
     shapes = {s.name: tuple(s.shape) for s in specs}
     check_shape_in_range(shapes, spec.dynamic_shape)
     wants_explicit = spec.int8_source == QUANTIZED and explicit_quantization(program_ops)
     trt = known_trt(trt_version)
     explicit = wants_explicit and (trt is None or trt >= TRT_EXPLICIT_QUANTIZATION_SINCE)
+    pir = pir_tensorrt.takes_pir_path(spec.run_mode, model.format)
     remarks = plan_remarks(spec, program_format=model.format, trt_version=trt,
-                           explicit=wants_explicit and not pir_tensorrt.takes_pir_path(
-                               spec.run_mode, model.format))
+                           explicit=wants_explicit and not pir)
     if not spec.run_mode.tensorrt:
         return Plan((Build(recipe(spec, threads, device_id)),),
                     feed_dtype="float16" if spec.low_precision_io else "", remarks=remarks)
     cache = Path(optim_root) / optim_cache_subdir(model_key(model), spec, worker, shapes)
     steps: List[Step] = [PrepareCacheDir(str(cache), keep=spec.use_static)]
-    if pir_tensorrt.takes_pir_path(spec.run_mode, model.format):
+    if pir:
         if device_id != 0:  # paddle.tensorrt's convert hard-codes CUDAPlace(0)
             remarks += (f"PIR TensorRT: paddle.tensorrt converts on GPU 0 (its convert uses "
                         f"CUDAPlace(0)), whatever this worker's GPU {device_id}: the engines are "
@@ -359,29 +331,24 @@ def candidate_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[Input
         calls += (INSPECTOR,)  # engine_info_*.json shows whether int8 layers were built
     if needs_calibration(spec):
         steps.append(Calibrate(
-            calls, calibration_batches(spec, specs, seed), table_dir=str(cache),
+            calls, calibration_batches(spec, specs, seed), table_dir=str(cache), reuse=spec.use_static,
             paddle_table_dir=str(Path(model.prog_file).resolve().parent / PADDLE_MODEL_CACHE),
-            lock_file=str(Path(optim_root) / "locks" / f"{table_dir_key(model)}.lock"),
-            reuse=spec.use_static))
+            lock_file=str(Path(optim_root) / "locks" / f"{table_dir_key(model)}.lock")))
     steps.append(Build(calls))
-    quantized = spec.int8_source == QUANTIZED  # only TensorRT int8 takes it
-    return Plan(tuple(steps), INT8_QUANTIZED if quantized else "", pir_tensorrt.LEGACY_PATH,
-                remarks=remarks)
+    int8 = INT8_QUANTIZED if spec.int8_source == QUANTIZED else ""  # only TensorRT int8 takes it
+    return Plan(tuple(steps), int8, pir_tensorrt.LEGACY_PATH, remarks=remarks)
 
 
 def check_static_shape(spec: RunModeSpec, model: "ModelFiles") -> None:
-    """Static-shape legacy TensorRT with an input declaring -1 beyond the batch dim fails in
-    Paddle with a message naming neither the input nor the fix: say both."""
-    if spec.dynamic_shape is not None:
-        return
+    """-1 beyond the batch dim under static-shape legacy TensorRT: Paddle's error names neither
+    the input nor the fix; say both."""
     loose = [s for s in model.inputs if any(d < 0 for d in tuple(s.shape)[1:])]
-    if loose:
+    if spec.dynamic_shape is None and loose:
         shapes = ", ".join(f"{s.name} {list(s.shape)}" for s in loose)
-        first = loose[0]
         raise OptionError(
             f"{spec.label}: {model.name} declares input dims other than the batch as -1 "
             f"({shapes}); static-shape TensorRT needs them fixed. Add +dynamic_shape=tuned "
-            f"(ranges from the case's inputs) or +dynamic_shape={first.name}:MIN:OPT:MAX per "
+            f"(ranges from the case's inputs) or +dynamic_shape={loose[0].name}:MIN:OPT:MAX per "
             f"input (suite key dynamic_shape)")
 
 
@@ -398,15 +365,13 @@ def pir_plan(spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
         prog = staged
     prefix = cache / pir_tensorrt.CONVERTED_PREFIX
     # convert takes the path prefix: under PIR load_inference_model appends '.json' again
-    calls = pir_tensorrt.conversion_calls(
-        spec, str(prog.with_suffix("")), str(prefix),
-        [(s.name, tuple(s.shape), s.dtype) for s in specs])
+    calls = pir_tensorrt.conversion_calls(spec, str(prog.with_suffix("")), str(prefix),
+                                          [(s.name, tuple(s.shape), s.dtype) for s in specs])
     out = (str(prefix.with_suffix(".json")), str(prefix.with_suffix(".pdiparams")))
     steps.append(ConvertPir(calls, links, out[0], out[1], reuse=spec.use_static))
     full = recipe(spec, threads, device_id, str(cache / SHAPE_RANGE_FILE))  # tuned: dropped below
     steps.append(Build(pir_tensorrt.predictor_recipe(full), out))
-    quantized = spec.int8_source == QUANTIZED
-    return Plan(tuple(steps), INT8_QUANTIZED if quantized else "", pir_tensorrt.PIR_PATH)
+    return Plan(tuple(steps), INT8_QUANTIZED if spec.int8_source == QUANTIZED else "", pir_tensorrt.PIR_PATH)
 
 
 def declared_shapes(case: "Case") -> Optional[Dict[str, Tuple[int, ...]]]:
@@ -418,9 +383,6 @@ def declared_shapes(case: "Case") -> Optional[Dict[str, Tuple[int, ...]]]:
         return {s.name: fill_shape(s.shape, given.get(s.name), s.name) for s in case.model.inputs}
     except InputError:
         return None  # the case reports its shape problem when it builds its inputs
-
-
-# -- running a plan -----------------------------------------------------------------------
 
 
 @dataclass
@@ -437,7 +399,6 @@ class Built:
 
 class PlanExecutor:
     """Runs plans; the steps before the cached final predictor only run when it is built."""
-
     def __init__(self, predictors: PredictorCache, build: Callable = build_predictor):
         self.predictors = predictors
         self.build = build
@@ -448,10 +409,8 @@ class PlanExecutor:
         if plan.final.program is not None:  # a converted program (ConvertPir) runs instead
             model = replace(model, prog_file=plan.final.program[0], params_file=plan.final.program[1])
         key = (model.prog_file, model.params_file, plan.final.recipe)
-        started = 0.0
 
         def make(files, calls):
-            nonlocal started
             started = time.time()
             notes: List[str] = []
             int8 = plan.int8
@@ -560,8 +519,7 @@ def convert_pir(step: ConvertPir, inputs: Optional[Mapping[str, "np.ndarray"]] =
                                  f"calls: {describe_recipe(step.calls)}")
         lacked = f" (this Paddle's TensorRTConfig lacks {', '.join(skipped)})" if skipped else ""
         how = f"paddle.tensorrt.convert wrote {step.program}{lacked}"
-    engines = sum(n for t, n in program_op_types(step.program).items()
-                  if base_name(t) == TENSORRT_ENGINE)
+    engines = sum(n for t, n in program_op_types(step.program).items() if base_name(t) == TENSORRT_ENGINE)
     return f"PIR TensorRT: {how}; the program holds {engines} tensorrt_engine op(s)"
 
 
@@ -593,16 +551,9 @@ def _names(paths: Sequence[Path]) -> str:
     return ", ".join(p.name for p in paths)
 
 
-# -- calibration data ---------------------------------------------------------------------
-
-
-def load_batches(batches: Batches) -> List[Dict[str, "np.ndarray"]]:
-    if isinstance(batches, GeneratedBatches):
-        return [generate_all(batches.specs, seed) for seed in batches.seeds]
-    return _file_batches(batches)
-
-
-def _file_batches(source: FileBatches) -> List[Dict[str, "np.ndarray"]]:
+def load_batches(source: Batches) -> List[Dict[str, "np.ndarray"]]:
+    if isinstance(source, GeneratedBatches):
+        return [generate_all(source.specs, seed) for seed in source.seeds]
     directory = Path(source.directory)
     if not directory.is_dir():
         raise InputError(f"calib_data: no such directory {directory}")
@@ -620,12 +571,8 @@ def _file_batches(source: FileBatches) -> List[Dict[str, "np.ndarray"]]:
         raise InputError(f"calib_data: {e}") from None
 
 
-# -- the runner's entry point -------------------------------------------------------------
-
-
 class CandidateBuilder:
     """A worker's GPU, optim cache root and plan executor."""
-
     def __init__(self, predictors: PredictorCache, optim_root: Union[str, Path],
                  device: Optional[DeviceChoice] = None, worker: Optional[str] = None,
                  gpu_count: Optional[Callable[[], int]] = None):
@@ -635,16 +582,14 @@ class CandidateBuilder:
         self.executor = PlanExecutor(predictors)
         self._gpu_count = gpu_count or (lambda: detect().gpu_count)
 
-    def trt_version(self) -> Optional[Tuple[int, ...]]:
-        """The TensorRT runtime Paddle found (else the one it was built with); None: none."""
+    def trt_version(self) -> Optional[Tuple[int, ...]]:  # the runtime found, else the one built with
         caps = detect()
         return known_trt(caps.trt_runtime) or known_trt(caps.trt_compile)
 
     def gpu_id(self) -> int:
         return gpu_for_worker(self.device, self.worker, self._gpu_count())
 
-    def device_id(self, spec: RunModeSpec) -> int:
-        """GPU modes: this worker's GPU; CPU modes take no device id (0, unused)."""
+    def device_id(self, spec: RunModeSpec) -> int:  # CPU modes take no device id (0, unused)
         return self.gpu_id() if spec.run_mode.device == GPU else 0
 
     def check_ranges(self, case: "Case") -> None:
@@ -668,5 +613,4 @@ class CandidateBuilder:
     def build(self, spec: RunModeSpec, model: "ModelFiles", specs: Sequence[InputSpec],
               inputs: Mapping[str, "np.ndarray"], threads: Optional[int] = None,
               seed: int = 0, mark_outputs: Sequence[str] = ()) -> Built:
-        return self.executor.run(self.plan(spec, model, specs, threads, seed, mark_outputs),
-                                 model, inputs)
+        return self.executor.run(self.plan(spec, model, specs, threads, seed, mark_outputs), model, inputs)

@@ -2,6 +2,7 @@
 to disk, the candidate's compared one at a time as they arrive (bounded memory)."""
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 from contextlib import suppress
@@ -26,16 +27,10 @@ MATCH_DISTANCE = 0.5
 AMBIGUITY_RATIO = 2.0
 
 
-_MMAP_SET = False
-
-
+@functools.lru_cache(maxsize=None)  # once per process
 def release_large_buffers_promptly() -> None:
     """Have glibc serve allocations over 1 MiB with mmap, so dropped tensors go back to the OS
     (else peak RSS grows by the spilled tensors: ResNet50 batch 8, +18 %). Best effort."""
-    global _MMAP_SET
-    if _MMAP_SET:
-        return
-    _MMAP_SET = True
     with suppress(OSError, AttributeError):  # not glibc: nothing to tune
         import ctypes
 
@@ -49,10 +44,8 @@ def plain_numpy(tensor, view: bool = False) -> np.ndarray:
         tensor = tensor.clone()  # the copy is in the plain layout; .cpu() would not convert
     array = None
     if view:
-        try:
+        with suppress(Exception):  # bfloat16 (numpy has none), a GPU tensor, a Paddle without DLPack
             array = np.from_dlpack(tensor)
-        except Exception:  # bfloat16 (numpy has none), a GPU tensor, a Paddle without DLPack
-            array = None
     if array is None:
         array = np.asarray(tensor.numpy())
     if "bfloat16" in str(getattr(tensor, "dtype", "")) and array.dtype == np.uint16:
@@ -63,7 +56,6 @@ def plain_numpy(tensor, view: bool = False) -> np.ndarray:
 
 class SeenTensors:
     """What the baseline's hooks saw: op types, a few tensor names, and the globs that matched."""
-
     SAMPLES = 4
 
     def __init__(self):
@@ -140,7 +132,6 @@ def nearest(want, prints, limit: float):
 
 class BaselineStore:
     """The baseline's hooked tensors, each written to its own ``.npy`` file as it arrives."""
-
     def __init__(self, directory: Path, selection: Selection):
         self.directory = Path(directory)
         self.selection = selection
@@ -173,7 +164,6 @@ class BaselineStore:
 
 class Aligner:
     """Pairs a candidate tensor with its baseline tensor: by name, else by values when unambiguous."""
-
     def __init__(self, store: BaselineStore):
         self.store = store
         self.last_index = -1
@@ -186,12 +176,8 @@ class Aligner:
             if record is not None:
                 return record, "name"
         # renamed by a pass (PIR addresses, oneDNN bf16 quantize/dequantize names): by structure
-        scored = []
-        for record in self.store.records:
-            if record.shape != shape or record.dtype != dtype:
-                continue
-            scored.append((print_distance(print_, record.fingerprint), record.index <= self.last_index,
-                           record.index, record))
+        scored = [(print_distance(print_, r.fingerprint), r.index <= self.last_index, r.index, r)
+                  for r in self.store.records if r.shape == shape and r.dtype == dtype]
         if not scored:
             return None, "no baseline tensor of this shape and dtype"
         scored.sort(key=lambda s: s[:3])
@@ -208,7 +194,6 @@ class Aligner:
 
 class CandidateComparer:
     """The candidate's hook sink: compare each selected tensor as it arrives, keep its row."""
-
     def __init__(self, store: BaselineStore, selection: Selection,
                  rule_for: Callable[[str], object], judged: Callable[[str, str], bool]):
         self.store = store
@@ -250,7 +235,6 @@ class CandidateComparer:
 
 class HookRouter:
     """One hook per predictor (Paddle keeps hooks for every later run), pointed at each run's sink."""
-
     def __init__(self, predictor):
         self.sink: Optional[Callable] = None
         # sees every call whatever the sink: what the run executed (recording.py)
@@ -266,7 +250,6 @@ class HookRouter:
 
 class HookRouters:
     """The router of each hooked predictor, which it keeps alive (ids stay unique) until ``forget``."""
-
     def __init__(self):
         self._routers: Dict[int, Tuple[object, HookRouter]] = {}
 

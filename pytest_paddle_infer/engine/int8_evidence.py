@@ -1,9 +1,5 @@
-"""onednn_int8 checks something only on a quantized model, and only if int8 kernels ran (the
-hooks then see ``int8``/``uint8`` tensors; on a float program it runs fp32 kernels).
-``not_quantized_reason`` skips a program without quantize ops; ``DtypeTally`` counts the
-candidate's dtypes and ``no_int8_problem`` fails a case that showed no int8 tensor;
-``int8_kernels_text`` names the CPU's int8 kernel family (the figures differ by family).
-"""
+"""onednn_int8 checks something only on a quantized model (on a float program it runs fp32
+kernels), and only if int8 kernels ran: the hooks then see ``int8``/``uint8`` tensors."""
 from __future__ import annotations
 
 import json
@@ -15,12 +11,10 @@ from ..modes.run_modes import INT8, ONEDNN
 
 QUANTIZE_OPS = frozenset({
     "quantize_linear", "dequantize_linear",  # paddle.quantization, PaddleSlim's onnx format
-    "fake_quantize_abs_max", "fake_quantize_range_abs_max",
-    "fake_quantize_moving_average_abs_max", "fake_channel_wise_quantize_abs_max",
-    "fake_quantize_dequantize_abs_max", "fake_quantize_dequantize_moving_average_abs_max",
-    "fake_channel_wise_quantize_dequantize_abs_max",
-    "fake_dequantize_max_abs", "fake_channel_wise_dequantize_max_abs",
-})
+    "fake_quantize_abs_max", "fake_quantize_range_abs_max", "fake_quantize_moving_average_abs_max",
+    "fake_channel_wise_quantize_abs_max", "fake_quantize_dequantize_abs_max",
+    "fake_quantize_dequantize_moving_average_abs_max", "fake_channel_wise_quantize_dequantize_abs_max",
+    "fake_dequantize_max_abs", "fake_channel_wise_dequantize_max_abs"})
 INT8_DTYPES = ("int8", "uint8")
 
 _op_types: Dict[str, Dict[str, int]] = {}  # per process, by program file and its mtime
@@ -78,7 +72,6 @@ def not_quantized_reason(model_name: str, prog_file: str, mode_name: str) -> Opt
 
 class DtypeTally:
     """A hook sink counting the tensor dtypes and op types a run shows, then calling ``then``."""
-
     def __init__(self, then=None):
         self.then = then
         self.dtypes: Counter = Counter()

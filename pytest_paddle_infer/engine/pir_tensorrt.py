@@ -1,13 +1,8 @@
-"""TensorRT for PIR (``.json``) programs: ``paddle.tensorrt``'s convert, planned as data.
-
-PIR has no TensorRT subgraph pass (``enable_tensorrt_engine`` does nothing there): an ``Input``
-per model input and a ``TensorRTConfig`` go to ``paddle.tensorrt.export.convert``, which writes a
-program of ``pd_op.tensorrt_engine`` ops for a plain GPU predictor. From Paddle's
-``tensorrt/export.py``: ``min_subgraph_size`` is a constructor argument (it sets a global
-flag), other fields are set after, each checked to exist; ``convert`` takes the path prefix
-(weights under another name are linked); its int8 has no calibrator (quantized programs only);
-it converts on ``CUDAPlace(0)``. ``tests/paddle_tensorrt_api.py`` records the API per version.
-"""
+"""TensorRT for PIR (``.json``) programs, which have no TensorRT subgraph pass: ``paddle.tensorrt``'s
+convert, planned as data, writes a program of ``pd_op.tensorrt_engine`` ops for a plain GPU
+predictor. From Paddle's ``tensorrt/export.py``: ``min_subgraph_size`` is a constructor argument (it
+sets a global flag), other fields are set after, each checked to exist; int8 has no calibrator.
+``tests/paddle_tensorrt_api.py`` records the API per version."""
 from __future__ import annotations
 
 import ctypes.util
@@ -30,15 +25,13 @@ PRECISION_MODES = {FP32: "FP32", FP16: "FP16", INT8: "INT8"}  # RunMode.precisio
 # Config methods of the legacy TensorRT path; a converted PIR program needs none of them
 LEGACY_TRT_METHODS = frozenset({
     "enable_tensorrt_engine", "set_trt_dynamic_shape_info", "enable_tuned_tensorrt_dynamic_shape",
-    "exp_disable_tensorrt_ops", "set_tensorrt_optimization_level",
-    "enable_tensorrt_explicit_quantization", "enable_tensorrt_inspector",
-    "mark_trt_engine_outputs", "set_optim_cache_dir"})
+    "exp_disable_tensorrt_ops", "set_tensorrt_optimization_level", "enable_tensorrt_explicit_quantization",
+    "enable_tensorrt_inspector", "mark_trt_engine_outputs", "set_optim_cache_dir"})
 
 
 @dataclass(frozen=True)
 class Member:
     """An enum member of ``paddle.tensorrt.export``: ``PrecisionMode.FP16``."""
-
     enum: str
     name: str
 
@@ -49,7 +42,6 @@ class Member:
 @dataclass(frozen=True)
 class Made:
     """An object an earlier call made: ``inputs[0]``, ``config``."""
-
     name: str  # Input | TensorRTConfig
     index: int = 0
 
@@ -60,7 +52,6 @@ class Made:
 @dataclass(frozen=True)
 class CaseArray:
     """The case's own input array ``name``, filled in when the conversion runs."""
-
     name: str
 
     def __repr__(self) -> str:
@@ -69,7 +60,6 @@ class CaseArray:
 
 class Samples(tuple):
     """``warmup_data``: a tuple of arrays, the samples conversion runs to collect shapes."""
-
     def __repr__(self) -> str:
         return "(" + ", ".join(map(repr, self)) + ")"
 
@@ -85,7 +75,6 @@ class Shape(tuple):
 
 class Items(tuple):
     """A list argument, kept hashable: plans are compared and hashed like recipes."""
-
     def __repr__(self) -> str:
         return "[" + ", ".join(map(repr, self)) + "]"
 
@@ -94,7 +83,6 @@ class Items(tuple):
 class TrtCall:
     """One step of a conversion. ``kind``: ``new`` (a class of the export module), ``set`` (a
     config field; ``optional`` ones skipped where missing), ``call`` (a module function)."""
-
     kind: str
     name: str
     args: Tuple[Any, ...] = ()
@@ -108,9 +96,6 @@ class TrtCall:
             parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
             text = f"{self.name}({', '.join(parts)})"
         return text + " [if available]" if self.optional else text
-
-
-# -- which path a case takes ---------------------------------------------------------------
 
 
 def takes_pir_path(run_mode, program_format: str) -> bool:
@@ -144,9 +129,7 @@ def package_reason(spec, program_format: str, trt_compile: Sequence[int] = (),
         return (f"{spec.mode} on a .json program takes paddle.tensorrt, which needs NVIDIA's "
                 f"tensorrt Python package, not installed here{built}: pip install tensorrt{pin}, "
                 f"or check the model's .pdmodel export on the legacy path")
-    if plugins is None:
-        plugins = plugin_library_found()
-    if plugins:
+    if plugins or (plugins is None and plugin_library_found()):
         return None
     return (f"{spec.mode} on a .json program takes paddle.tensorrt, which loads TensorRT's "
             f"plugin library (libnvinfer_plugin), found neither beside the tensorrt package nor "
@@ -177,47 +160,22 @@ def check_takes(spec, program_format: str, prog_file: str = "",
         raise CaseSkipped(reason)
 
 
-# -- the calls -----------------------------------------------------------------------------
-
-
-def pir_op_name(op: str) -> str:
-    """``softmax`` -> ``pd_op.softmax``: PIR names ops by dialect."""
-    return op if "." in op else f"pd_op.{op}"
-
-
-def input_ranges(spec, shapes: Mapping[str, Sequence[int]]) -> Dict[str, Tuple[Shape, Shape, Shape]]:
-    """min/opt/max per input: the declared range, else the case's own shape three times."""
-    dyn = spec.dynamic_shape
-    declared = dict(dyn.ranges) if dyn is not None and not dyn.tuned else {}
-    out = {}
-    for name, shape in shapes.items():
-        r = declared.get(name)
-        out[name] = (tuple(map(Shape, (r.min, r.opt, r.max))) if r is not None
-                     else (Shape(shape),) * 3)  # type: ignore[assignment]
-    return out
-
-
-def warms_up_on_case_inputs(spec) -> bool:
-    """Without explicit ranges the case's own arrays are the warm-up data (as PaddleX does):
-    paddle.tensorrt's drawn data is junk for shape-tensor inputs (``im_shape``)."""
-    dyn = spec.dynamic_shape
-    return dyn is None or dyn.tuned
-
-
 def conversion_calls(spec, model_path: str, save_prefix: str,
                      inputs: Sequence[Tuple[str, Sequence[int], str]]) -> Tuple[TrtCall, ...]:
     """The conversion of ``model_path`` for inputs ``(name, shape, dtype)``, as data."""
-    mode = spec.run_mode
-    ranges = input_ranges(spec, {n: s for n, s, _ in inputs})
+    mode, dyn = spec.run_mode, spec.dynamic_shape
     calls: List[TrtCall] = []
-    for name, _, dtype in inputs:
-        if warms_up_on_case_inputs(spec):
+    for name, shape, dtype in inputs:
+        if dyn is None or dyn.tuned:
+            # without explicit ranges the case's own arrays are the warm-up data (as PaddleX
+            # does): paddle.tensorrt's drawn data is junk for shape-tensor inputs (im_shape);
             # input_data_type None: it applies to drawn data only (Paddle warns otherwise)
             calls.append(TrtCall("new", "Input", kwargs=(
                 ("name", name), ("warmup_data", Samples((CaseArray(name),) * WARMUP_SAMPLES)),
                 ("input_data_type", None))))
             continue
-        low, opt, high = ranges[name]
+        r = dict(dyn.ranges).get(name)  # else the case's own shape three times
+        low, opt, high = map(Shape, (r.min, r.opt, r.max)) if r is not None else (Shape(shape),) * 3
         calls.append(TrtCall("new", "Input", kwargs=(
             ("name", name), ("min_input_shape", low), ("optim_input_shape", opt),
             ("max_input_shape", high), ("input_data_type", dtype))))
@@ -227,7 +185,8 @@ def conversion_calls(spec, model_path: str, save_prefix: str,
     calls.append(TrtCall("set", "precision_mode", (Member("PrecisionMode", PRECISION_MODES[mode.precision]),)))
     calls.append(TrtCall("set", "workspace_size", (TRT_WORKSPACE_SIZE,)))
     if spec.disable_trt_ops:
-        calls.append(TrtCall("set", "disable_ops", (Items(pir_op_name(o) for o in spec.disable_trt_ops),)))
+        calls.append(TrtCall("set", "disable_ops", (Items(o if "." in o else f"pd_op.{o}"  # by dialect
+                                                          for o in spec.disable_trt_ops),)))
     if spec.trt_optimization_level is not None:
         calls.append(TrtCall("set", "optimization_level", (spec.trt_optimization_level,)))
     calls.append(TrtCall("set", "save_model_dir", (save_prefix,)))
@@ -240,11 +199,9 @@ def predictor_recipe(calls) -> Tuple:
     return tuple(c for c in calls if c.method not in LEGACY_TRT_METHODS)
 
 
-# -- running the calls (in the executor; needs a TensorRT build of Paddle) --------------------
-
-
 def run_calls(calls: Sequence[TrtCall], inputs: Optional[Mapping[str, Any]] = None) -> List[str]:
-    """Make ``calls`` (``inputs`` fill ``CaseArray``); returns the optional fields this Paddle lacked."""
+    """Make ``calls`` (in the executor, on a TensorRT build of Paddle; ``inputs`` fill ``CaseArray``);
+    returns the optional fields this Paddle lacked."""
     try:
         export = importlib.import_module(EXPORT_MODULE)
     except ImportError as e:
@@ -253,9 +210,7 @@ def run_calls(calls: Sequence[TrtCall], inputs: Optional[Mapping[str, Any]] = No
     made: Dict[str, List[Any]] = {"Input": [], "TensorRTConfig": []}
     skipped: List[str] = []
 
-    def value(v: Any) -> Any:
-        return argument(v, made, export, inputs)
-
+    value = lambda v: argument(v, made, export, inputs)  # noqa: E731
     for c in calls:
         try:
             if c.kind == "set":

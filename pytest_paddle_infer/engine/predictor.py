@@ -34,11 +34,9 @@ def apply_recipe(config, calls: Sequence[Call]) -> None:
         if method is None:
             if getattr(c, "optional", False):
                 continue  # not in this Paddle version; the recipe allows going without
-            raise PredictorError(f"paddle.inference.Config has no method {c.method!r} "
-                                 f"(recipe call {c})")
+            raise PredictorError(f"paddle.inference.Config has no method {c.method!r} (recipe call {c})")
         try:
-            method(*[_resolve_arg(a) for a in c.args],
-                   **{k: _resolve_arg(v) for k, v in c.kwargs})
+            method(*[_resolve_arg(a) for a in c.args], **{k: _resolve_arg(v) for k, v in c.kwargs})
         except Exception as e:
             raise PredictorError(f"Config.{c} raised: {trim_paddle_error(e)}") from None
 
@@ -118,7 +116,6 @@ def run_predictor(predictor, inputs: Mapping[str, np.ndarray]) -> "OrderedDict[s
 
 class PredictorCache:
     """Predictors per (model files, recipe), least recently used dropped first."""
-
     def __init__(self, limit: int = 6):
         self.limit = limit
         self._items: "OrderedDict[Tuple, object]" = OrderedDict()
@@ -126,8 +123,7 @@ class PredictorCache:
         self._lock = threading.Lock()
         self._building: Dict[Tuple, threading.Event] = {}  # keys a thread is building now
 
-    def get(self, model: ModelFiles, calls: Sequence[Call],
-            build: Callable = build_predictor):
+    def get(self, model: ModelFiles, calls: Sequence[Call], build: Callable = build_predictor):
         key = (model.prog_file, model.params_file, tuple(calls))
         while True:
             with self._lock:  # a baseline may be built beside a candidate's build (runner.py)

@@ -1,7 +1,5 @@
-"""Recording what a predictor run really executed, through its output hooks, on the run the
-case makes anyway: the hook router's ``recorder`` reads each tensor's op type, dtype and layout
-(never its values) into a Tally, which ``verdict/evidence.py`` judges.
-"""
+"""What a predictor run really executed: the hook router's ``recorder`` reads each tensor's op
+type, dtype and layout (never its values) into a Tally, which ``verdict/evidence.py`` judges."""
 from __future__ import annotations
 
 from typing import Callable, Optional
@@ -49,8 +47,7 @@ def warm_up(router: HookRouter, run: Callable) -> None:
         router.sink, router.recorder = sink, recorder
 
 
-def hooked_run(router: HookRouter, sink: Optional[Callable], tally: Tally, run: Callable,
-               warm: bool = False):
+def hooked_run(router: HookRouter, sink: Optional[Callable], tally: Tally, run: Callable, warm: bool = False):
     """``run`` with ``sink`` and ``tally`` on its hooks; ``warm``: a warm-up run first."""
     if warm:
         warm_up(router, run)

@@ -32,9 +32,9 @@ from ..protocol import CaseResult
 from ..verdict.evidence import Evidence, Tally, broken_rules, converted_program, coverage_note, shipped_fused
 from ..verdict.vacuity import OTHER_SEED_OFFSET, SeedPair, judge_outputs
 from ..cases.baseline_forms import GOLDEN, kind_of
-from .baselines import BaselineOutputs, Baselines
+from .baselines import BaselineOutputs, Baselines, run_meta
 from .capture import (selection_problems, BaselineStore, CandidateComparer, HookRouters, Selection, run_with_sink)
-from ..goldens import RUN, GoldenPolicy, environment
+from ..goldens import RUN, GoldenPolicy
 from .int8_evidence import (DtypeTally, int8_kernels_text, int8_note, no_int8_problem, not_quantized_reason, program_op_types, quantize_ops, wants_int8_kernels)
 from .predictor import PredictorCache, describe_recipe, run_predictor
 from .recording import hooked_run, needs_warm_up, recorded, warm_up
@@ -45,7 +45,6 @@ from .localize.pir_passes import delete_pass_problem
 @dataclass
 class Prepared:
     """What setup builds for a case; running and comparing happen in the test call."""
-
     case: Case
     model: ModelFiles
     inputs: Dict[str, np.ndarray]
@@ -88,8 +87,6 @@ class Runner:
         # the executor's settings, for localization trials in a child (localize/trials.py)
         self.trial_init: Optional[dict] = None
 
-    # -- pieces, also used by the fixtures ---------------------------------------------
-
     def model_files(self, source: ModelSource, legacy: bool = False) -> ModelFiles:
         key = (source, legacy)
         if key not in self._models:
@@ -114,8 +111,6 @@ class Runner:
         device = mode.device if case.baseline == "auto" else case.baseline
         return baseline_recipe(device, case.threads, self.candidates.gpu_id() if device == "gpu" else 0,
                                model.format if model is not None else "legacy")
-
-    # -- the case ------------------------------------------------------------------------
 
     def check_capabilities(self, case: Case) -> None:
         caps = capabilities.detect()
@@ -154,7 +149,9 @@ class Runner:
         if problem:
             raise OptionError(problem)
         program_ops = None
-        if wants_int8_kernels(case.run_mode.run_mode) or quantized_trt(case.run_mode):
+        mode = case.run_mode.run_mode  # oneDNN int8, or TensorRT int8 from quantize ops
+        if wants_int8_kernels(mode) or (mode.tensorrt and mode.precision == INT8
+                                        and case.run_mode.int8_source == QUANTIZED):
             # a float model: nothing int8 to check
             reason = not_quantized_reason(model.name, model.prog_file, case.run_mode.mode)
             if reason:
@@ -174,8 +171,7 @@ class Runner:
         selection_note = selection_notes(baseline, model)
         marks = marked_tensors(case, baseline.store, model.format)
         specs = self.input_specs(model, dict(case.shapes))
-        plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, marks,
-                                    program_ops)
+        plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, marks, program_ops)
         if not build_candidate:
             return Prepared(case, model, inputs, baseline.outputs, baseline.text, None,
                             describe_recipe(plan.final.recipe), baseline.store, (), plan.int8,
@@ -201,18 +197,16 @@ class Runner:
 
     def _prepare_beside(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                         digest: str, program_ops, get_baseline) -> Prepared:
-        """The candidate's plan needs no baseline tensors (none to mark in TensorRT): the
-        baseline's runs go on beside the candidate's build, which releases the GIL, so a second
-        core shortens the case. Both finish before the candidate runs: predictor runs hold the
-        GIL, and under xdist a sibling may wait for the shared outputs."""
+        """No baseline tensors to mark: the baseline runs beside the candidate's build (which
+        releases the GIL). Both finish before the candidate runs: predictor runs hold the GIL,
+        and under xdist a sibling may wait for the shared outputs."""
         baseline_later = self.beside(get_baseline)
         # one thread, in order: the baseline is done when this starts; none after its error
         seeds_later = self.beside(lambda: None if baseline_later.exception() is not None
                                   else self.seed_outputs(case, model, inputs, digest))
         try:
             specs = self.input_specs(model, dict(case.shapes))
-            plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, (),
-                                        program_ops)
+            plan = self.candidates.plan(case.run_mode, model, specs, case.threads, case.seed, (), program_ops)
             self.on_phase("building the candidate", describe_recipe(plan.final.recipe))
             built = self.build_candidate(plan, model, inputs)
         except BaseException as e:
@@ -245,16 +239,12 @@ class Runner:
         busy = any(not later.done() for later in self._beside_work)
         return " (the baseline was being computed beside it)" if busy else ""
 
-    def _other_seed(self, case: Case, model: ModelFiles):
-        """(the plain baseline's case, the other seed's inputs, their digest)."""
-        other = self.inputs(model, dict(case.shapes), case.seed + OTHER_SEED_OFFSET)
-        return replace(case, baseline="auto", intermediates="none"), other, inputs_digest(other)
-
     def seed_outputs(self, case: Case, model: ModelFiles, inputs: Dict[str, np.ndarray],
                      digest: str) -> Optional[SeedPair]:
         """The plain baseline's outputs for the case's inputs and another seed's (an output
         equal for both does not depend on the input); None when inputs ignore the seed."""
-        plain, other, other_digest = self._other_seed(case, model)
+        other = self.inputs(model, dict(case.shapes), case.seed + OTHER_SEED_OFFSET)
+        plain, other_digest = replace(case, baseline="auto", intermediates="none"), inputs_digest(other)
         if other_digest == digest:
             return None
         first = self.predictor_baseline(plain, model, inputs, digest).outputs
@@ -316,23 +306,23 @@ class Runner:
         if wants_int8_kernels(case.run_mode.run_mode):  # its figures depend on the CPU's kernels
             shown.evidence.kernels = int8_kernels_text(capabilities.detect())
         if case.run_mode.run_mode.device == "gpu":  # what TF32 the candidate may use
-            shown.evidence.tf32 = tf32.candidate_text(
-                case.run_mode.run_mode.tensorrt, tf32.switches(),
-                tf32.capability(self.candidates.gpu_id()))
+            shown.evidence.tf32 = tf32.candidate_text(case.run_mode.run_mode.tensorrt, tf32.switches(),
+                                                      tf32.capability(self.candidates.gpu_id()))
         shown.evidence.shipped = shipped_fused(program_op_types(prepared.model.prog_file))
         if prepared.converted_program:  # PIR TensorRT: the converted program shows the engines
             shown.evidence.converted = converted_program(
                 prepared.converted_program, program_op_types(prepared.model.prog_file),
                 program_op_types(prepared.converted_program))
         run = recorded(self.hooks.for_predictor(prepared.candidate), shown, run)
-        comparer = None
-        if prepared.baseline_store is not None:
-            comparer = CandidateComparer(prepared.baseline_store, Selection(case.intermediates),
-                                         case.tolerances.for_tensor, case.tolerances.names_tensor)
+        comparer = None if prepared.baseline_store is None else CandidateComparer(
+            prepared.baseline_store, Selection(case.intermediates), case.tolerances.for_tensor,
+            case.tolerances.names_tensor)
         # oneDNN int8: which dtypes the candidate shows (int8_evidence.py)
         tally = DtypeTally(comparer) if wants_int8_kernels(case.run_mode.run_mode) else None
         sink = tally if tally is not None else comparer
-        saved = self.run_store(case)  # --paddle-save-runs: the candidate's own tensors
+        selection = Selection(case.intermediates)  # --paddle-save-runs: the candidate's own tensors
+        saved = (BaselineStore(self.spill_dir / "run", selection)
+                 if self.runs_dir is not None and selection.active else None)
         sink = fan_out(sink, saved) if saved is not None else sink
         router = self.hooks.for_predictor(prepared.candidate)
         if comparer is not None and needs_warm_up([prepared.candidate_recipe]):
@@ -375,28 +365,15 @@ class Runner:
                 result.notes.append(int8_note(tally, shown.evidence.kernels))
         return result
 
-    def run_store(self, case: Case) -> Optional[BaselineStore]:
-        """With --paddle-save-runs, a spill store for the candidate's selected tensors."""
-        selection = Selection(case.intermediates)
-        if self.runs_dir is None or not selection.active:
-            return None
-        return BaselineStore(self.spill_dir / "run", selection)
-
     def save_run(self, prepared: Prepared, outputs, store: Optional[BaselineStore],
                  result: CaseResult) -> None:
         """The candidate's outputs and tensors, in the goldens' format, for paddle-infer-diff."""
         case = prepared.case
-        device = self.baseline_device(case, "auto")
-        meta = {"role": RUN, "run_mode": case.run_mode.label, "recipe": prepared.candidate_recipe,
-                "environment": environment(device),
-                "model": {"name": case.model.name, "kind": case.model.kind, "ref": case.model.ref},
-                "inputs": {"seed": case.seed, "digest": result.inputs_digest,
-                           "shapes": {n: list(a.shape) for n, a in prepared.inputs.items()}},
-                "program": {"format": prepared.model.format, "file": Path(prepared.model.prog_file).name},
-                "intermediates_selected": case.intermediates}
+        meta = dict(run_meta(case, prepared.model, prepared.inputs, result.inputs_digest,
+                             self.baseline_device(case, "auto")), role=RUN, recipe=prepared.candidate_recipe,
+                    model={"name": case.model.name, "kind": case.model.kind, "ref": case.model.ref})
         try:
-            path = write_golden(self.runs_dir, case.id, outputs, meta, store,
-                                self.baselines.policy.float16)
+            path = write_golden(self.runs_dir, case.id, outputs, meta, store, self.baselines.policy.float16)
             result.notes.append(f"run saved as {path}")
         finally:
             if store is not None:
@@ -495,11 +472,11 @@ def fan_out(*sinks):
 def shared_outputs(shared_dir: Optional[Path], key: Tuple, run,
                    meta: Optional[Dict[str, object]] = None) -> Mapping[str, np.ndarray]:
     """Under xdist the first worker to need a baseline's outputs runs it and leaves them in
-    ``shared_dir`` for the others. ``meta``: JSON facts ``run`` fills in (its evidence); they
-    travel with the outputs."""
+    ``shared_dir`` for the others, with the JSON facts ``run`` fills into ``meta``."""
     if shared_dir is None:
         return run()
-    path = shared_path(shared_dir, key)
+    stamps = [os.stat(f).st_mtime_ns for f in key[0:1] if os.path.exists(f)]  # the program's
+    path = shared_dir / f"{hashlib.sha1(repr((key, stamps)).encode()).hexdigest()}.npz"
     with file_lock(path.with_suffix(".lock")):
         if path.is_file():
             with np.load(path, allow_pickle=False) as data:  # written by a sibling just now
@@ -512,12 +489,6 @@ def shared_outputs(shared_dir: Optional[Path], key: Tuple, run,
         atomic_write(path, lambda f: np.savez(f, __names__=np.array(list(outputs)), **extra,
                                               **{f"o{i}": a for i, a in enumerate(outputs.values())}))
         return outputs
-
-
-def shared_path(shared_dir: Path, key: Tuple) -> Path:
-    """Named by program (and its mtime), recipe and inputs."""
-    stamps = [os.stat(f).st_mtime_ns for f in key[0:1] if os.path.exists(f)]
-    return shared_dir / f"{hashlib.sha1(repr((key, stamps)).encode()).hexdigest()}.npz"
 
 
 def true_fp32_run(calls, tally: Tally, run):
@@ -567,11 +538,6 @@ def empty_store_note(selected: str, baseline_evidence: Optional[dict]) -> str:
     return (f"intermediates {selected!r}: the baseline's output hooks gave no selected tensor in "
             f"{runs} run(s) (GPU baselines run once before recording): no intermediate tensor "
             f"was compared")
-
-
-def quantized_trt(spec) -> bool:
-    """TensorRT int8 from the model's own quantize ops (``int8_source=quantized``)."""
-    return spec.run_mode.tensorrt and spec.run_mode.precision == INT8 and spec.int8_source == QUANTIZED
 
 
 def marked_tensors(case: Case, store: Optional[BaselineStore],

@@ -1,10 +1,6 @@
-"""Saved runs on disk: a run's outputs and selected intermediate tensors in one compressed
-``.npz`` written member by member (one tensor in memory at a time), read back as a baseline store.
-
-Members: ``o0, o1, ...`` the outputs, ``t00000, ...`` the intermediates in execution order,
-``__meta__`` JSON; ``meta["intermediates"]`` lists each tensor's index, name, op type, shape and
-dtype (``stored``: float16 storage).
-"""
+"""Saved runs: outputs (``o0, ...``), intermediates (``t00000, ...``, in execution order) and
+``__meta__`` JSON in one compressed ``.npz`` written member by member (one tensor in memory at a
+time); ``meta["intermediates"]`` lists each tensor's index, name, op type, shape, dtype, storage."""
 from __future__ import annotations
 
 import json
@@ -72,7 +68,6 @@ def _fits_float16(array: np.ndarray) -> bool:
 
 class SavedTensors:
     """A saved run's intermediates, read like a spilled baseline store."""
-
     def __init__(self, path: Path, entries: Iterable[Mapping[str, object]]):
         self.path = Path(path)
         self.records: List[Record] = []
@@ -125,8 +120,7 @@ def write_golden(directory: Path, case_id: str, outputs: Mapping[str, "np.ndarra
                           f"or a paddle-infer goldens directory")
     full = dict(meta, format=FORMAT, case_id=case_id, outputs=list(outputs),
                 recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-    atomic_write(path, lambda f: write_archive(f, outputs, store_entries(store), full, float16),
-                 durable=True)
+    atomic_write(path, lambda f: write_archive(f, outputs, store_entries(store), full, float16), durable=True)
     legacy = directory / legacy_file_name(case_id)
     if legacy != path and legacy.is_file() and replaceable(legacy):  # rewritten: not counted twice
         legacy.unlink()

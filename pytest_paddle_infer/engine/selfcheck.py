@@ -1,7 +1,5 @@
-"""The self-check's Paddle work, in the executor child: the machine's facts, and each run mode's
-positive control (the candidate built as a case builds it) and negative control (that recipe
-less the call that engages the mode), both recorded through the output hooks (recording.py).
-"""
+"""The self-check, in the executor child: the machine's facts, and per run mode a positive control
+(the candidate as a case builds it) and a negative one (less the call that engages the mode)."""
 from __future__ import annotations
 
 import time
@@ -39,7 +37,6 @@ QUANTIZED_MODEL = "tiny_cnn_int8"  # onednn_int8 needs quantize ops
 @dataclass
 class Seen:
     """What one control's run showed: the case's Evidence, and where its tensors were."""
-
     evidence: Evidence
     gpu_tensors: int = 0
 
@@ -106,23 +103,22 @@ def cannot_run(caps, mode: RunMode, device_id: Optional[int]) -> Optional[Tuple[
     full = caps.missing_for(mode, device_id)
     if full is None:
         return None
-    if "cuda" in mode.needs and not caps.cuda:
-        short = "CPU-only Paddle"
-    elif mode.tensorrt and not any(caps.trt_compile):
-        short = "Paddle built without TensorRT"
-    elif "cuda" in mode.needs and caps.gpu_count == 0:
-        short = "no GPU visible"
-    elif mode.tensorrt and not any(caps.trt_runtime):
-        short = "no TensorRT runtime (libnvinfer) found"
-    elif "bf16" in mode.needs and caps.bf16 is False:
-        short = "no avx512 (bf16) on this CPU: Paddle would run fp32"
-    elif "int8" in mode.needs and caps.int8_kernels == "":
-        short = "no avx2/avx512 int8 kernels on this CPU"
-    elif "onednn" in mode.needs and not caps.onednn:
-        short = "Paddle built without oneDNN"
-    else:
-        short = full
-    return short, full
+    return next((short for lacks, short in SHORT_REASONS if lacks(mode, caps)), full), full
+
+
+# (what the mode lacks here, in the order the first that holds names it; the words)
+SHORT_REASONS = (
+    (lambda mode, caps: "cuda" in mode.needs and not caps.cuda, "CPU-only Paddle"),
+    (lambda mode, caps: mode.tensorrt and not any(caps.trt_compile), "Paddle built without TensorRT"),
+    (lambda mode, caps: "cuda" in mode.needs and caps.gpu_count == 0, "no GPU visible"),
+    (lambda mode, caps: mode.tensorrt and not any(caps.trt_runtime),
+     "no TensorRT runtime (libnvinfer) found"),
+    (lambda mode, caps: "bf16" in mode.needs and caps.bf16 is False,
+     "no avx512 (bf16) on this CPU: Paddle would run fp32"),
+    (lambda mode, caps: "int8" in mode.needs and caps.int8_kernels == "",
+     "no avx2/avx512 int8 kernels on this CPU"),
+    (lambda mode, caps: "onednn" in mode.needs and not caps.onednn, "Paddle built without oneDNN"),
+)
 
 
 def machine_facts(caps) -> dict:
@@ -195,10 +191,9 @@ def check_mode(runner, caps, mode: RunMode, on_phase: Callable[..., None], pir: 
         on_phase(f"self-check {mode.name}: negative control", describe_recipe(calls))
         negative_seen = run_recorded(runner, model, calls, f"{mode.name} negative control",
                                      runner.inputs(model, {}, 0))
-        row["negative"] = dict(negative_seen.to_dict(), recipe=describe_recipe(calls), taken=taken)
         negative_problems = rule_problems(mode, negative_seen)
-        row["negative"]["fails_rule"] = bool(negative_problems)
-        row["negative"]["why"] = "; ".join(negative_problems)
+        row["negative"] = dict(negative_seen.to_dict(), recipe=describe_recipe(calls), taken=taken,
+                               fails_rule=bool(negative_problems), why="; ".join(negative_problems))
         if negative_problems:
             row.update(status=ENGAGED, why=f"{rule_of(mode)}; negative control ({taken}): "
                                            f"{negative_problems[0]}")
@@ -236,7 +231,6 @@ def engine_problems(row: dict, spec, built) -> List[str]:
     """Legacy TensorRT engines' records into ``row["engines"]``; int8 ones without int8 layers: problems."""
     if not built.engine_dirs:
         return []
-
     judged = CaseResult(spec.label, [], "", "", "")
     judge_engines(judged, spec, built.engine_dirs, built.built_at)
     row["engines"] = list(judged.notes)

@@ -1,8 +1,5 @@
-"""The executor child's service: what each request of the pytest process does (prepare, run,
-measure, localize, trials), with a runner that keeps models, predictors and baselines between
-cases. ``python -m pytest_paddle_infer.engine.service ADDRESS`` is the child
-(supervise.py starts it and serves its requests).
-"""
+"""The executor child's service: what each request of the pytest process does, with a runner
+that keeps models, predictors and baselines between cases (supervise.py starts the child)."""
 from __future__ import annotations
 
 import os
@@ -19,49 +16,9 @@ FAULT_ENV = "PADDLE_INFER_EXECUTOR_FAULT"
 FAULT_PASS_ENV = "PADDLE_INFER_FAULT_WITH_PASS"
 
 
-def make_runner(init: dict):
-    from ..goldens import GoldenPolicy
-    from .runner import Runner
-
-    shared = init.get("shared_dir")
-    runs = init.get("save_runs")
-    runner = Runner(Path(init["cache_dir"]), init["device"],
-                    GoldenPolicy(init["save_goldens"], init["update_goldens"],
-                                 bool(init.get("goldens_float16")), Path(runs) if runs else None),
-                    Path(shared) if shared else None)
-    runner.repro_dir = init.get("repro_dir")  # where --paddle-localize writes repro folders
-    return runner
-
-
-def run_case(runner, prepared, localize: bool):
-    """Run the candidate, compare, and on a failure walk the localization ladder."""
-    result = runner.run(prepared)
-    if result.failures and localize:  # the tensors diverge (not: a mode that did not run)
-        runner.on_phase("localizing", prepared.candidate_recipe)
-        prepared.failed_result = result  # the steps after the ladder read it (localize/prune.py)
-        found = runner.localize(prepared)
-        result.localization = found.lines()
-        result.culprit = found.culprit
-        result.localization_builds = found.builds
-        result.suggested_run_mode = found.fix
-    return result
-
-
-def localize_crashed_case(runner, case, failure: str = "crashed") -> dict:
-    """The ladder for a case whose candidate killed the executor, or raised (``failure``
-    "raised"), every trial in a child: {"lines", "culprit", "builds", "fix"}."""
-    prepared = runner.prepare(case, build_candidate=False)
-    runner.on_phase("localizing", prepared.candidate_recipe)
-    found = runner.localize(prepared, failure)
-    return {"lines": found.lines(), "culprit": found.culprit, "builds": found.builds,
-            "fix": found.fix}
-
-
 def _fault(phase: str, recipe: str = "") -> None:
-    """``PADDLE_INFER_EXECUTOR_FAULT=PHASE:HOW[:CASE-SUBSTRING]`` (testing only): at PHASE,
-    for cases whose id contains CASE-SUBSTRING, die by signal HOW (SIGSEGV, SIGABRT...),
-    ``exit3`` or ``hang``; with ``PADDLE_INFER_FAULT_WITH_PASS=NAME`` only where ``recipe``
-    runs pass NAME."""
+    """``PADDLE_INFER_EXECUTOR_FAULT=PHASE:HOW[:CASE-SUBSTRING]`` (testing only): at PHASE, for cases
+    whose id contains CASE-SUBSTRING, die by signal HOW (SIGSEGV, SIGABRT...), ``exit3`` or ``hang``."""
     spec = os.environ.get(FAULT_ENV)
     if not spec:
         return
@@ -85,13 +42,19 @@ _CURRENT: dict = {}
 
 class Service:
     """What the child does: a runner, and the prepared cases between prepare and run."""
-
     def __init__(self, init: dict, send: Callable):
         from ..fork_server import serve_children_from
+        from ..goldens import GoldenPolicy
+        from .runner import Runner
 
         serve_children_from(init.get("fork_server", ""))  # its command children and trials fork
         self.send = send
-        self.runner = make_runner(init)
+        shared, runs = init.get("shared_dir"), init.get("save_runs")
+        self.runner = Runner(Path(init["cache_dir"]), init["device"],
+                             GoldenPolicy(init["save_goldens"], init["update_goldens"],
+                                          bool(init.get("goldens_float16")), Path(runs) if runs else None),
+                             Path(shared) if shared else None)
+        self.runner.repro_dir = init.get("repro_dir")  # where --paddle-localize writes repro folders
         self.runner.on_phase = self.phase
         self.runner.trial_init = init  # localization trials run in a child like this one
         self.prepared: dict = {}
@@ -110,7 +73,14 @@ class Service:
     def run(self, key: str, localize: bool):
         prepared = self.prepared[key]  # kept until released: a test may still ask for tensors
         _CURRENT["case"] = prepared.case.id
-        return run_case(self.runner, prepared, localize)
+        result = self.runner.run(prepared)  # then, on a failure, the localization ladder
+        if result.failures and localize:  # the tensors diverge (not: a mode that did not run)
+            self.runner.on_phase("localizing", prepared.candidate_recipe)
+            prepared.failed_result = result  # the steps after the ladder read it (localize/prune.py)
+            found = self.runner.localize(prepared)
+            result.localization, result.culprit = found.lines(), found.culprit
+            result.localization_builds, result.suggested_run_mode = found.builds, found.fix
+        return result
 
     def measure(self, key: str, seeds):
         """--paddle-suggest-tolerances: the prepared case on other seeds' inputs."""
@@ -141,7 +111,10 @@ class Service:
         """Localize a case whose candidate killed the executor (or raised: ``failure``): the
         case again without its candidate, then the ladder with every trial in a child."""
         _CURRENT["case"] = case.id
-        return localize_crashed_case(self.runner, case, failure)
+        prepared = self.runner.prepare(case, build_candidate=False)
+        self.runner.on_phase("localizing", prepared.candidate_recipe)
+        found = self.runner.localize(prepared, failure)
+        return {"lines": found.lines(), "culprit": found.culprit, "builds": found.builds, "fix": found.fix}
 
     def tensors(self, key: str, which: str) -> dict:
         prepared = self.prepared[key]

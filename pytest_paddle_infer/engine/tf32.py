@@ -1,10 +1,6 @@
-"""TF32 on GPU: the baseline computes in true fp32; what the fp32 candidates use is said.
-
-On compute capability 8.0+, cuBLAS and cuDNN may run fp32 products in TF32 (fp16's mantissa).
-Paddle has process-wide switches (``paddle.base.core.set_cublas_switch`` / ``set_cudnn_switch``,
-read at each call); TensorRT's builder sets its own TF32 flag, which Paddle never clears. The GPU
-baseline runs with both switches off (``true_fp32``); candidates run as shipped, and say so.
-"""
+"""TF32 on GPU: the baseline computes in true fp32; what the fp32 candidates use is said. On
+compute capability 8.0+ cuBLAS and cuDNN may run fp32 products in TF32; Paddle's switches for them
+are process-wide, read at each call. TensorRT's builder sets its own TF32 flag, never cleared."""
 from __future__ import annotations
 
 import contextlib
@@ -73,15 +69,11 @@ def capability(device_id: int) -> Optional[Tuple[int, int]]:
         return None
 
 
-def candidate_text(tensorrt: bool, state: Optional[Tuple[bool, bool]],
-                   cc: Optional[Tuple[int, int]]) -> str:
+def candidate_text(tensorrt: bool, state: Optional[Tuple[bool, bool]], cc: Optional[Tuple[int, int]]) -> str:
     """An fp32 GPU candidate's TF32 use: the switches, TensorRT's flag, the GPU's TF32."""
     on = lambda v: "on" if v else "off"  # noqa: E731
-    parts = []
-    if state is None:
-        parts.append("cuBLAS/cuDNN TF32 switches not readable in this Paddle")
-    else:
-        parts.append(f"cuBLAS TF32 {on(state[0])}, cuDNN TF32 {on(state[1])}")
+    parts = ["cuBLAS/cuDNN TF32 switches not readable in this Paddle" if state is None
+             else f"cuBLAS TF32 {on(state[0])}, cuDNN TF32 {on(state[1])}"]
     if tensorrt:
         parts.append("TensorRT builder TF32 flag on (Paddle never clears it)")
     if cc is None:

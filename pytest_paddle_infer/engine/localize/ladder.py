@@ -1,12 +1,7 @@
-"""Localization: re-run a failing case with variations of its recipe and name the culprit.
-
-The ladder: every graph optimization off (the kernels alone?), memory optimization (buffer
-reuse?), then a delta-debugging search (``ddmin``) over the passes applied (``delete_pass``);
-when kernels or the precision pass are to blame, a search over op types kept out (``+fp32_op``,
-``+disable_trt_op``; TensorRT's ladder starts there). Each rung is one trial (trials.py runs
-them in a child); a fix offered is a run mode a trial ran within tolerance. The steps after
-the ladder are prune.py's.
-"""
+"""Localization: re-run a failing case with variations of its recipe and name the culprit. The
+ladder: every graph optimization off, memory optimization, a delta-debugging search (``ddmin``)
+over the passes applied, then over op types kept out (``+fp32_op``, ``+disable_trt_op``; where
+TensorRT's ladder starts). A fix offered is a run mode a trial ran within tolerance."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -62,8 +57,7 @@ class Localization:
         return sum(r.built for r in self.rungs)
 
     def lines(self) -> List[str]:
-        listing = (f"; {self.listing_builds} more to list passes and op types"
-                   if self.listing_builds else "")
+        listing = (f"; {self.listing_builds} more to list passes and op types" if self.listing_builds else "")
         out = [f"localization: {self.verdict} ({self.builds} builds{listing})"]
         if self.fix:
             out.append(f"  suggested run mode: {self.fix}  (checked: a trial of it passes)")
@@ -83,24 +77,6 @@ PIR_MEMORY_NOTE = ("not tried: a PIR program's custom pass list takes no memory_
 Trial = Callable[..., Tuple[Optional[bool], float, str]]
 
 
-def make_trial(runner, prepared) -> Trial:
-    """A trial in this process; an error building or running the varied candidate is a bad outcome."""
-    def trial(spec: RunModeSpec, extra: Sequence = ()):
-        try:
-            return judge_trial(runner, prepared.case, prepared.model, prepared.inputs,
-                               prepared.baseline_outputs, spec, extra)
-        except PaddleInferError as e:
-            return False, float("nan"), f"{RAISED}: {str(e).splitlines()[0][:160]}"
-
-    return trial
-
-
-def applied_passes(spec: RunModeSpec, model, threads: Optional[int], off_calls: Sequence = ()):
-    """The passes this recipe runs beyond those of optimizations off, listed in this process."""
-    return list_passes(spec, model, threads, off_calls,
-                       lambda varied, extra=(): pass_log(varied, model, threads, extra))
-
-
 def _span(names: Sequence[str]) -> str:
     """A short description of a run of names: all of them when few, else the ends."""
     return ", ".join(names) if len(names) <= 3 else f"{names[0]} ... {names[-1]} ({len(names)})"
@@ -117,9 +93,8 @@ def _chunks(items: Sequence[str], n: int) -> List[List[str]]:
 
 
 def ddmin(items: Sequence[str], fixes: Callable[[Sequence[str]], Optional[bool]]) -> Optional[List[str]]:
-    """Delta debugging (Zeller): a 1-minimal run of ``items`` whose removal ``fixes`` the case,
-    in order; None when removing all does not. Each subset is tried once; a single culprit
-    takes at most 2*ceil(log2 n)+1 trials."""
+    """Delta debugging (Zeller): a 1-minimal run of ``items`` whose removal ``fixes`` the case;
+    None when removing all does not. A single culprit takes at most 2*ceil(log2 n)+1 trials."""
     seen: Dict[Tuple[str, ...], bool] = {}
 
     def test(subset: Sequence[str]) -> bool:
@@ -170,10 +145,8 @@ FAILS = "fails"
 def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
              op_types: Callable[[], List[str]], off_calls: Sequence = (),
              program_format: str = "legacy", failure: str = FAILS) -> Localization:
-    """``off_calls``: what turns optimizations off beyond ``switch_ir_optim(False)``
-    (run_modes.passes_off); ``passes``: the passes the candidate runs, in order (a PassList);
-    ``failure``: how the case failed (FAILS, CRASHED or RAISED): a rung failing another way
-    does not reproduce it and blames nothing."""
+    """``off_calls``: what turns optimizations off beyond ``switch_ir_optim(False)``; ``passes``:
+    a PassList; ``failure`` (FAILS, CRASHED or RAISED): a rung failing otherwise blames nothing."""
     loc = Localization(failure=failure)
     off_passed = False
 
@@ -230,8 +203,7 @@ def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
     found = (ddmin(suspects, without) if suspects else None) or ddmin(names, without)
     loc.search_builds = loc.builds - before
     pass_fix = replace(spec, delete_passes=spec.delete_passes + tuple(found)).label if found else ""
-    pass_words = (f"deleting {'pass ' if len(found) == 1 else 'passes '}{', '.join(found)}"
-                  if found else "")
+    pass_words = (f"deleting {'pass ' if len(found) == 1 else 'passes '}{', '.join(found)}" if found else "")
     # a low-precision mode: the op types to keep out are the fix (the passes an alternative)
     if knob is not None and _blame_ops(loc, spec, knob, op_types, rung):
         if found:
@@ -252,8 +224,7 @@ def localize(spec: RunModeSpec, trial: Trial, passes: Callable[[], List[str]],
         else:
             loc.fix = pass_fix
         return loc
-    loc.verdict, loc.culprit = _no_pass_verdict(spec, loc.rungs[0], off_passed, names, problem,
-                                                by_hand)
+    loc.verdict, loc.culprit = _no_pass_verdict(spec, loc.rungs[0], off_passed, names, problem, by_hand)
     if loc.culprit == "ir_optim" and not off_calls:  # the rung's run mode, as a trial ran it
         loc.fix = loc.rungs[0].change
     return loc
@@ -267,8 +238,7 @@ def _no_pass_verdict(spec: RunModeSpec, off: Rung, off_passed: bool, names: Sequ
                 f"{by_hand}"), ""
     if off_passed and not names:
         return (f"{spec.mode} passes with every graph optimization off and runs no pass "
-                f"beyond those that run then: IR optimization itself makes the difference",
-                "ir_optim")
+                f"beyond those that run then: IR optimization itself makes the difference", "ir_optim")
     if off_passed:
         return (f"{spec.mode} passes with every graph optimization off, but deleting all "
                 f"{len(names)} passes it runs beyond those does not: IR optimization makes the "
@@ -300,26 +270,18 @@ def _blame_ops(loc: Localization, spec: RunModeSpec, knob: OpKnob,
     return True
 
 
-# -- the entry point -------------------------------------------------------------------------
-
 # The legacy pass that hands subgraphs to TensorRT; its op teller reads the disabled list
 TRT_SUBGRAPH_PASS = "tensorrt_subgraph_pass"
 
 
 def search_op_types(spec: RunModeSpec, program_format: str, baseline: List[str],
                     ran: Optional[Callable[[RunModeSpec], List[str]]]) -> List[str]:
-    """The op types an op-level search goes over: those after the fusion passes (what the
-    placement or the TensorRT teller sees), then the program's own (``baseline``).
-    ``ran(spec)``: the op types a predictor of ``spec`` runs (None: none here). Legacy
-    TensorRT: the candidate without the subgraph pass shows the fused names the teller matches."""
-    if ran is None:
+    """The op types after the fusion passes (what placement or the TensorRT teller sees; legacy
+    TensorRT: without the subgraph pass), then the program's own; ``ran``: None, none here."""
+    if ran is None or pir_tensorrt.takes_pir_path(spec.run_mode, program_format):
         return baseline
-    if spec.run_mode.tensorrt:
-        if pir_tensorrt.takes_pir_path(spec.run_mode, program_format):
-            return baseline
-        fused = ran(replace(spec, delete_passes=tuple(spec.delete_passes) + (TRT_SUBGRAPH_PASS,)))
-    else:
-        fused = ran(spec)
+    fused = ran(replace(spec, delete_passes=tuple(spec.delete_passes) + (TRT_SUBGRAPH_PASS,))
+                if spec.run_mode.tensorrt else spec)
     return fused + [t for t in baseline if t not in fused]
 
 
@@ -332,9 +294,16 @@ def localize_case(runner, prepared, init: Optional[dict] = None, failure: str = 
     if init is not None:
         server = TrialServer(init, case, model, prepared.inputs, prepared.baseline_outputs)
         trial, listed = server.trial, lambda: server.passes(spec, off)
-    else:
-        trial = make_trial(runner, prepared)
-        listed = lambda: applied_passes(spec, model, case.threads, off)  # noqa: E731
+    else:  # in this process: an error building or running the varied candidate is a bad outcome
+        def trial(varied: RunModeSpec, extra: Sequence = ()):
+            try:
+                return judge_trial(runner, case, model, prepared.inputs, prepared.baseline_outputs,
+                                   varied, extra)
+            except PaddleInferError as e:
+                return False, float("nan"), f"{RAISED}: {str(e).splitlines()[0][:160]}"
+
+        listed = lambda: list_passes(spec, model, case.threads, off,  # noqa: E731
+                                     lambda varied, extra=(): pass_log(varied, model, case.threads, extra))
 
     def op_types() -> List[str]:
         return search_op_types(spec, model.format, runner.op_types(prepared),
@@ -343,7 +312,6 @@ def localize_case(runner, prepared, init: Optional[dict] = None, failure: str = 
     try:
         loc = localize(spec, trial, listed, op_types, off, model.format, failure)
         loc.listing_builds = server.listing_builds if server is not None else 0
-
         prune_step(loc, runner, prepared)
         return loc
     finally:

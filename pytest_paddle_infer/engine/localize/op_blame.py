@@ -23,7 +23,6 @@ PIR_BF16_NOTE = ("op types cannot be kept in fp32 on a PIR program: Paddle's PIR
 @dataclass(frozen=True)
 class OpKnob:
     """How a mode keeps op types out: the toggle's field, and words for the verdict."""
-
     field: str  # the RunModeSpec field that takes op type names
     kept: str  # "kept in fp32", "kept out of TensorRT"
     call: str  # the Config call the toggle makes, for the rung's text

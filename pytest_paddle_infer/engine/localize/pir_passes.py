@@ -1,12 +1,7 @@
-"""The passes a predictor runs, in order, by the names ``delete_pass`` takes: what the
-localization ladder searches over.
-
-Legacy programs: the pass builder's list. PIR (.json) programs: the ``--- Running PIR pass
-[NAME]`` lines Paddle prints on stderr while building the predictor. A pass may be logged under
-another name than it is deleted by (3.3.1 logs ``conv_activation_mkldnn_fuse_pass`` for
-``conv_activation_onednn_fuse_pass``): ``deletable_name`` asks Paddle's registry. A build that
-stops inside a pass is listed again without it (``list_passes``).
-"""
+"""The passes a predictor runs, in order, by the names ``delete_pass`` takes. Legacy programs: the
+pass builder's list; PIR (.json): the ``--- Running PIR pass [NAME]`` lines on stderr while building.
+A pass may be logged under another name than it is deleted by (3.3.1 logs
+``conv_activation_mkldnn_fuse_pass`` for ``conv_activation_onednn_fuse_pass``): ask the registry."""
 from __future__ import annotations
 
 import ctypes
@@ -43,9 +38,8 @@ def _config(spec, model, threads: Optional[int], extra=()):
 
 
 def pass_log(spec, model, threads: Optional[int], extra=(), path=None) -> Tuple[List[str], str]:
-    """(the passes this recipe (and ``extra`` calls) runs on ``model``, in order; "" or
-    "raised: " and Paddle's error). A PIR program's lines go to ``path`` as printed, for a
-    parent to read when the build kills this process."""
+    """(the passes this recipe and ``extra`` run on ``model``; "" or "raised: ..."); a PIR build's
+    log goes to ``path`` as printed, for a parent to read when the build kills this process."""
     config = _config(spec, model, threads, extra)
     if getattr(model, "format", "") != PIR_FORMAT:
         return list(dict.fromkeys(config.pass_builder().all_passes())), ""
@@ -88,9 +82,6 @@ def read_pass_log(path) -> List[str]:
         return parse_pir_passes(Path(path).read_bytes().decode("utf-8", "replace"))
     except OSError:
         return []
-
-
-# -- pass names: as logged, as registered ---------------------------------------------------
 
 
 # passes every Paddle with that registry has: asking for them tells whether it can be asked
@@ -148,8 +139,7 @@ def _spellings(name: str) -> List[str]:
 
 
 def deletable_name(logged: str, program_format: str) -> Optional[str]:
-    """The name ``delete_pass`` takes for the pass logged as ``logged``; None when no registered
-    pass runs under it; the name as logged where the registry cannot be asked."""
+    """The ``delete_pass`` name of the pass logged as ``logged`` (None: none; as logged: no registry)."""
     registry = _registry(program_format)
     if registry is None:
         return logged
@@ -169,8 +159,7 @@ def deletable_names(logged: Iterable[str], program_format: str) -> Tuple[List[st
 
 
 def delete_pass_problem(spec, model, threads: Optional[int] = None) -> Optional[str]:
-    """The error for ``+delete_pass=NAME`` naming no pass Paddle knows for this program's format
-    (it would change nothing while the id says it did), with the right name or close matches."""
+    """The error for ``+delete_pass=NAME`` naming no pass Paddle knows for this program's format."""
     if not spec.delete_passes:
         return None
     program_format = getattr(model, "format", "legacy")
@@ -235,26 +224,19 @@ def _quoted(code: str) -> str:
     return f'"{code}"' if not any(c in code for c in '"$`\\!') else shlex.quote(code)
 
 
-# -- the list the ladder searches ------------------------------------------------------------
-
-
 class PassList(list):
     """Pass names (as ``delete_pass`` takes them), why the list may be incomplete, and how to list it."""
-
     def __init__(self, names: Sequence[str] = (), problem: str = "", by_hand: str = "",
                  stopped_in: Sequence[str] = ()):
         super().__init__(names)
         self.problem, self.by_hand, self.stopped_in = problem, by_hand, list(stopped_in)
 
 
-# (spec, extra calls) -> (passes logged, in order; "" or how the build stopped)
-PassLog = Callable[..., Tuple[List[str], str]]
-
-
-def list_passes(spec, model, threads: Optional[int], off_calls: Sequence, log: PassLog) -> PassList:
-    """The passes ``spec`` runs beyond those of optimizations off (with ``off_calls``), by
-    ``delete_pass`` name. A build that stops inside a pass is listed again without it, until
-    one builds or no new pass shows."""
+def list_passes(spec, model, threads: Optional[int], off_calls: Sequence,
+                log: Callable[..., Tuple[List[str], str]]) -> PassList:
+    """The passes ``spec`` runs beyond those of optimizations off, by ``delete_pass`` name; a build
+    that stops inside a pass is listed again without it, until one builds or no new pass shows.
+    ``log(spec, extra calls)``: (passes logged, in order; "" or how the build stopped)."""
     program_format = getattr(model, "format", "legacy")
     by_hand = by_hand_command(spec, model, threads)
     if program_format != PIR_FORMAT:

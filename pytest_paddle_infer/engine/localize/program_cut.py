@@ -1,10 +1,7 @@
-"""Cut an inference program at tensors: the sub-program between some tensors (fed) and others
-(fetched), saved as a model. Runs in a child whose ``FLAGS_enable_pir_api`` matches the format.
-
-Legacy: ``save_inference_model`` prunes to the ops between feeds and fetches. PIR: it prunes
-from the fetches only, so each cut value is first replaced by a ``pd_op.data`` op in a clone.
-Only values that depend on the inputs are cut: constants stay with the ops that read them.
-"""
+"""Cut an inference program: the sub-program between fed and fetched tensors, saved as a model.
+Legacy: ``save_inference_model`` prunes to the ops between feeds and fetches. PIR: it prunes from
+the fetches only, so each cut value is first replaced by a ``pd_op.data`` op in a clone. Only
+values that depend on the inputs are cut: constants stay with the ops that read them."""
 from __future__ import annotations
 
 import os
@@ -29,7 +26,6 @@ class Op:
 @dataclass
 class Program:
     """A loaded program: its computing ops in order, its input and output value keys."""
-
     path: str
     format: str  # "legacy" | "pir"
     ops: List[Op] = field(default_factory=list)
@@ -92,7 +88,10 @@ def load(prog_file: str, device: str = "cpu") -> Program:
     fmt = "legacy" if ext == ".pdmodel" else "pir"
     prog = Program(prog_file, fmt, inputs=list(feed_names), _program=program, _exe=exe)
     (_read_legacy if fmt == "legacy" else _read_pir)(prog, program, fetch_targets)
-    main_outputs(prog)
+    # each op's main output first: the one read later or fetched (batch_norm lists Y last)
+    read = {k for op in prog.ops for k in op.inputs} | set(prog.outputs)
+    for op in prog.ops:
+        op.outputs = [k for k in op.outputs if k in read] + [k for k in op.outputs if k not in read]
     return prog
 
 
@@ -106,8 +105,7 @@ def _read_legacy(prog: Program, program, fetch_targets) -> None:
         data_in = [n for n in reads if n in dependent]
         if not data_in:  # a constant: it stays with the ops that read it
             continue
-        writes = [n for k in op.output_names for n in op.output(k)
-                  if n and not block.var(n).persistable]
+        writes = [n for k in op.output_names for n in op.output(k) if n and not block.var(n).persistable]
         index = len(prog.ops)
         prog.ops.append(Op(index, op.type, list(dict.fromkeys(data_in)), writes))
         for name in writes:
@@ -171,14 +169,6 @@ def params_file(model_dir: Path) -> str:
     return str(path) if path.is_file() else ""
 
 
-def main_outputs(prog: Program) -> None:
-    """Put each op's main output first: the one read later or fetched (batch_norm lists Y last)."""
-    read = {k for op in prog.ops for k in op.inputs} | set(prog.outputs)
-    for op in prog.ops:
-        used = [k for k in op.outputs if k in read]
-        op.outputs = used + [k for k in op.outputs if k not in used]
-
-
 def feed_name(key: str) -> str:
     """The name a PIR cut value is fed by: ``op3:conv2d:0`` -> ``op3_conv2d_0``."""
     return key.replace(":", "_")
@@ -196,8 +186,7 @@ def extract(prog: Program, feeds: Sequence[str], fetches: Sequence[str], dest: P
     if prog.format == "legacy":
         block = prog._program.global_block()
         paddle.static.save_inference_model(prefix, [block.var(n) for n in feeds],
-                                           [block.var(n) for n in fetches], prog._exe,
-                                           program=prog._program)
+                                           [block.var(n) for n in fetches], prog._exe, program=prog._program)
         # a legacy predictor needs a params file; an empty one loads as no parameters
         (dest / "inference.pdiparams").touch()
         return list(feeds), list(fetches)
@@ -211,8 +200,7 @@ def extract(prog: Program, feeds: Sequence[str], fetches: Sequence[str], dest: P
             if source.name() in ("pd_op.data", "pd_op.feed"):
                 fed.append(value)
                 continue
-            data = paddle._pir_ops.data(feed_name(key), value.shape, value.dtype,
-                                        paddle.base.core.Place())
+            data = paddle._pir_ops.data(feed_name(key), value.shape, value.dtype, paddle.base.core.Place())
             value.replace_all_uses_with(data)
             data.get_defining_op().move_before(source)
             fetched = [data if f.id == value.id else f for f in fetched]

@@ -1,14 +1,8 @@
-"""After the ladder: the static Executor rung, pruning to the first bad op, and the repro.
-
-The Paddle work runs in a child (``prune_child.py``), so a crash costs this step, not the case.
-Findings go to the localization lines, the intermediates' local-error column and a repro folder
-(under the report dir or the cache dir's ``repro/``).
-"""
+"""After the ladder: the static Executor rung, pruning to the first bad op, and the repro folder.
+The Paddle work runs in a child (``prune_child.py``), so a crash costs this step, not the case."""
 from __future__ import annotations
 
 import math
-import os
-import pickle
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -16,9 +10,8 @@ from typing import List, Optional
 
 from ...errors import PaddleInferError
 from ...files import safe_file_stem
-from .static_rung import CHILD, CHILD_TIMEOUT, all_off_failed, static_rung
+from .static_rung import all_off_failed, ask_child, child_work, static_rung
 from ..capture import ADDRESS_NAME, nearest
-from ...models.cache import run_child
 from ...ownership import fresh_folder, record_tree
 from .repro import INPUTS, write_repro
 
@@ -27,26 +20,14 @@ MATCH_DISTANCE = 1e-3  # a pruned op's baseline value and a hooked baseline tens
 
 
 def prune_step(loc, runner, prepared) -> None:
-    """The static Executor rung when every optimization off still fails, then pruning and the
-    repro folder; lines go to ``loc.extra``. A crashed candidate has no ``failed_result``."""
+    """The static Executor rung when every optimization off still fails, then pruning; lines go to
+    ``loc.extra``. A crashed candidate has no ``failed_result``."""
     try:
         if all_off_failed(loc):
             loc.extra.extend(static_rung(runner, prepared))
         loc.extra.extend(prune_case(runner, prepared, getattr(prepared, "failed_result", None)))
     except Exception as e:  # never at the cost of the ladder's verdict above
         loc.extra.append(f"pruning: failed: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
-
-
-def _work_dir(runner) -> Path:
-    path = Path(runner.cache_dir) / "prune" / f"pid{os.getpid()}"
-    shutil.rmtree(path, ignore_errors=True)
-    path.mkdir(parents=True)
-    return path
-
-
-def repro_root(runner) -> Path:
-    root = getattr(runner, "repro_dir", None)
-    return Path(root) if root else Path(runner.cache_dir) / "repro"
 
 
 def _calls(runner, prepared):
@@ -96,12 +77,14 @@ def prune_case(runner, prepared, result) -> List[str]:
 
     case = prepared.case
     runner.on_phase("localizing", "pruning the program")
-    folder = fresh_folder(repro_root(runner) / safe_file_stem(case.id))  # only the plugin's own
+    root = getattr(runner, "repro_dir", None)  # else the cache dir's repro/
+    root = Path(root) if root else Path(runner.cache_dir) / "repro"
+    folder = fresh_folder(root / safe_file_stem(case.id))  # only the plugin's own
     baseline, candidate, why_not = _calls(runner, prepared)
     if result is None and not why_not:  # the cut programs would crash or raise the same way
         why_not = "the candidate crashed or raised before any output was compared: no divergence to prune to"
     atol, rtol, cosine_min = _tolerance(prepared, result)
-    work = _work_dir(runner)
+    work = child_work(runner, "prune")
     lines: List[str] = []
     answer: dict = {}
     try:
@@ -114,12 +97,8 @@ def prune_case(runner, prepared, result) -> List[str]:
                        "work_dir": str(work / "cuts"), "repro_dir": str(folder), "budget": LOCAL_BUDGET,
                        # False: only an intermediate a tensor tolerance names fails the case
                        "outputs_fail": result is None or any(not r.passed for r in result.rows)}
-            with open(work / "request.pkl", "wb") as f:
-                pickle.dump(request, f)
             try:
-                answer = run_child(["prune", str(work / "request.pkl")],
-                                   prepared.model.format == "legacy", "pruning the program",
-                                   module=CHILD, timeout=CHILD_TIMEOUT)
+                answer = ask_child("prune", work, request, prepared, "pruning the program")
             except PaddleInferError as e:
                 why_not = str(e).splitlines()[0][:200]
         lines += prune_lines(answer, why_not)

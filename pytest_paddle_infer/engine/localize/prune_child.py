@@ -1,17 +1,9 @@
-"""Runs in a child process: prune a failing program to its first bad op, and the static
-Executor rung. ``FLAGS_enable_pir_api`` matches the program's format (program_cut.py).
-
-    python -m pytest_paddle_infer.engine.localize.prune_child prune REQUEST_PICKLE
-    python -m pytest_paddle_infer.engine.localize.prune_child static REQUEST_PICKLE
-
-The request is a pickled dict (prune.py); the answer is JSON on the last stdout line. Pruning
-cuts the model by halves, feeding the baseline's values at the cut so only later error shows:
+"""Child process (``prune|static REQUEST_PICKLE``; JSON on the last stdout line): prune a failing
+program to its first bad op, feeding the baseline's values at each cut, and the static Executor rung.
 1. the first divergent tensor: the intermediates' hint, else by halving over prefixes;
-2. each op up to it alone (fused ops hide tensors between observed ones): the first out of
-   tolerance is the first bad op;
+2. each op up to it alone (fused ops hide tensors between observed ones): the first bad op;
 3. else the shortest run of ops ending at the divergence that still fails, by halving;
-4. the local errors of the ops after it (within a budget): own error or inherited.
-"""
+4. the local errors of the ops after it (within a budget): own error or inherited."""
 from __future__ import annotations
 
 import pickle
@@ -35,7 +27,6 @@ CHUNK_BYTES = 256 << 20  # baseline values fetched per run (then spilled): bound
 
 class Spilled:
     """Baseline values by key, each in its own ``.npy`` file; the program's inputs stay in memory."""
-
     def __init__(self, directory: Path, inputs: Dict[str, np.ndarray]):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -71,8 +62,6 @@ class Pruner:
         self._cuts: Dict[tuple, tuple] = {}
         self._base: Optional[Spilled] = None
         self.suffix = ".pdmodel" if self.prog.format == "legacy" else ".json"
-
-    # -- running sub-programs ------------------------------------------------------------
 
     def run(self, model_dir: Path, calls, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
         from paddle import inference
@@ -154,8 +143,6 @@ class Pruner:
         targets = self.prog.ops[end].outputs[:1] if end is not None else self.prog.outputs
         return self.judge("segment", start, targets, self.prog.segment(start, targets))
 
-    # -- the search ----------------------------------------------------------------------
-
     def hinted_op(self) -> Optional[int]:
         """The op that wrote the case's first divergent tensor: by name, else by fingerprint."""
         hint = self.req.get("hint")
@@ -176,10 +163,7 @@ class Pruner:
         lo, hi = -1, len(cuts) - 1  # positions in cuts
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self.prefix_fails(cuts[mid]):
-                hi = mid
-            else:
-                lo = mid
+            lo, hi = (lo, mid) if self.prefix_fails(cuts[mid]) else (mid, hi)
         return cuts[hi]
 
     def shortest_failing_run(self, end: Optional[int]) -> Optional[int]:
@@ -190,10 +174,7 @@ class Pruner:
         lo, hi = 0, last  # lo fails; from hi on (the op alone, or nothing) it passes
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self.segment(mid, end)["passed"] is not False:
-                hi = mid
-            else:
-                lo = mid
+            lo, hi = (lo, mid) if self.segment(mid, end)["passed"] is not False else (mid, hi)
         return lo
 
     def prune(self) -> dict:
@@ -226,9 +207,8 @@ class Pruner:
                 break
             if index not in locals_ and self.prog.cuttable(index):
                 locals_[index] = self.local(index)
-        answer["first_bad"] = first_bad
-        answer["run_start"] = run_start
-        answer["locals"] = [self._describe_local(i, t) for i, t in sorted(locals_.items())]
+        answer.update(first_bad=first_bad, run_start=run_start,
+                      locals=[self._describe_local(i, t) for i, t in sorted(locals_.items())])
         try:
             answer["repro"] = self.write_repro(first_bad, run_start, divergent)
         except Exception as e:  # the repro then holds the whole program (prune.py)
@@ -277,14 +257,11 @@ class Pruner:
         with open(out / "inputs.npz", "wb") as f:
             np.savez(f, **{n: base[k] for n, k in zip(names, feeds)})
         ops = self.prog.segment(start, targets)
-        return {"kind": what, "ops": ops, "types": [self.prog.ops[i].type for i in ops],
-                "inputs": names, "program": str(model / f"inference{self.suffix}"),
-                "params": params_file(model)}
+        return {"kind": what, "ops": ops, "types": [self.prog.ops[i].type for i in ops], "inputs": names,
+                "program": str(model / f"inference{self.suffix}"), "params": params_file(model)}
 
     def _finish(self, answer: dict, start_time: float) -> dict:
-        answer["builds"] = self.builds
-        answer["trials"] = self.trials
-        answer["seconds"] = time.perf_counter() - start_time
+        answer.update(builds=self.builds, trials=self.trials, seconds=time.perf_counter() - start_time)
         return answer
 
 
@@ -295,8 +272,7 @@ def prune(request_path: str) -> dict:
 
 
 def static(request_path: str) -> dict:
-    """The static Executor rung: the program under ``paddle.static.Executor`` on the mode's
-    device, without inference passes (``onednn``: its oneDNN kernels); outputs to ``out_npz``."""
+    """The program under ``paddle.static.Executor`` on the mode's device (``onednn``: its kernels)."""
     import paddle
 
     with open(request_path, "rb") as f:
@@ -307,10 +283,8 @@ def static(request_path: str) -> dict:
     with np.load(request["inputs_npz"], allow_pickle=False) as data:
         feed = {n: data[n] for n in prog.inputs}
     program = prog._program
-    if prog.format == "legacy":
-        targets = [program.global_block().var(n) for n in prog.outputs]
-    else:
-        targets = [prog._values[k] for k in prog.outputs]
+    targets = [program.global_block().var(n) if prog.format == "legacy" else prog._values[n]
+               for n in prog.outputs]
     outputs = prog._exe.run(program, feed=feed, fetch_list=targets)
     with open(request["out_npz"], "wb") as f:
         np.savez(f, **{f"o{i}": np.asarray(a) for i, a in enumerate(outputs)})

@@ -131,20 +131,18 @@ def readme_text(case_id: str, what: str, baseline_calls: Sequence, candidate_cal
     found = " ".join(installed_paddle()) or "an unknown Paddle"
     lines = [f"# Repro: {case_id}", "", what, "",
              f"Found with {found} on {platform.platform()}, CPU {cpu_name()}.", "",
-             f"- `model/`: the program and its parameters", f"- `{INPUTS}`: its inputs, by name",
+             "- `model/`: the program and its parameters", f"- `{INPUTS}`: its inputs, by name",
              f"- `{SCRIPT}`: builds both configurations with `paddle.inference` and compares "
-             f"the outputs (atol={atol}, rtol={rtol}); exits 1 when one is outside tolerance",
-             "", f"baseline:  `{calls(baseline_calls)}`", f"candidate: `{calls(candidate_calls)}`",
-             "", "Run it with the Paddle that showed the failure:", "",
-             f"    python {SCRIPT}", ""]
+             f"the outputs (atol={atol}, rtol={rtol}); exits 1 when one is outside tolerance", "",
+             f"baseline:  `{calls(baseline_calls)}`", f"candidate: `{calls(candidate_calls)}`", "",
+             "Run it with the Paddle that showed the failure:", "", f"    python {SCRIPT}", ""]
     if details:
         lines += ["What the localization found:", ""] + [f"    {d}" for d in details] + [""]
     return "\n".join(lines) + "\n"
 
 
 def write_repro(folder: Path, case_id: str, what: str, program_name: str, baseline_calls: Sequence,
-                candidate_calls: Sequence, atol: float, rtol: float,
-                details: Sequence[str] = ()) -> Path:
+                candidate_calls: Sequence, atol: float, rtol: float, details: Sequence[str] = ()) -> Path:
     """Write the script and README into ``folder`` (which holds ``model/`` and the inputs)."""
     folder = Path(folder)
     script = folder / SCRIPT

@@ -1,7 +1,5 @@
-"""The static Executor rung: when the candidate diverges with every optimization off, run the
-program under ``paddle.static.Executor`` with the mode's backend. Diverging too points at the
-framework's op implementations; agreeing points at inference.
-"""
+"""The static Executor rung: when the candidate diverges with every optimization off, the program
+under ``paddle.static.Executor``. Diverging too points at the framework's ops; agreeing at inference."""
 from __future__ import annotations
 
 import os
@@ -27,8 +25,7 @@ def all_off_failed(found) -> bool:
     """Did the ladder's rung with every optimization off fail the way the case did?"""
     failure = getattr(found, "failure", None)
     return any(getattr(r, "name", "").startswith(ALL_OFF) and getattr(r, "passed", None) is False
-               and (failure is None or r.state == failure)
-               for r in getattr(found, "rungs", ()))
+               and (failure is None or r.state == failure) for r in getattr(found, "rungs", ()))
 
 
 def verdict(executor_passed: Optional[bool], backend: str) -> str:
@@ -49,23 +46,35 @@ def rung_line(passed: Optional[bool], max_abs: float, change: str, detail: str =
     return f"  {RUNG:<28} {state}{figure}  {change}" + (f"  {detail}" if detail else "")
 
 
+def child_work(runner, name: str) -> Path:
+    """This process's fresh work folder under the cache dir, for a request to the child."""
+    work = Path(runner.cache_dir) / name / f"pid{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    return work
+
+
+def ask_child(command: str, work: Path, request: dict, prepared, what: str) -> dict:
+    """``request`` pickled into ``work``, answered by prune_child.py's ``command``."""
+    with open(work / "request.pkl", "wb") as f:
+        pickle.dump(request, f)
+    return run_child([command, str(work / "request.pkl")], prepared.model.format == "legacy", what,
+                     module=CHILD, timeout=CHILD_TIMEOUT)
+
+
 def run_static(runner, prepared, onednn: bool, device: str = "cpu") -> Tuple[Optional[bool], float, str]:
     """(within the case's tolerances?, max abs, error) of the Executor's outputs."""
     import numpy as np
 
-    work = Path(runner.cache_dir) / "static-rung" / f"pid{os.getpid()}"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    work = child_work(runner, "static-rung")
     try:
         with open(work / "inputs.npz", "wb") as f:
             np.savez(f, **prepared.inputs)
-        with open(work / "request.pkl", "wb") as f:
-            pickle.dump({"prog_file": prepared.model.prog_file, "inputs_npz": str(work / "inputs.npz"),
-                         "onednn": onednn, "device": device, "out_npz": str(work / "out.npz")}, f)
         try:
-            answer = run_child(["static", str(work / "request.pkl")],
-                               prepared.model.format == "legacy", "the static Executor rung",
-                               module=CHILD, timeout=CHILD_TIMEOUT)
+            answer = ask_child("static", work, {
+                "prog_file": prepared.model.prog_file, "inputs_npz": str(work / "inputs.npz"),
+                "onednn": onednn, "device": device, "out_npz": str(work / "out.npz")},
+                prepared, "the static Executor rung")
         except PaddleInferError as e:
             return None, float("nan"), str(e).splitlines()[0][:160]
         with np.load(work / "out.npz", allow_pickle=False) as data:

@@ -1,8 +1,5 @@
 """Localization trials in a child of the executor: a trial whose predictor crashes, hangs or
-raises is a bad outcome, and the search goes on. ``TrialServer`` (the executor's side) starts
-the child as the pytest process starts the executor and hands it the case once per child; a
-trial that kills it reads "crashed: ..." and the next starts a fresh one. ``serve`` is the child's.
-"""
+raises is a bad outcome and the search goes on (the next trial starts a fresh child)."""
 from __future__ import annotations
 
 import math
@@ -55,8 +52,7 @@ def predictor_op_types(runner, predictor, inputs) -> List[str]:
     """The op types a predictor runs, in first-use order (from its output hooks)."""
     seen: List[str] = []
     record = lambda op_type, name, tensor: seen.append(op_type.rsplit(":", 1)[0])  # noqa: E731
-    run_with_sink(runner.hooks.for_predictor(predictor), record,
-                  lambda: run_predictor(predictor, inputs))
+    run_with_sink(runner.hooks.for_predictor(predictor), record, lambda: run_predictor(predictor, inputs))
     return list(dict.fromkeys(seen))
 
 
@@ -66,34 +62,29 @@ _STATE: dict = {}
 def serve(runner, op: str, *args):
     """One request of the trial child: setup, run, pass_log or op_types."""
     try:
-        return _serve(runner, op, *args)
+        if op == "setup":
+            _STATE["case"], _STATE["model"], _STATE["inputs"], _STATE["baseline"] = args
+            return None
+        case, model, inputs = _STATE["case"], _STATE["model"], _STATE["inputs"]
+        if op == "run":
+            spec, extra = args
+            return judge_trial(runner, case, model, inputs, _STATE["baseline"], spec, extra)
+        if op == "pass_log":
+            spec, extra, path = args
+            runner.on_phase("listing the passes", spec.label)
+            return pass_log(spec, model, case.threads, extra, path)
+        if op == "op_types":
+            plan, built = build_trial(runner, case, model, inputs, *args)
+            return predictor_op_types(runner, built.predictor, candidate_feeds(plan, inputs))
     except PaddleInferError:
         raise
     except Exception as e:
         raise PaddleInferError(trim_paddle_error(e)) from None
-
-
-def _serve(runner, op: str, *args):
-    if op == "setup":
-        _STATE["case"], _STATE["model"], _STATE["inputs"], _STATE["baseline"] = args
-        return None
-    case, model, inputs = _STATE["case"], _STATE["model"], _STATE["inputs"]
-    if op == "run":
-        spec, extra = args
-        return judge_trial(runner, case, model, inputs, _STATE["baseline"], spec, extra)
-    if op == "pass_log":
-        spec, extra, path = args
-        runner.on_phase("listing the passes", spec.label)
-        return pass_log(spec, model, case.threads, extra, path)
-    if op == "op_types":
-        plan, built = build_trial(runner, case, model, inputs, *args)
-        return predictor_op_types(runner, built.predictor, candidate_feeds(plan, inputs))
     raise PaddleInferError(f"unknown trial request {op!r}")
 
 
 class TrialServer:
     """Trials of one case in a supervised child; one child while none crashes."""
-
     def __init__(self, init: dict, case, model, inputs: Mapping, baseline_outputs: Mapping,
                  timeout: float = TRIAL_TIMEOUT):
         log_dir = Path(init["cache_dir"]) / "executor" / "trials"

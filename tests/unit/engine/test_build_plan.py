@@ -179,7 +179,7 @@ def test_plan_is_exactly(text, spec_input, expected):
     want = [tuple(part.replace("{key}", key) if isinstance(part, str) else part for part in step)
             for step in expected]
     assert render(plan, cache) == want
-    assert isinstance(plan.final, bp.Build) and len(plan.describe()) == len(expected)
+    assert isinstance(plan.final, bp.Build) and len(plan.steps) == len(expected)
 
 
 def test_plan_says_which_int8_path_it_knows_up_front():

@@ -11,7 +11,7 @@ import pytest
 
 from helpers import DIFFERING_MODE
 import pass_divergence
-from pytest_paddle_infer.engine.localize import prune, repro
+from pytest_paddle_infer.engine.localize import prune, repro, static_rung
 from pytest_paddle_infer.modes.run_modes import baseline_recipe, parse_run_mode, recipe
 
 from unit.engine.localize.test_prune import tiny_cnn
@@ -34,7 +34,7 @@ def prune_in_child(model, tmp_path, mode: str, atol: float, hint=None, shape=(1,
                "budget": 24, **more}
     (tmp_path / "request.pkl").write_bytes(pickle.dumps(request))
     answer = run_child(["prune", str(tmp_path / "request.pkl")], model.format == "legacy",
-                       "pruning", module=prune.CHILD)
+                       "pruning", module=static_rung.CHILD)
     return answer, folder, base, cand
 
 
