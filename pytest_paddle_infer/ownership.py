@@ -35,8 +35,6 @@ class OwnershipError(PaddleInferError):
 
 
 # -- the marker ----------------------------------------------------------------------------
-
-
 def marker_kind(directory: Path) -> Optional[str]:
     """The kind a directory's marker names ("report", "cache", ...), None when unmarked."""
     path = Path(directory) / MARKER
@@ -105,7 +103,6 @@ def claim(directory: Path, kind: str, flag: str,
 
 
 # -- what earlier versions wrote (no marker) ---------------------------------------------------
-
 # the cache's own entries: a directory of each of these names, its entries of this form
 CACHE_DIRS = {
     "models": r".+-[0-9a-f]{12}-(default|legacy)(\.lock|\.tmp-.+)?",
@@ -185,8 +182,6 @@ def recognise_goldens(directory: Path, entries: List[str]) -> bool:
 
 
 # -- the manifest: the files the plugin wrote, by content --------------------------------------
-
-
 def _plain_name(name) -> bool:
     """A relative path inside the directory, no "..", not a bookkeeping file."""
     if not isinstance(name, str) or not name or name.startswith("/") or "\\" in name:
@@ -363,8 +358,6 @@ def _remove_legacy_repro(folder: Path) -> bool:
 
 
 # -- one session per report directory -----------------------------------------------------------
-
-
 def hold_session(directory: Path, flag: str):
     """This session's lock on ``directory`` until ``release``; OwnershipError naming the holder."""
     from filelock import FileLock, Timeout
@@ -401,8 +394,6 @@ def release(lock) -> None:
 
 
 # -- the session's directories -------------------------------------------------------------------
-
-
 def claim_directories(settings, cache_given: bool, flag_of: Callable[[str], str] = lambda ini: ""):
     """Claim the directories the session writes into (not in xdist workers); returns the report
     directory's lock or None. ``flag_of(ini key)``: the option as the user gave it."""

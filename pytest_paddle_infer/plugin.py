@@ -178,8 +178,6 @@ def pytest_unconfigure(config):
 
 
 # -- fixtures: Paddle objects in the test's own process (session/fixtures.py) --------------
-
-
 @pytest.fixture(scope="session")
 def paddle_infer_runner(pytestconfig):
     """The per-worker runner: model files, inputs, predictors and baselines, cached."""

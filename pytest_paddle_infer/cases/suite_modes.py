@@ -116,8 +116,6 @@ def merge(parts: Mapping[str, Dict[str, Any]]) -> Dict[str, Any]:
 
 
 # -- a value, by its toggle's kind ----------------------------------------------------------------
-
-
 def read_flag(kind: Kind, node: Node, what: str, fields, ctx) -> bool:
     return node.flag(what)
 

@@ -219,7 +219,6 @@ def cpu_facts(core) -> Dict[str, object]:
 
 
 # -- what the pytest process knows without importing paddle ------------------------------
-
 INSTALLATION_FILE = "installation.json"
 
 

@@ -1,10 +1,7 @@
-"""Run modes and toggles as data.
-
-A run mode is a row of ``RUN_MODES``: traits (device, engine, precision; code asks these, never
-the name), a default tolerance and a recipe, the ``paddle.inference.Config`` calls of the mode;
-``Slot`` arguments (the worker's GPU, the batch, a toggle's value) are filled per case. A toggle
-is a row of ``TOGGLES`` (see toggles.py). Recipes are plain data: printed in failures, compared
-with the docs and checked against ``Config``'s signatures without building a predictor.
+"""Run modes (rows of ``RUN_MODES``: traits that code asks instead of the name, a default
+tolerance, the recipe of ``paddle.inference.Config`` calls, ``Slot`` arguments filled per case)
+and toggles (rows of ``TOGGLES``, toggles.py) as data. Recipes are plain data: printed in
+failures, compared with the docs and checked against ``Config``'s signatures without a predictor.
 """
 from __future__ import annotations
 
@@ -22,8 +19,6 @@ from .toggles import (Choice, Directory, Flag, Kind, Names, NotThisKind, Number,
 
 
 # -- Config calls ------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Precision:
     """A ``paddle.inference.PrecisionType`` member, by name (recipes import no paddle)."""
@@ -98,8 +93,8 @@ class ShapeMap(dict):
 
 
 class NameSet(frozenset):
-    """Op names for pybind's ``set[str]``, printed sorted: set order follows per-process
-    string hashing, and recipe text must read the same in every worker and run."""
+    """Op names for pybind's ``set[str]``, printed sorted: set order follows per-process string
+    hashing, and recipe text must read the same in every worker and run."""
 
     def __repr__(self) -> str:
         return "{" + ", ".join(map(repr, sorted(self))) + "}"
@@ -113,7 +108,6 @@ class EveryOpTypeExcept(NameSet):
 
 
 # -- run modes ---------------------------------------------------------------------------------
-
 # Traits. device: where the predictor runs. engine: whose kernels run the graph. precision:
 # the PrecisionType name the mode computes in.
 CPU, GPU = "cpu", "gpu"
@@ -152,8 +146,7 @@ class RunMode:
 
     @property
     def needs(self) -> Tuple[str, ...]:
-        """What Paddle must have ("cuda", "tensorrt", "onednn") and the CPU for oneDNN's
-        reduced precision ("bf16", "int8"); capabilities.py ``missing_for`` reads them."""
+        """What Paddle must have ("cuda", ...) and the CPU for oneDNN's "bf16" and "int8"."""
         needs = ("cuda",) if self.device == GPU else ()
         needs += (self.engine,) if self.engine in (TENSORRT, ONEDNN) else ()
         cpu = {BF16: "bf16", INT8: "int8"}.get(self.precision) if self.engine == ONEDNN else None
@@ -228,8 +221,6 @@ def canonical_mode(name: str) -> str:
 
 
 # -- dynamic shape: the value of the dynamic_shape toggle ----------------------------------------
-
-
 @dataclass(frozen=True)
 class ShapeRange:
     min: Tuple[int, ...]
@@ -345,8 +336,6 @@ def shape_range(key: str, value: str) -> Tuple[str, ShapeRange]:
 
 
 # -- toggles -----------------------------------------------------------------------------------
-
-
 def _gpu_mixed_precision(spec) -> bool:
     mode = spec.run_mode
     return mode.device == GPU and mode.engine == PADDLE and mode.precision != FP32
@@ -452,8 +441,6 @@ def calibration_batch_count(spec: RunModeSpec) -> int:
 
 
 # -- recipes -----------------------------------------------------------------------------------
-
-
 # With dynamic shape, these are renamed matrix_multiply before TensorRT reads the disabled list.
 MATRIX_MULTIPLY_OPS = ("mul", "matmul", "matmul_v2")
 
@@ -536,9 +523,8 @@ ONEDNN_PLACEMENT_PASS = "onednn_placement_pass"
 
 
 def passes_off(program_format: str, engine: str = PADDLE) -> Tuple[Call, ...]:
-    """What turns a PIR (.json) program's optimizations off, as it ignores
-    ``switch_ir_optim``: only Paddle's basic passes. oneDNN keeps the pass that places its
-    kernels (the localization ladder's first rung runs them)."""
+    """A PIR program's optimizations off (it ignores ``switch_ir_optim``): only Paddle's basic
+    passes, and oneDNN's kernel placement (the localization ladder's first rung runs them)."""
     if program_format != PIR_FORMAT:
         return ()
     keep = (ONEDNN_PLACEMENT_PASS,) if engine == ONEDNN else ()
@@ -564,12 +550,10 @@ def recipe_shows(calls: Sequence[Call]) -> Tuple[str, ...]:
 def baseline_recipe(device: str, threads: Optional[int] = None,
                     device_id: int = 0, program_format: str = "legacy") -> Tuple[Call, ...]:
     """The plain baseline: same device, fp32, optimizations and oneDNN off."""
-    if device == GPU:
-        return (gpu_enable(FP32, device_id), call("switch_ir_optim", False)) + passes_off(program_format)
-    calls = [call("disable_mkldnn"), call("switch_ir_optim", False), *passes_off(program_format)]
-    if threads is not None:
-        calls.append(call("set_cpu_math_library_num_threads", threads))
-    return tuple(calls)
+    first = gpu_enable(FP32, device_id) if device == GPU else call("disable_mkldnn")
+    cpu = device != GPU and threads is not None
+    last = (call("set_cpu_math_library_num_threads", threads),) if cpu else ()
+    return (first, call("switch_ir_optim", False), *passes_off(program_format), *last)
 
 
 def shape_collect_recipe(spec: RunModeSpec, shape_range_file: Union[str, Path],

@@ -18,8 +18,6 @@ class NotThisKind(Exception):
 
 
 # -- kinds: how a value is written -----------------------------------------------------------
-
-
 class Kind:
     """How one toggle's value is written in ``--run-mode`` and shown in an id. ``name``: the
     row's name (the spec's field, and the token unless the kind says otherwise)."""
@@ -243,8 +241,6 @@ class Directory(Kind):
 
 
 # -- rows ------------------------------------------------------------------------------------
-
-
 def every_mode(spec: Any) -> bool:
     return True
 
@@ -360,7 +356,6 @@ class ToggleTable:
         return "; ".join(parts)
 
     # -- the spec: checks and id -----------------------------------------------------------
-
     def check(self, spec: Any) -> None:
         for row in self.rows:
             object.__setattr__(spec, row.name, row.kind.normalize(getattr(spec, row.name)))
@@ -387,7 +382,6 @@ class ToggleTable:
         return [m for m in self.modes if row.applies(self.spec_type(m))]
 
     # -- the --run-mode grammar ------------------------------------------------------------
-
     def parse(self, text: str) -> Any:
         """``trt_fp16+dynamic_shape=tuned+use_static`` -> a spec; the inverse of ``label``."""
         name, *tokens = [t.strip() for t in str(text).split("+")]
@@ -421,7 +415,6 @@ class ToggleTable:
                                    for part in str(value).split(",") if part.strip()))
 
     # -- a suite's run-mode mapping --------------------------------------------------------
-
     @property
     def yaml_keys(self) -> Tuple[str, ...]:
         """The keys of a run-mode mapping, in table order."""

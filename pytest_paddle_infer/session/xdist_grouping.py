@@ -59,8 +59,6 @@ def case_key(case) -> CaseKey:
 
 
 # -- the plan: pure, so it is tested without a session ------------------------------------
-
-
 def plan(collection: Sequence[str], cases: Mapping[str, CaseKey], history: History,
          workers: int) -> Tuple[List[int], Dict[int, str]]:
     """The order to hand out the collection's indices in, and each case index's unit."""
@@ -157,8 +155,6 @@ def take_batch(pending: List[int], unit_of: Mapping[int, str], num: int, minimum
 
 
 # -- files ----------------------------------------------------------------------------------
-
-
 def read_cases(directory: Path) -> Dict[str, CaseKey]:
     """Node id -> (model, run mode) from the files the workers wrote (all collect the same)."""
     cases: Dict[str, CaseKey] = {}
@@ -186,8 +182,6 @@ def write_json(path: Path, data) -> None:
 
 
 # -- the controller -------------------------------------------------------------------------
-
-
 def scheduler_class():
     """xdist's LoadScheduling with units sent whole; None for an xdist without ``_send_tests``."""
     try:
@@ -338,8 +332,6 @@ class SharedBaselines:
 
 
 # -- a worker -------------------------------------------------------------------------------
-
-
 class GroupWriter:
     """A worker's side: the model and run mode of every case, before xdist reports collection."""
 
