@@ -108,8 +108,8 @@ def bind(signature: Signature, names: Sequence[str]) -> Binding:
     if signature.first != "self":
         raise BindingError(
             f"{signature.owner}'s first parameter is named {signature.first!r}, not 'self'",
-            f"def forward(self, ...): paddle.jit.to_static binds an input spec only to a method whose "
-            f"first parameter is 'self'", where, f"rename {signature.first!r} to 'self' in forward")
+            "def forward(self, ...): paddle.jit.to_static binds an input spec only to a method whose "
+            "first parameter is 'self'", where, f"rename {signature.first!r} to 'self' in forward")
     named = signature.named()
     required = [p for p in named if p.required]
     by_name = {p.name: p for p in named}

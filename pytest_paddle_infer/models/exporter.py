@@ -69,9 +69,8 @@ def weights_digest(layer) -> str:
 
 
 def local_sources() -> dict:
-    """Hashes of the source files imported from outside Python and this plugin (the builder's
-    module and its imports): an edit makes the export stale. Paths under the working directory
-    are relative, so a checkout elsewhere still matches."""
+    """Hashes of the source files imported from outside Python and this plugin: an edit makes the
+    export stale (relative under the working directory, so a checkout elsewhere still matches)."""
     cwd = os.path.realpath(os.getcwd())
     skip = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     skip.add(os.path.realpath(os.path.dirname(__file__)))
@@ -100,9 +99,7 @@ def export(builder: str, kwargs: dict, inputs: list, out_prefix: str,
     spec = input_spec(layer, inputs)  # in forward's order, bound by name
     static_layer = paddle.jit.to_static(layer, input_spec=spec, full_graph=True)
     save_naming_unused_inputs(static_layer, out_prefix, layer, [i["name"] for i in inputs])
-    extra = {}
-    if int8_weights:
-        extra["int8_weights"] = store_int8_weights(out_prefix)
+    extra = {"int8_weights": store_int8_weights(out_prefix)} if int8_weights else {}
     return {**extra, "files": sorted(os.listdir(os.path.dirname(out_prefix))),
             "paddle": paddle.__version__, "weights": weights, "sources": local_sources()}
 
@@ -137,14 +134,9 @@ def input_spec(layer, inputs: list) -> list:
         raise SystemExit(f"the suite's inputs do not fit forward: {e}") from None
     by_name = {i["name"]: i for i in inputs}
     parameters = pyinspect.signature(layer.forward).parameters
-    spec = []
-    for parameter, name in binding.slots:
-        if name is None:
-            spec.append(parameters[parameter].default)
-        else:
-            i = by_name[name]
-            spec.append(paddle.static.InputSpec([None if d < 0 else d for d in i["shape"]], i["dtype"], name))
-    return spec
+    return [parameters[parameter].default if name is None else paddle.static.InputSpec(
+        [None if d < 0 else d for d in by_name[name]["shape"]], by_name[name]["dtype"], name)
+        for parameter, name in binding.slots]
 
 
 def unused_inputs(static_layer, names: list) -> list:

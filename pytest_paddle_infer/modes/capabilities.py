@@ -167,11 +167,8 @@ def detect() -> Capabilities:
 
     cuda = bool(paddle.is_compiled_with_cuda())
     gpu_count = 0
-    if cuda:
-        try:
-            gpu_count = int(paddle.device.cuda.device_count())
-        except Exception:  # a driver problem reads as "no device"
-            gpu_count = 0
+    with suppress(Exception):  # a driver problem reads as "no device"
+        gpu_count = int(paddle.device.cuda.device_count()) if cuda else 0
 
     def _version(fn_name: str) -> Tuple[int, ...]:
         fn = getattr(inference, fn_name, None)
@@ -183,17 +180,10 @@ def detect() -> Capabilities:
     dist, _ = installed_paddle()
     core = paddle.base.core
     onednn = bool(getattr(core, "is_compiled_with_mkldnn", lambda: True)())
-    return Capabilities(
-        distribution=dist or "paddle",
-        version=paddle.__version__,
-        commit=getattr(paddle.version, "commit", ""),
-        cuda=cuda,
-        gpu_count=gpu_count,
-        trt_compile=_version("get_trt_compile_version"),
-        trt_runtime=_version("get_trt_runtime_version"),
-        onednn=onednn,
-        **cpu_facts(core),
-    )
+    return Capabilities(distribution=dist or "paddle", version=paddle.__version__,
+                        commit=getattr(paddle.version, "commit", ""), cuda=cuda, gpu_count=gpu_count,
+                        trt_compile=_version("get_trt_compile_version"),
+                        trt_runtime=_version("get_trt_runtime_version"), onednn=onednn, **cpu_facts(core))
 
 
 def cpu_facts(core) -> Dict[str, object]:
@@ -220,8 +210,6 @@ def cpu_facts(core) -> Dict[str, object]:
 
 # -- what the pytest process knows without importing paddle ------------------------------
 INSTALLATION_FILE = "installation.json"
-
-
 # What decides the GPUs and TensorRT libraries Paddle finds at run time (FLAGS_tensorrt_dir:
 # where Paddle 3.x loads libnvinfer from): a changed value is another answer.
 RUNTIME_ENV = ("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "FLAGS_tensorrt_dir")
@@ -231,10 +219,9 @@ def installation_key() -> list:
     """What identifies the installed Paddle and what it sees, without importing it."""
     spec = util.find_spec("paddle")
     origin = spec.origin if spec is not None and spec.origin else ""
-    try:
+    stamp = 0
+    with suppress(OSError):
         stamp = os.stat(origin).st_mtime_ns if origin else 0
-    except OSError:
-        stamp = 0
     cpu = cpu_description()  # a cache dir may move to another machine
     return [*installed_paddle(), origin, stamp, sys.executable,
             *(os.environ.get(name) for name in RUNTIME_ENV), cpu["cpu"], cpu["cpu_flags"],

@@ -67,15 +67,8 @@ def case_properties(case) -> list:
 
 
 def prepare_case(item, case, from_cli: bool) -> dict:
-    """Prepare ``case`` in the executor; a dead executor errors it with how, and a repro command."""
-    from ..supervise import ExecutorDied
-
-    try:
-        info = case_path_of(item.config).prepare(item.nodeid, case)
-    except ExecutorDied as died:
-        raise _crash(item, case, died, from_cli) from None
-    except CandidateError as e:
-        raise _localized_error(item, case, e) from None
+    """Prepare ``case`` in the executor."""
+    info = _on_path(item, case, from_cli, lambda path: path.prepare(item.nodeid, case))
     if info["int8"]:  # which int8 path the candidate took, for JUnit and xdist
         item.user_properties.append(("paddle_int8", info["int8"]))
     return info
@@ -83,10 +76,16 @@ def prepare_case(item, case, from_cli: bool) -> dict:
 
 def check_case(item, case, from_cli: bool):
     """Run a prepared case to its verdict: figures, report files, the failure."""
+    return _on_path(item, case, from_cli,
+                    lambda path: path.check(item.nodeid, item.nodeid, item.user_properties))
+
+
+def _on_path(item, case, from_cli: bool, request):
+    """``request(case path)``; a dead executor errors the case with how, and a repro command."""
     from ..supervise import ExecutorDied
 
     try:
-        return case_path_of(item.config).check(item.nodeid, item.nodeid, item.user_properties)
+        return request(case_path_of(item.config))
     except ExecutorDied as died:
         raise _crash(item, case, died, from_cli) from None
     except CandidateError as e:
