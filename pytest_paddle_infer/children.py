@@ -3,8 +3,7 @@ or calls ``hold_to_parent`` first thing, so it dies with the process that starte
 ``PR_SET_PDEATHSIG``; a pytest killed by SIGKILL leaves no child running). ``run`` kills the
 child's whole process group at its deadline or on Ctrl-C, ``kill_all`` those still running
 at the end; ``how_it_ended`` tells a deadline from a SIGKILL nobody here sent, most often the
-out-of-memory killer (the cgroup's count of oom kills confirms it where readable).
-"""
+out-of-memory killer (the cgroup's count of oom kills confirms it where readable)."""
 from __future__ import annotations
 
 import os

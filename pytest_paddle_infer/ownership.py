@@ -6,8 +6,7 @@ unless every entry is recognisably what an earlier version wrote (``recognise_*`
 the default cache dir. Inside it the plugin overwrites or deletes only regular files its
 manifest ``.paddle-infer-files`` records (name and SHA-256 per JSON line) and only while
 unchanged: no file a user can edit decides what is deleted. One session at a time holds a
-report directory's lock. Nothing here imports numpy or paddle (start-up).
-"""
+report directory's lock. Nothing here imports numpy or paddle (start-up)."""
 from __future__ import annotations
 
 import json

@@ -3,8 +3,7 @@ server's socket, the baselines its workers share). Each holds a lock its maker k
 removes the directory; the kernel drops the lock when that process dies, so what a killed
 session (SIGKILL, the OOM killer) left is swept by the next one. A directory is swept only
 when it carries that lock file, is ours and its lock is free: nothing a user made. A directory
-is locked before it gets its name, so no sweep sees one that is not locked yet.
-"""
+is locked before it gets its name, so no sweep sees one that is not locked yet."""
 from __future__ import annotations
 
 import contextlib

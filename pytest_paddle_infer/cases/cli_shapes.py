@@ -1,6 +1,5 @@
 """The shapes of ``--paddle-model`` cases: ``--paddle-shape NAME=DIMS`` and ``--paddle-batch N``
-checked against each model's declared inputs before anything runs (usage errors that name them).
-"""
+checked against each model's declared inputs before anything runs (usage errors that name them)."""
 from __future__ import annotations
 
 from typing import Dict, Optional, Sequence, Tuple

@@ -1,8 +1,7 @@
 """Suite files: YAML that declares cases per model, shape set and run mode, with tolerances at
 the level they belong to (docs/suites.md). ``load_suite`` builds one ``Case`` per model x shape
 set x run mode, in file order; ``marker_cases`` does the same for a ``paddle_case`` marker. Every
-problem is a ``SuiteError`` naming ``file:line``, the key, what was expected and found, and the fix.
-"""
+problem is a ``SuiteError`` naming ``file:line``, the key, what was expected and found, and the fix."""
 from __future__ import annotations
 
 import math

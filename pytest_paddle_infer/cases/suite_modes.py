@@ -1,7 +1,6 @@
 """A suite's run mode written as a mapping: its toggles, each checked at its own line, and the
 ``RunModeSpec`` they make. The keys and rules follow from the toggle table (``run_modes.TOGGLES``);
-a value is read by its toggle's kind (``READERS``), and a broken rule points at its key.
-"""
+a value is read by its toggle's kind (``READERS``), and a broken rule points at its key."""
 from __future__ import annotations
 
 from dataclasses import replace

@@ -5,8 +5,7 @@ Each suggested key goes where the tolerance that governed it is written (docs/su
 precedence), else into the nearest entry that exists; a node several cases share takes the
 loosest of their suggestions. Only the controller writes, under a file lock, atomically. A node
 that also governs cases this session did not measure (narrowed away, skipped, failed) is not
-written, since a value learned from some cases could break the others: a line says so.
-"""
+written, since a value learned from some cases could break the others: a line says so."""
 from __future__ import annotations
 
 import fnmatch

@@ -3,8 +3,7 @@
 ``forward_signature(layer)`` (in the child where the layer lives) describes ``forward``'s
 parameters as data; ``bind(signature, names)`` (no paddle) says which input goes to which
 parameter, or raises a ``BindingError``. One input and one required parameter bind whatever
-their names (``nn.Sequential.forward(self, input)``).
-"""
+their names (``nn.Sequential.forward(self, input)``)."""
 from __future__ import annotations
 
 import difflib

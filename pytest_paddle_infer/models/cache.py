@@ -2,8 +2,7 @@
 
 Zoo entries and builders are exported once per cache dir by a child (``exporter.py``), built in
 a temporary directory, described by a manifest (sizes, hashes) and renamed into place under a
-file lock: workers build each entry once, and a partial or corrupt entry is rebuilt.
-"""
+file lock: workers build each entry once, and a partial or corrupt entry is rebuilt."""
 from __future__ import annotations
 
 import hashlib

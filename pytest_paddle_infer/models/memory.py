@@ -1,8 +1,7 @@
 """Will a case's inputs fit in memory? Asked before anything is allocated, so an absurd shape
 errors on its case instead of the kernel killing the executor. A rough estimate: the inputs'
 bytes times ``HELD_COPIES`` (two seeds, copies in both predictors, activations; measured:
-tiny_cnn at 8x3x1024x1024 peaked at 13x its inputs).
-"""
+tiny_cnn at 8x3x1024x1024 peaked at 13x its inputs)."""
 from __future__ import annotations
 
 import math

@@ -3,8 +3,7 @@
 ``default``: every model in its own format (zoo entries and builders in the installed Paddle's
 export format), except that ``trt_*`` cases of zoo entries and builders check their legacy
 export on Paddle 3.x (``enable_tensorrt_engine`` reaches legacy programs only). ``legacy``: zoo
-entries and builders exported as ``.pdmodel``. A user's model file is never re-exported.
-"""
+entries and builders exported as ``.pdmodel``. A user's model file is never re-exported."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -2,8 +2,7 @@
 
 ``calibrate_batchnorm`` re-estimates BatchNorm statistics on seeded inputs: left at mean 0 /
 variance 1, ResNet50's activations grow to ~3e3 (a trained model's are ~1-10), and tolerances
-would not mean what they mean on real models. Builders import paddle; this module does not.
-"""
+would not mean what they mean on real models. Builders import paddle; this module does not."""
 from __future__ import annotations
 
 import warnings

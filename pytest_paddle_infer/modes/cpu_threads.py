@@ -1,7 +1,6 @@
 """How many CPU math threads one predictor may be given: more than a machine can schedule is a
 usage error (Paddle's OpenMP aborts the process). The limit is generous, ``PER_CPU`` per usable
-CPU and at least ``FLOOR``, so a suite written on a big machine still runs on a small one.
-"""
+CPU and at least ``FLOOR``, so a suite written on a big machine still runs on a small one."""
 from __future__ import annotations
 
 import os

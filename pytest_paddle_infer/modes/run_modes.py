@@ -1,8 +1,7 @@
 """Run modes (rows of ``RUN_MODES``: traits that code asks instead of the name, a default
 tolerance, the recipe of ``paddle.inference.Config`` calls, ``Slot`` arguments filled per case)
 and toggles (rows of ``TOGGLES``, toggles.py) as data. Recipes are plain data: printed in
-failures, compared with the docs and checked against ``Config``'s signatures without a predictor.
-"""
+failures, compared with the docs and checked against ``Config``'s signatures without a predictor."""
 from __future__ import annotations
 
 import hashlib

@@ -1,8 +1,7 @@
 """Toggles as a table: one row per toggle says how it is written (``--run-mode`` text, id,
 suite key), which run modes take it and the Config calls it adds. The spec type, its checks,
 its id, the ``--run-mode`` grammar, the help and a suite's run-mode keys follow from the rows,
-so a new toggle is one row in ``run_modes.TOGGLES``. No particular toggle or mode is known here.
-"""
+so a new toggle is one row in ``run_modes.TOGGLES``. No particular toggle or mode is known here."""
 from __future__ import annotations
 
 import dataclasses

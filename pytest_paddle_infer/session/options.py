@@ -1,8 +1,7 @@
 """Command-line options and ini keys of the ``paddle-infer`` group, and their validation.
 
 Each option has an ini key of the same name; the command line wins. Errors are ``OptionError``
-(the plugin makes them ``pytest.UsageError``); what resolves models is imported when called.
-"""
+(the plugin makes them ``pytest.UsageError``); what resolves models is imported when called."""
 from __future__ import annotations
 
 import math
@@ -313,10 +312,7 @@ def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Cal
             raise OptionError(f"--paddle-suite: no such file {value!r} ({path})")
         suites.append(path)
     return Settings(
-        models=tuple(models),
-        run_modes=run_modes,
-        run_modes_given=bool(mode_values),
-        baseline=baseline,
+        models=tuple(models), run_modes=run_modes, run_modes_given=bool(mode_values), baseline=baseline,
         atol=_number(opts["paddle_atol"], get("paddle_atol"), float, 0.0),
         rtol=_number(opts["paddle_rtol"], get("paddle_rtol"), float, 0.0),
         seed=DEFAULT_SEED if seed is None else int(seed),
@@ -324,15 +320,11 @@ def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Cal
         threads=None if threads is None else int(threads),
         intermediates=Selection(get("paddle_intermediates") or "none").spec,
         report_dir=Path(get("paddle_report")).expanduser().resolve() if get("paddle_report") else None,
-        localize=bool(get("paddle_localize")),
-        suites=tuple(suites),
-        model_refs=tuple(str(r).strip() for r in model_refs),
-        unresolved=tuple(unresolved),
+        localize=bool(get("paddle_localize")), suites=tuple(suites),
+        model_refs=tuple(str(r).strip() for r in model_refs), unresolved=tuple(unresolved),
         given=tuple(o.ini for o in OPTIONS if get(o.ini) is not None),
-        device=parse_device(get("paddle_device")),
-        save_goldens=save_goldens,
-        update_goldens=update_goldens,
-        goldens_float16=bool(get("paddle_goldens_float16")),
+        device=parse_device(get("paddle_device")), save_goldens=save_goldens,
+        update_goldens=update_goldens, goldens_float16=bool(get("paddle_goldens_float16")),
         save_runs=runs_dir(opts["paddle_save_runs"], get("paddle_save_runs"), save_goldens, baseline),
         timeout=_timeout(opts["paddle_timeout"], get("paddle_timeout")),
         executor=_choice(opts["paddle_executor"], get("paddle_executor") or "child", EXECUTORS),
@@ -343,8 +335,7 @@ def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Cal
         suggest=_suggest(opts["paddle_suggest_tolerances"], get("paddle_suggest_tolerances")),
         suggest_seeds=int(_number(opts["paddle_suggest_seeds"], get("paddle_suggest_seeds"), int, 1, example="8")
                           or DEFAULT_SUGGEST_SEEDS),
-        suggest_margin=_margin(opts["paddle_suggest_margin"], get("paddle_suggest_margin")),
-    )
+        suggest_margin=_margin(opts["paddle_suggest_margin"], get("paddle_suggest_margin")))
 
 
 def duplicate_name(opt: Option, first, second) -> str:

@@ -3,8 +3,7 @@
 Each run mode that can run here builds a tiny zoo model as a case builds its candidate, with a
 positive control (its run must pass the mode's evidence rule) and a negative one (without the
 call that engages the mode it must fail the rule). The controls run in the executor
-(engine/selfcheck.py); this module prints the table and writes the JSON for bug reports.
-"""
+(engine/selfcheck.py); this module prints the table and writes the JSON for bug reports."""
 from __future__ import annotations
 
 import json

@@ -8,8 +8,7 @@ costliest first (seconds per case in the last run, ``case_seconds``). When model
 the sweep, the costliest are split into one unit per run mode while that takes SPLIT_GAIN
 seconds off it: the program is loaded again on each worker, the baselines' outputs are shared
 through the cache dir (``SharedBaselines``). With no cases collected the order is ``load``'s.
-It replaces ``--dist load`` (``-p no:paddle_infer_xdist`` opts out); imported only with xdist.
-"""
+It replaces ``--dist load`` (``-p no:paddle_infer_xdist`` opts out); imported only with xdist."""
 from __future__ import annotations
 
 import json
