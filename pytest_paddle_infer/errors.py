@@ -58,9 +58,7 @@ def describe_exit(returncode) -> str:
     if returncode < 0:
         return f"was killed by {_signal_name(-returncode) or f'signal {-returncode}'}"
     shell_signal = _signal_name(returncode - 128) if returncode > 128 else None
-    if shell_signal:
-        return f"exited with status {returncode} ({shell_signal})"
-    return f"exited with status {returncode}"
+    return f"exited with status {returncode}" + (f" ({shell_signal})" if shell_signal else "")
 
 
 # errno values that mean "this disk or directory cannot take the write": the user's to fix

@@ -282,8 +282,7 @@ def read_program(name: str, source, node: Optional[Node]) -> str:
 
 
 def claim_goldens(node: Node, baseline: str) -> None:
-    """Goldens that --paddle-update-goldens will rewrite are the plugin's, or the suite's error
-    before any case runs."""
+    """Goldens --paddle-update-goldens will rewrite are the plugin's, or the suite's error."""
     from ..ownership import OwnershipError, claim_goldens_of
 
     try:

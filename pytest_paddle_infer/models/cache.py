@@ -1,8 +1,6 @@
-"""Model sources -> model files: a zoo name, a directory or file pair on disk, or a builder.
-
-Zoo entries and builders are exported once per cache dir by a child (``exporter.py``), built in
-a temporary directory, described by a manifest (sizes, hashes) and renamed into place under a
-file lock: workers build each entry once, and a partial or corrupt entry is rebuilt."""
+"""Model sources -> model files. Zoo entries and builders are exported once per cache dir by a
+child (``exporter.py``) into a temporary directory, described by a manifest (sizes, hashes) and
+renamed into place under a file lock: a partial or corrupt entry is rebuilt."""
 from __future__ import annotations
 
 import hashlib
@@ -169,9 +167,8 @@ class ChildTimedOut(ModelError):
 def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
               module: str = "pytest_paddle_infer.models.exporter",
               timeout: Optional[float] = None, timeout_option: str = "") -> dict:
-    """Run the exporter (or another ``module``) in a child process; its last stdout line is
-    JSON. ``search_path`` goes first on the child's PYTHONPATH (a builder beside a suite). Past
-    ``timeout`` seconds it is killed: ChildTimedOut, naming ``timeout_option``."""
+    """The last stdout line (JSON) of the exporter (or ``module``) in a child process, which is
+    killed past ``timeout`` (ChildTimedOut); ``search_path`` goes first on its PYTHONPATH."""
     env = dict(os.environ)
     if search_path:
         env["PYTHONPATH"] = os.pathsep.join([*search_path, *filter(None, [env.get("PYTHONPATH")])])
@@ -222,8 +219,7 @@ USER_FRAMES = 4
 
 
 def _user_traceback(lines) -> str:
-    """A child's traceback as the user's part of it: the last ``USER_FRAMES`` frames of their own
-    code (not this plugin's, Python's or a package's) and the exception."""
+    """The last ``USER_FRAMES`` frames of the user's own code in a child's traceback, and the exception."""
     frames, current, i = [], None, 0
     while i < len(lines) and lines[i].startswith(" "):
         line = lines[i]

@@ -87,8 +87,7 @@ class ShapeMap(dict):
     def _read_only(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("ShapeMap is read-only: it may be shared by hashed recipes")
 
-    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _read_only
-    __ior__ = _read_only
+    __setitem__ = __delitem__ = __ior__ = update = pop = popitem = clear = setdefault = _read_only
 
 
 class NameSet(frozenset):

@@ -1,7 +1,6 @@
-"""Toggles as a table: one row per toggle says how it is written (``--run-mode`` text, id,
-suite key), which run modes take it and the Config calls it adds. The spec type, its checks,
-its id, the ``--run-mode`` grammar, the help and a suite's run-mode keys follow from the rows,
-so a new toggle is one row in ``run_modes.TOGGLES``. No particular toggle or mode is known here."""
+"""Toggles as a table: a row says how a toggle is written, which run modes take it and the Config
+calls it adds; the spec type, its checks and id, the ``--run-mode`` grammar, the help and the
+suite keys follow, so a new toggle is one row in ``run_modes.TOGGLES``."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,8 +17,7 @@ class NotThisKind(Exception):
 
 # -- kinds: how a value is written -----------------------------------------------------------
 class Kind:
-    """How one toggle's value is written in ``--run-mode`` and shown in an id. ``name``: the
-    row's name (the spec's field, and the token unless the kind says otherwise)."""
+    """How one toggle's value is written in ``--run-mode`` and shown in an id (``name``: the row's)."""
 
     default: Any = None
     type: Any = Any
