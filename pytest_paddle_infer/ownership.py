@@ -219,11 +219,8 @@ def _manifest_lock(directory: Path):
 def record(directory: Path, names: Iterable[str]) -> None:
     """Add files the plugin has just written in ``directory`` to its manifest (under a file lock)."""
     directory = Path(directory)
-    lines = []
-    for name in names:
-        path = directory / name
-        if _plain_name(name) and path.is_file() and not path.is_symlink():
-            lines.append(json.dumps({"name": name, "sha256": file_sha256(path)}) + "\n")
+    lines = [json.dumps({"name": name, "sha256": file_sha256(directory / name)}) + "\n" for name in names
+             if _plain_name(name) and (directory / name).is_file() and not (directory / name).is_symlink()]
     if not lines:
         return
     with _manifest_lock(directory):

@@ -122,8 +122,7 @@ class Defaults:
             if node is not None and key not in self.used:
                 raise node.fail(f"defaults.{key} is used by no model: every model sets its own",
                                 f"{key} that some model takes", found=f"{key} under every model",
-                                fix=f"remove defaults.{key}, or drop {key} from a model that should "
-                                "use them")
+                                fix=f"remove defaults.{key}, or drop {key} from a model that should use them")
 
 
 RANGES = {m.bound: (m.low, m.high) for m in METRICS}  # atol, rtol: >= 0

@@ -89,14 +89,12 @@ def forward_signature(layer) -> Signature:
     bound = inspect.signature(layer.forward)
     parameters = tuple(Parameter(p.name, kinds[p.kind], p.default is inspect.Parameter.empty)
                        for p in bound.parameters.values())
-    first = "self"
     function = getattr(type(layer), "forward", None)
     try:
         unbound = list(inspect.signature(function).parameters) if function is not None else []
     except (TypeError, ValueError):
         unbound = []
-    if unbound and len(unbound) == len(parameters) + 1:
-        first = unbound[0]
+    first = unbound[0] if len(unbound) == len(parameters) + 1 else "self"
     return Signature(parameters, f"{type(layer).__name__}.forward", first)
 
 

@@ -40,8 +40,7 @@ def parse_device(text: Optional[str]) -> DeviceChoice:
     if not match:
         hint = ""
         if value in ("cpu", "gpu") or value.startswith("cpu"):
-            hint = (" (CPU run modes always run on the CPU; this option only picks the GPU "
-                    "of GPU run modes)")
+            hint = (" (CPU run modes always run on the CPU; this option only picks the GPU of GPU run modes)")
         raise OptionError(f"--paddle-device: {text!r} is not a device{hint}; valid forms: "
                           + "; ".join(DEVICE_FORMS))
     ids = tuple(int(i) for i in match.group(1).split(","))

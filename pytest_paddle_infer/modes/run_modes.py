@@ -307,8 +307,7 @@ class DynamicShapeValue(Kind):
     def finish(self, state: Any) -> Any:
         ranges, tuned, plugin = state
         if tuned and ranges:
-            raise OptionError("dynamic_shape=tuned and explicit dynamic_shape ranges exclude "
-                              "each other")
+            raise OptionError("dynamic_shape=tuned and explicit dynamic_shape ranges exclude each other")
         if plugin and not ranges:
             raise OptionError(f"{self.plugin_flag} needs explicit dynamic_shape ranges")
         return DynamicShape(tuple(ranges), tuned, plugin)

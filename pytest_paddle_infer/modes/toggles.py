@@ -314,8 +314,7 @@ class ToggleTable:
         for row in self.rows:
             for token in row.kind.tokens(row.name):
                 if token in self._tokens:
-                    raise ValueError(f"toggles {self._tokens[token].name} and {row.name} both "
-                                     f"read +{token}")
+                    raise ValueError(f"toggles {self._tokens[token].name} and {row.name} both read +{token}")
                 self._tokens[token] = row
         if len(self._rows) != len(self.rows) or "mode" in self._rows:
             raise ValueError("toggle names must be unique and not 'mode'")
@@ -360,8 +359,7 @@ class ToggleTable:
             return  # the mode's name is checked where it is read (canonical)
         wrong = [r.name for r in self.rows if r.is_set(spec) and not r.applies(spec)]
         if wrong:
-            raise OptionError(f"run mode {spec.mode} does not take {', '.join(wrong)}: "
-                              f"{self.scopes}")
+            raise OptionError(f"run mode {spec.mode} does not take {', '.join(wrong)}: {self.scopes}")
         for row in self.rows:
             if row.is_set(spec):
                 value = getattr(spec, row.name)
@@ -386,8 +384,7 @@ class ToggleTable:
         states: Dict[str, Any] = {}
         for token in tokens:
             if not token:
-                raise OptionError(f"--run-mode: {text!r} has a '+' with no toggle after it; "
-                                  f"{self.help}")
+                raise OptionError(f"--run-mode: {text!r} has a '+' with no toggle after it; {self.help}")
             key, eq, value = token.partition("=")
             row = self._tokens.get(key)
             try:

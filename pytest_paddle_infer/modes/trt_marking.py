@@ -16,8 +16,7 @@ from .run_modes import Call, call
 
 FUSION_WARNING = ("marking intermediate tensors as TensorRT outputs can change what TensorRT "
                   "fuses: the engine compared is not exactly the one that ships. Mark fewer "
-                  "tensors (narrower --paddle-intermediates globs) to keep the engine close to "
-                  "the real one.")
+                  "tensors (narrower --paddle-intermediates globs) to keep the engine close to the real one.")
 
 
 # The TensorRT inspector, serialized: each engine writes engine_info_<key>.json (below)

@@ -485,8 +485,7 @@ def golden_options(baseline: str, save_dir, update: bool) -> Tuple[Optional[Path
                           f"directory of them: give the directory --paddle-save-goldens wrote")
     if golden and not update and not golden_dir(baseline).is_dir():
         raise OptionError(f"--paddle-baseline={baseline}: no such directory; record goldens first "
-                          f"with --paddle-save-goldens=DIR (or create them with "
-                          f"--paddle-update-goldens)")
+                          f"with --paddle-save-goldens=DIR (or create them with --paddle-update-goldens)")
     if save_dir is not None and update:
         raise OptionError("--paddle-save-goldens and --paddle-update-goldens exclude each other: "
                           "save records live baselines into a directory, update rewrites the "
