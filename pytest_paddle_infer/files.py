@@ -10,8 +10,7 @@ import secrets
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import (TYPE_CHECKING, BinaryIO, Callable, Dict, Iterator, Optional, Sequence,
-                    Tuple, Union)
+from typing import TYPE_CHECKING, BinaryIO, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
 
 from .errors import InputError
 

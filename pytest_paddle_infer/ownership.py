@@ -25,8 +25,7 @@ SESSION_LOCK = ".paddle-infer.lock"
 SESSION_FILE = ".paddle-infer.session"  # who holds the report directory now
 FORMAT = 1
 OWN_NAMES = (MARKER, MANIFEST, MANIFEST + ".lock", SESSION_LOCK, SESSION_FILE)
-NOUNS = {"report": "report", "cache": "cache", "goldens": "goldens", "runs": "saved runs",
-         "repro": "repro"}
+NOUNS = {"report": "report", "cache": "cache", "goldens": "goldens", "runs": "saved runs", "repro": "repro"}
 
 
 class OwnershipError(PaddleInferError):

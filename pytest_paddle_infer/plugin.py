@@ -50,8 +50,7 @@ def pytest_configure(config):
     if not config.pluginmanager.hasplugin("xdist"):  # cases carry it for --dist loadgroup
         config.addinivalue_line("markers", "xdist_group(name): pytest-xdist's grouping (inert without it)")
     try:
-        settings = opts.read_settings(config.getoption, config.getini,
-                                      lambda: default_cache_dir(config))
+        settings = opts.read_settings(config.getoption, config.getini, lambda: default_cache_dir(config))
     except OptionError as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS] = settings

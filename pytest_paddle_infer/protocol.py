@@ -59,8 +59,7 @@ class CaseResult:
     @property
     def failures(self) -> List[TensorComparison]:
         """Failing outputs, then failing intermediates that a tensor tolerance names."""
-        return ([r for r in self.rows if not r.passed]
-                + [r.comparison for r in self.divergent if r.judged])
+        return [r for r in self.rows if not r.passed] + [r.comparison for r in self.divergent if r.judged]
 
     @property
     def passed(self) -> bool:

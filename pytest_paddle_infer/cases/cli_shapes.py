@@ -70,8 +70,7 @@ def check_names(sources: Sequence[ModelSource], given: Shapes) -> None:
                               f"session has an input named {name!r}; {takes}")
 
 
-def shapes_by_model(sources: Sequence[ModelSource], given: Shapes,
-                    batch: Optional[int]) -> Dict[str, Shapes]:
+def shapes_by_model(sources: Sequence[ModelSource], given: Shapes, batch: Optional[int]) -> Dict[str, Shapes]:
     """model name -> the shapes of its cases."""
     check_names(sources, given)
     return {s.name: model_shapes(s, given, batch) for s in sources}

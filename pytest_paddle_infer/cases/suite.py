@@ -257,8 +257,7 @@ def model_cases(name: str, model_node: Node, fields: Mapping[str, Node], default
             tolerances = case_tolerances(mode.spec.mode, (suite_layer, model_layer, mode.layer))
             case = Case(model=source, run_mode=mode.spec, tolerances=tolerances, shapes=shapes,
                         baseline=defaults.baseline, seed=defaults.seed, threads=defaults.threads,
-                        intermediates=defaults.intermediates, program=program,
-                        origin=str(model_node.where))
+                        intermediates=defaults.intermediates, program=program, origin=str(model_node.where))
             reasons = model_reasons.under(mode.reasons)
             cases.append(SuiteCase(case, model_node.where, reasons.skip, reasons.xfail, reasons.strict,
                                    name, mode.path))

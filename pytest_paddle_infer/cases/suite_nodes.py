@@ -88,8 +88,7 @@ def _line_loader():
     LineLoader.add_constructor("tag:yaml.org,2002:seq", construct_sequence)
     LineLoader.add_implicit_resolver(
         "tag:yaml.org,2002:float",
-        re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
-        list("-+0123456789."))
+        re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"), list("-+0123456789."))
     return LineLoader
 
 

@@ -88,8 +88,7 @@ def local_sources() -> dict:
     return sources
 
 
-def export(builder: str, kwargs: dict, inputs: list, out_prefix: str,
-           int8_weights: bool = False) -> dict:
+def export(builder: str, kwargs: dict, inputs: list, out_prefix: str, int8_weights: bool = False) -> dict:
     """``paddle.jit.to_static`` with an InputSpec per declared input, then ``paddle.jit.save``
     (as PaddleClas's ``export_model.py``); ``int8_weights``: quantized weights stored as int8."""
     import paddle
@@ -114,8 +113,7 @@ def inspect(prog_file: str) -> dict:
     program, feed_names, fetch_targets = paddle.static.load_inference_model(
         prefix, exe, model_filename=prog_file, params_filename=params)
     if ext == ".json":
-        data_ops = {op.attrs()["name"]: op for op in program.global_block().ops
-                    if op.name() == "pd_op.data"}
+        data_ops = {op.attrs()["name"]: op for op in program.global_block().ops if op.name() == "pd_op.data"}
         values = [data_ops[name].result(0) for name in feed_names]
     else:
         values = [program.global_block().var(name) for name in feed_names]

@@ -224,14 +224,12 @@ def installation_key() -> list:
         stamp = os.stat(origin).st_mtime_ns if origin else 0
     cpu = cpu_description()  # a cache dir may move to another machine
     return [*installed_paddle(), origin, stamp, sys.executable,
-            *(os.environ.get(name) for name in RUNTIME_ENV), cpu["cpu"], cpu["cpu_flags"],
-            bf16_hidden()]
+            *(os.environ.get(name) for name in RUNTIME_ENV), cpu["cpu"], cpu["cpu_flags"], bf16_hidden()]
 
 
 def incomplete(caps: Capabilities) -> bool:
     """A CUDA build without a GPU, or TensorRT without its runtime: fixed outside the key, not kept."""
-    return caps.cuda and (caps.gpu_count == 0
-                          or (any(caps.trt_compile) and not any(caps.trt_runtime)))
+    return caps.cuda and (caps.gpu_count == 0 or (any(caps.trt_compile) and not any(caps.trt_runtime)))
 
 
 def known_installation(cache_dir: Path, ask: Callable[[], Tuple[Capabilities, Dict[str, str]]]

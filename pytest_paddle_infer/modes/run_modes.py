@@ -13,8 +13,7 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 from ..errors import OptionError
 from ..verdict.tolerances import Rule
 from .cpu_threads import MAX_THREADS, threads_problem
-from .toggles import (Choice, Directory, Flag, Kind, Names, NotThisKind, Number, Switch, Toggle,
-                      ToggleTable)
+from .toggles import Choice, Directory, Flag, Kind, Names, NotThisKind, Number, Switch, Toggle, ToggleTable
 
 
 # -- Config calls ------------------------------------------------------------------------------
@@ -183,10 +182,8 @@ def tensorrt_engine(precision: str) -> Call:
 
 
 RUN_MODES: Mapping[str, RunMode] = {m.name: m for m in (
-    RunMode("cpu_fp32", CPU, PADDLE, FP32, DEFAULT_TOLERANCE,
-            (call("disable_mkldnn"), IR_ON)),
-    RunMode("onednn_fp32", CPU, ONEDNN, FP32, DEFAULT_TOLERANCE,
-            (call("enable_mkldnn"), IR_ON)),
+    RunMode("cpu_fp32", CPU, PADDLE, FP32, DEFAULT_TOLERANCE, (call("disable_mkldnn"), IR_ON)),
+    RunMode("onednn_fp32", CPU, ONEDNN, FP32, DEFAULT_TOLERANCE, (call("enable_mkldnn"), IR_ON)),
     RunMode("onednn_bf16", CPU, ONEDNN, BF16, Rule(5e-2, 5e-2),
             (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_bfloat16")), shows=(BF16_TENSORS,)),
     # quantized models only; without VNNI the zoo's differ up to 0.94 abs, cosine 0.945 (README
@@ -249,8 +246,7 @@ class DynamicShape:
             if not len(r.min) == len(r.opt) == len(r.max):
                 raise OptionError(f"dynamic shape of input {name!r}: min {list(r.min)}, opt "
                                   f"{list(r.opt)} and max {list(r.max)} differ in rank")
-            bad = [i for i in range(len(r.min))
-                   if not 0 < r.min[i] <= r.opt[i] <= r.max[i]]
+            bad = [i for i in range(len(r.min)) if not 0 < r.min[i] <= r.opt[i] <= r.max[i]]
             if bad:
                 raise OptionError(f"dynamic shape of input {name!r}: need 0 < min <= opt <= max "
                                   f"in every dim; dims {bad} break it (min {list(r.min)}, "
@@ -396,8 +392,7 @@ TOGGLES = ToggleTable((
     Toggle("dynamic_shape", DynamicShapeValue(),
            ("collect shape ranges from the case's inputs first",
             "one input's range, dims joined by x; one per input",
-            "with explicit ranges, no fp16 in TensorRT plugins"),
-           scope="trt_*", applies=_tensorrt),
+            "with explicit ranges, no fp16 in TensorRT plugins"), scope="trt_*", applies=_tensorrt),
     Toggle("trt_optimization_level",
            Number(TRT_OPTIMIZATION_LEVELS[0], TRT_OPTIMIZATION_LEVELS[-1],
                   what="TensorRT builder level", note="3 is its default"),
@@ -467,13 +462,11 @@ def _gpu_toggle_calls(spec: RunModeSpec, shape_range_file: Optional[Union[str, P
                                   f"shape_collect_recipe() makes the first pass write")
             calls.append(call("enable_tuned_tensorrt_dynamic_shape", str(shape_range_file), True))
         elif dyn is not None:
-            calls.append(call("set_trt_dynamic_shape_info", *dyn.shape_maps(),
-                              dyn.disable_trt_plugin_fp16))
+            calls.append(call("set_trt_dynamic_shape_info", *dyn.shape_maps(), dyn.disable_trt_plugin_fp16))
         if spec.disable_trt_ops:
             calls.append(call("exp_disable_tensorrt_ops", disabled_trt_ops(spec)))
         if spec.trt_optimization_level is not None:
-            calls.append(optional_call("set_tensorrt_optimization_level",
-                                       spec.trt_optimization_level))
+            calls.append(optional_call("set_tensorrt_optimization_level", spec.trt_optimization_level))
     if spec.fp32_ops and mode.engine == ONEDNN:
         # oneDNN takes the op types to run in bf16 (legacy programs only)
         calls.append(call("set_bfloat16_op", EveryOpTypeExcept(spec.fp32_ops)))
@@ -582,8 +575,7 @@ def calibration_tables(cache_dir: Union[str, Path]) -> List[Path]:
     return sorted(Path(cache_dir).glob("trt_calib_*"))
 
 
-def check_shape_in_range(shapes: Mapping[str, Sequence[int]],
-                         dynamic: Optional[DynamicShape]) -> None:
+def check_shape_in_range(shapes: Mapping[str, Sequence[int]], dynamic: Optional[DynamicShape]) -> None:
     """OptionError for an input shape outside its declared TensorRT range (Paddle would fail
     deep in engine building, or rebuild silently); inputs without a range are left alone."""
     if dynamic is None or dynamic.tuned:

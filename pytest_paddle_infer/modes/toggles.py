@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import (Any, Callable, ClassVar, Dict, Iterator, List, Mapping, Optional, Sequence,
-                    Tuple, Union)
+from typing import Any, Callable, ClassVar, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import OptionError
 
@@ -390,8 +389,7 @@ class ToggleTable:
             try:
                 if row is None:
                     raise NotThisKind
-                states[row.name] = row.kind.take(key, bool(eq), value,
-                                                 states.get(row.name, row.kind.default))
+                states[row.name] = row.kind.take(key, bool(eq), value, states.get(row.name, row.kind.default))
             except NotThisKind:
                 raise OptionError(f"--run-mode: unknown toggle {token!r} in {text!r}; "
                                   f"{self.help}") from None
@@ -431,8 +429,7 @@ class ToggleTable:
     @property
     def probes(self) -> Dict[str, Dict[str, Any]]:
         """Spec fields that set each key only some modes take, to ask which modes take it."""
-        return {key: {r.name: r.kind.probe for r in self.rows_at(key)}
-                for key in self.restricted_keys}
+        return {key: {r.name: r.kind.probe for r in self.rows_at(key)} for key in self.restricted_keys}
 
     @property
     def spelling_hints(self) -> Dict[str, str]:

@@ -136,8 +136,7 @@ class CasePath:
         first = self.seeds.get(key, 0)
         others = list(range(first + 1, first + self.settings.suggest_seeds))
         rows, measured, notes = self.executor.call("measure", key, others) if others else ([], [], [])
-        return case_suggestion([first] + measured, [result.rows] + rows, self.settings.suggest_margin,
-                               notes)
+        return case_suggestion([first] + measured, [result.rows] + rows, self.settings.suggest_margin, notes)
 
     def close(self) -> None:
         self.executor.close()

@@ -134,8 +134,7 @@ def predictor_factory(runner, settings, baseline: bool):
 
 
 def inputs_factory(runner, settings):
-    def make(model, shapes: Optional[Mapping[str, Tuple[int, ...]]] = None,
-             seed: Optional[int] = None):
+    def make(model, shapes: Optional[Mapping[str, Tuple[int, ...]]] = None, seed: Optional[int] = None):
         files = runner.model_files(as_source(model))
         return runner.inputs(files, dict(shapes or {}), settings.seed if seed is None else seed)
 

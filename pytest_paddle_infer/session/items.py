@@ -280,8 +280,7 @@ def add_command_line_cases(session, config, items) -> None:
         cases = build_cases(settings)
     except OptionError as e:
         raise usage_error(config, str(e)) from None
-    added = [PaddleCaseItem.from_parent(session, name=case.id, nodeid=case.id, case=case)
-             for case in cases]
+    added = [PaddleCaseItem.from_parent(session, name=case.id, nodeid=case.id, case=case) for case in cases]
     items.extend(added)
     # reported as collected, so pytest's "collected N items" counts them
     config.hook.pytest_collectreport(report=pytest.CollectReport(

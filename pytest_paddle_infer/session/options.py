@@ -62,8 +62,7 @@ OPTIONS: Tuple[Option, ...] = (
            "model to check: a zoo name (resnet50, mobilenet_v3_small, tiny_cnn, tiny_detector; "
            "quantized: tiny_cnn_int8, resnet18_int8), "
            "a model directory, or a .pdmodel/.json file; repeatable", repeat=True, metavar="NAME|PATH"),
-    Option("--run-mode", "run_mode", run_mode_help(), repeat=True,
-           metavar="MODE[+TOGGLE...][,MODE...]"),
+    Option("--run-mode", "run_mode", run_mode_help(), repeat=True, metavar="MODE[+TOGGLE...][,MODE...]"),
     Option("--paddle-baseline", "paddle_baseline",
            "what candidates are compared with: auto (same device, fp32, IR optim off, oneDNN off), "
            "cpu, gpu, dygraph (the nn.Layer the model was exported from), static "
@@ -122,8 +121,7 @@ OPTIONS: Tuple[Option, ...] = (
            "paddle-infer-diff. Default: none", metavar="DIR", directory=True),
     Option("--paddle-update-goldens", "paddle_update_goldens",
            "rewrite the goldens that cases with baseline golden:DIR compare against, from the "
-           "live baseline each golden was recorded with (auto for new ones). Default: off",
-           switch=True),
+           "live baseline each golden was recorded with (auto for new ones). Default: off", switch=True),
     Option("--paddle-device", "paddle_device",
            "the GPU of GPU run modes: " + "; ".join(DEVICE_FORMS), metavar="auto|gpu:N|gpu:N,M,..."),
     Option("--paddle-timeout", "paddle_timeout",
@@ -141,8 +139,7 @@ OPTIONS: Tuple[Option, ...] = (
            "measure each case over several input seeds (--paddle-suggest-seeds) and suggest per "
            "output the worst figure times a margin (--paddle-suggest-margin): print (the bare "
            "flag) prints them after the summary; write also writes them into the suite files "
-           "in place, keeping comments and order. Default: off",
-           metavar="print|write", const="print"),
+           "in place, keeping comments and order. Default: off", metavar="print|write", const="print"),
     Option("--paddle-selfcheck", "paddle_selfcheck",
            "instead of tests: run each run mode this Paddle and machine can run on a tiny zoo "
            "model, with a positive and a negative control, print a table (Paddle, CUDA, cuDNN, "

@@ -40,8 +40,7 @@ def main(config, out: Optional[TextIO] = None) -> int:
     """``pytest --paddle-selfcheck``: 0 when every mode engages as it should, 1 if not, 4 on usage."""
     out = out or sys.stdout
     try:
-        settings = opts.read_settings(config.getoption, config.getini,
-                                      lambda: default_cache_dir(config))
+        settings = opts.read_settings(config.getoption, config.getini, lambda: default_cache_dir(config))
     except OptionError as e:
         print(f"ERROR: {e}", file=sys.stderr)
         return 4
@@ -153,6 +152,5 @@ def table(result: dict) -> List[str]:
                      if c[3] else "  ".join(c[i].ljust(widths[i]) for i in range(2)) + "  " + c[2])
     counts = {s: sum(r["status"] == s for r in result["modes"])
               for s in (ENGAGED, NOT_ENGAGED, UNTELLABLE, CANNOT_RUN)}
-    lines += ["", "  ".join(f"{n} {s}" for s, n in counts.items() if n)
-              + f" ({result['seconds']:g} s)"]
+    lines += ["", "  ".join(f"{n} {s}" for s, n in counts.items() if n) + f" ({result['seconds']:g} s)"]
     return lines
