@@ -391,8 +391,7 @@ class ToggleTable:
                     raise NotThisKind
                 states[row.name] = row.kind.take(key, bool(eq), value, states.get(row.name, row.kind.default))
             except NotThisKind:
-                raise OptionError(f"--run-mode: unknown toggle {token!r} in {text!r}; "
-                                  f"{self.help}") from None
+                raise OptionError(f"--run-mode: unknown toggle {token!r} in {text!r}; {self.help}") from None
             except OptionError as e:  # a value written wrong
                 raise OptionError(f"--run-mode: {e}") from None
         try:

@@ -55,8 +55,7 @@ def golden_header(config, settings) -> List[str]:
     from ..cases.baseline_forms import GOLDEN, golden_dir, kind_of
 
     if settings.save_goldens is not None:
-        return [f"paddle-infer: recording each case's baseline outputs as goldens in "
-                f"{settings.save_goldens}"]
+        return [f"paddle-infer: recording each case's baseline outputs as goldens in {settings.save_goldens}"]
     if kind_of(settings.baseline) != GOLDEN:
         return []
     from ..goldens import header_lines
