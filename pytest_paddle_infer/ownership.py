@@ -13,6 +13,7 @@ import json
 import os
 import re
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
@@ -114,17 +115,15 @@ CACHE_FILES = r"installation\.json|xdist-seconds\.json|\..+\.tmp|.+\.lock"
 
 def recognise_cache(directory: Path, entries: List[str]) -> bool:
     """A cache an earlier version made: only the cache's own directories and files."""
-    for name in entries:
+    def known(name: str) -> bool:
         path = Path(directory) / name
         if path.is_symlink():
             return False
         if name in CACHE_DIRS and path.is_dir():
-            pattern = re.compile(CACHE_DIRS[name])
-            if not all(pattern.fullmatch(child) for child in os.listdir(path)):
-                return False
-        elif not (path.is_file() and re.fullmatch(CACHE_FILES, name)):
-            return False
-    return True
+            return all(re.fullmatch(CACHE_DIRS[name], child) for child in os.listdir(path))
+        return path.is_file() and bool(re.fullmatch(CACHE_FILES, name))
+
+    return all(known(name) for name in entries)
 
 
 REPORT_TITLE = "<title>paddle-infer report</title>"
@@ -140,37 +139,29 @@ def _json(path: Path):
 def recognise_report(directory: Path, entries: List[str]) -> bool:
     """A report an earlier version wrote: index.html, summary.json, per-case files each beside
     its case's json, repro/; each of its form, nothing else."""
-    directory = Path(directory)
-    for name in entries:
-        path = directory / name
-        if path.is_symlink():
+    return all(_report_entry(Path(directory), name) for name in entries)
+
+
+def _report_entry(directory: Path, name: str) -> bool:
+    path = directory / name
+    if path.is_symlink():
+        return False
+    if name == "repro" and path.is_dir():
+        return all(marker_kind(path / n) == "repro" or _legacy_repro_files(path / n) is not None
+                   for n in _entries(path))
+    if not path.is_file():
+        return False
+    if name == "index.html":
+        try:
+            return REPORT_TITLE in path.read_text(encoding="utf-8", errors="replace")[:4096]
+        except OSError:
             return False
-        if name == "repro" and path.is_dir():
-            if all(marker_kind(path / n) == "repro" or _legacy_repro_files(path / n) is not None
-                   for n in _entries(path)):
-                continue
-            return False
-        if not path.is_file():
-            return False
-        if name == "index.html":
-            try:
-                head = path.read_text(encoding="utf-8", errors="replace")[:4096]
-            except OSError:
-                return False
-            if REPORT_TITLE not in head:
-                return False
-        elif name == "summary.json":
-            doc = _json(path)
-            if not (isinstance(doc, dict) and isinstance(doc.get("cases"), list)):
-                return False
-        else:
-            stem, dot, suffix = name.rpartition(".")
-            if not dot or suffix not in ("json", "csv", "xlsx", "png"):
-                return False
-            doc = _json(directory / f"{stem}.json")
-            if not (isinstance(doc, dict) and {"summary", "columns", "rows"} <= set(doc)):
-                return False
-    return True
+    if name == "summary.json":
+        doc = _json(path)
+        return isinstance(doc, dict) and isinstance(doc.get("cases"), list)
+    stem, dot, suffix = name.rpartition(".")
+    doc = _json(directory / f"{stem}.json") if dot and suffix in ("json", "csv", "xlsx", "png") else None
+    return isinstance(doc, dict) and {"summary", "columns", "rows"} <= set(doc)
 
 
 def recognise_goldens(directory: Path, entries: List[str]) -> bool:
@@ -374,12 +365,10 @@ def hold_session(directory: Path, flag: str):
         raise OwnershipError(f"{flag}: cannot use {directory}: {e.strerror or e}") from None
     import platform
 
-    try:
+    with suppress(OSError):
         atomic_write(directory / SESSION_FILE, json.dumps({
             "pid": os.getpid(), "host": platform.node(),
             "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}) + "\n")
-    except OSError:
-        pass
     return lock
 
 
@@ -418,10 +407,8 @@ def claim_directories(settings, cache_given: bool, flag_of: Callable[[str], str]
     flag = flags["paddle_report"]
     claim(settings.report_dir, "report", flag, recognise_report, first=("index.html", "summary.json"))
     lock = hold_session(settings.report_dir, flag)
-    try:
+    with suppress(OSError):
         adopt_report_files(settings.report_dir)
-    except OSError:
-        pass
     return lock
 
 

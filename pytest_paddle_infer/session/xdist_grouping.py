@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from contextlib import suppress
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -286,10 +287,8 @@ class ModelGroups:
         for (model, mode), seconds in measured.items():
             old = history.get(model, {}).get(mode)
             history.setdefault(model, {})[mode] = round(seconds if old is None else (old + seconds) / 2, 4)
-        try:
+        with suppress(OSError):
             write_json(path, history)
-        except OSError:
-            pass
 
     def pytest_unconfigure(self, config) -> None:
         from ..scratch import remove
@@ -317,11 +316,9 @@ class SharedBaselines:
         if not expects_cases(self.config, settings):  # no cache dir made for a session without cases
             return
         scratch.sweep(parent)
-        try:
+        with suppress(OSError):  # the workers say what is wrong with the cache dir
             parent.mkdir(parents=True, exist_ok=True)
             scratch.make(parent=parent, name=testrun)
-        except OSError:  # the workers say what is wrong with the cache dir
-            pass
 
     def pytest_unconfigure(self, config) -> None:
         from ..scratch import remove
@@ -341,12 +338,7 @@ class GroupWriter:
     def pytest_collection_finish(self, session) -> None:
         from .items import declared_case
 
-        cases = {}
-        for item in session.items:
-            case = declared_case(item)
-            if case is not None:
-                cases[item.nodeid] = case_key(case)
-        try:
+        cases = {item.nodeid: case_key(case) for item in session.items
+                 if (case := declared_case(item)) is not None}
+        with suppress(OSError):  # no file: the scheduler sends these tests as load does
             write_json(self.path, cases)
-        except OSError:  # no file: the scheduler sends these tests as load does
-            pass
