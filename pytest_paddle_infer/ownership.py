@@ -326,9 +326,7 @@ def _legacy_repro_files(folder: Path) -> Optional[List[Path]]:
         if any(not n.startswith("inference") for n in inner):
             return None
         files += [model / n for n in inner]
-    if any(f.is_symlink() or not f.is_file() for f in files):
-        return None
-    return files
+    return None if any(f.is_symlink() or not f.is_file() for f in files) else files
 
 
 def _remove_legacy_repro(folder: Path) -> bool:

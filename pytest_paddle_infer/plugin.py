@@ -39,9 +39,7 @@ def pytest_cmdline_main(config):
     """``--paddle-selfcheck``: the self-check instead of a test session (session/selfcheck.py)."""
     from .session.selfcheck import main, requested
 
-    if requested(config):
-        return main(config)
-    return None
+    return main(config) if requested(config) else None
 
 
 def pytest_configure(config):

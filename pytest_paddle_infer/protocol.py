@@ -92,9 +92,7 @@ class CaseResult:
     @property
     def mismatched_text(self) -> str:
         """``mismatched/total`` over the outputs; ``shape`` when an uncounted output's shape differs."""
-        if any(not r.counted for r in self.rows):
-            return "shape"
-        return f"{self.mismatched}/{self.total}"
+        return "shape" if any(not r.counted for r in self.rows) else f"{self.mismatched}/{self.total}"
 
     @property
     def task_text(self) -> str:

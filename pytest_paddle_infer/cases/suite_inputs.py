@@ -135,9 +135,7 @@ def data_fields(fields: Mapping[str, Node], spec: InputSpec, ctx: Context) -> Di
         mean = parts["mean"].number("mean") if "mean" in parts else 0.0
         std = parts["std"].number("std", 0.0) if "std" in parts else 1.0
         return {"mean": mean, "std": std}
-    if "file" in fields:
-        return {"file": str(check_input_file(fields["file"], spec, ctx))}
-    return {}
+    return {"file": str(check_input_file(fields["file"], spec, ctx))} if "file" in fields else {}
 
 
 def check_input_file(node: Node, spec: InputSpec, ctx: Context) -> Path:

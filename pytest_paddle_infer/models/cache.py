@@ -209,9 +209,7 @@ def _trim_child_error(stderr: str) -> str:
         if "In transformed code" in line:
             return "\n".join(lines[i:])[-4000:]
     starts = [i for i, l in enumerate(lines) if l.startswith("Traceback (most recent call last)")]
-    if starts:
-        return _user_traceback(lines[starts[-1] + 1:])
-    return "\n".join(lines[-25:])
+    return _user_traceback(lines[starts[-1] + 1:]) if starts else "\n".join(lines[-25:])
 
 
 PLUGIN_DIR = str(Path(__file__).resolve().parent.parent)
@@ -339,9 +337,7 @@ def read_record(path: Path, key: str) -> Optional[dict]:
         data, digest = sealed["data"], sealed["digest"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not isinstance(data, dict) or digest != _record_digest(key, data):
-        return None
-    return data
+    return data if isinstance(data, dict) and digest == _record_digest(key, data) else None
 
 _signatures: Dict[str, object] = {}  # per process: each builder is asked once
 

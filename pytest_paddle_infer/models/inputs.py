@@ -93,9 +93,8 @@ def generate(spec: InputSpec, seed: int) -> "np.ndarray":
 def numpy_dtype(dtype: str) -> "np.dtype":
     import numpy as np
 
-    if dtype == "bfloat16":  # numpy has none; Paddle takes bf16 inputs as uint16 bit patterns
-        return np.dtype("uint16")
-    return np.dtype(dtype)
+    # numpy has no bfloat16; Paddle takes bf16 inputs as uint16 bit patterns
+    return np.dtype("uint16" if dtype == "bfloat16" else dtype)
 
 
 def _load_file(spec: InputSpec) -> "np.ndarray":

@@ -41,9 +41,7 @@ def exports_legacy(source: "ModelSource", program: str, mode: "RunMode", paddle_
         if program == LEGACY:
             raise ModelError(never_re_exported(source))
         return False
-    if program == LEGACY:
-        return True
-    return mode.tensorrt and paddle_major(paddle_version) >= 3
+    return program == LEGACY or (mode.tensorrt and paddle_major(paddle_version) >= 3)
 
 
 def choice_text(source: "ModelSource", program: str, mode: "RunMode", paddle_version: str) -> str:

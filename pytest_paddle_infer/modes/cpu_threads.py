@@ -28,6 +28,4 @@ def threads_problem(n: int) -> Optional[str]:
     """What is wrong with ``n`` CPU math threads, or None."""
     if n < 1:
         return "a predictor needs at least one thread"
-    if n > MAX_THREADS:
-        return f"more threads than this machine can schedule: {LIMIT_TEXT}"
-    return None
+    return f"more threads than this machine can schedule: {LIMIT_TEXT}" if n > MAX_THREADS else None

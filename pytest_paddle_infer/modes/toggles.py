@@ -174,9 +174,8 @@ class Number(Kind):
     def problem(self, name: str, value: Any) -> Optional[str]:
         if value < self.minimum:
             return f"{name} {value}: {self.below or f'the least is {self.minimum}'}"
-        if self.maximum is not None and value > self.maximum:
-            return f"{name} {value}: {self.above or self.limits}"
-        return None
+        too_many = self.maximum is not None and value > self.maximum
+        return f"{name} {value}: {self.above or self.limits}" if too_many else None
 
     @property
     def limits(self) -> str:

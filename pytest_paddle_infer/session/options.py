@@ -246,9 +246,7 @@ def _number(opt: Option, text, kind: Callable, minimum: float, example: str = ""
 
 def named(opt: Option, getoption: Callable) -> Option:
     """The option as its messages name it: the flag when the command line gave it, else the ini key."""
-    if getoption(opt.ini) not in (None, [], ""):
-        return opt
-    return replace(opt, flag=f"ini key {opt.ini}")
+    return opt if getoption(opt.ini) not in (None, [], "") else replace(opt, flag=f"ini key {opt.ini}")
 
 
 def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Callable[[], Path]) -> Settings:
