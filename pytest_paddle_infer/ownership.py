@@ -175,8 +175,7 @@ def _plain_name(name) -> bool:
     """A relative path inside the directory, no "..", not a bookkeeping file."""
     if not isinstance(name, str) or not name or name.startswith("/") or "\\" in name:
         return False
-    parts = name.split("/")
-    return all(p not in ("", ".", "..") for p in parts) and name not in OWN_NAMES
+    return all(p not in ("", ".", "..") for p in name.split("/")) and name not in OWN_NAMES
 
 
 def recorded(directory: Path) -> Dict[str, str]:

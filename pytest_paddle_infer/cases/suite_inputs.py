@@ -132,9 +132,8 @@ def data_fields(fields: Mapping[str, Node], spec: InputSpec, ctx: Context) -> Di
         return {"values": values}
     if "normal" in fields:
         parts = fields["normal"].mapping(NORMAL_KEYS, "normal")
-        mean = parts["mean"].number("mean") if "mean" in parts else 0.0
-        std = parts["std"].number("std", 0.0) if "std" in parts else 1.0
-        return {"mean": mean, "std": std}
+        return {"mean": parts["mean"].number("mean") if "mean" in parts else 0.0,
+                "std": parts["std"].number("std", 0.0) if "std" in parts else 1.0}
     return {"file": str(check_input_file(fields["file"], spec, ctx))} if "file" in fields else {}
 
 

@@ -319,8 +319,7 @@ def _valid_inputs(inputs) -> bool:
 
 
 def _record_digest(key: str, data) -> str:
-    text = json.dumps([key, data], sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(json.dumps([key, data], sort_keys=True, default=str).encode()).hexdigest()
 
 
 def write_record(path: Path, key: str, data: dict) -> None:

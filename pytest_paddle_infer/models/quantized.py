@@ -89,5 +89,4 @@ def build_resnet18_int8():
 
     inputs = ZOO["resnet18_int8"].inputs
     paddle.seed(WEIGHT_SEED)
-    layer = calibrate_batchnorm(resnet18(pretrained=False), inputs)
-    return post_training_quantize(layer, inputs)
+    return post_training_quantize(calibrate_batchnorm(resnet18(pretrained=False), inputs), inputs)

@@ -394,8 +394,7 @@ class ToggleTable:
             except OptionError as e:  # a value written wrong
                 raise OptionError(f"--run-mode: {e}") from None
         try:
-            values = {n: self[n].kind.finish(state) for n, state in states.items()}
-            return self.spec_type(mode, **values)
+            return self.spec_type(mode, **{n: self[n].kind.finish(state) for n, state in states.items()})
         except OptionError as e:
             raise OptionError(f"--run-mode: {text!r}: {e}") from None
 
@@ -417,8 +416,7 @@ class ToggleTable:
 
     @staticmethod
     def _keys(rows: Sequence[Toggle]) -> Tuple[str, ...]:
-        keys = [k for r in rows for k in (r.top,) + tuple(r.kind.extra_keys)]
-        return tuple(dict.fromkeys(keys))
+        return tuple(dict.fromkeys(k for r in rows for k in (r.top,) + tuple(r.kind.extra_keys)))
 
     def rows_at(self, key: str) -> Tuple[Toggle, ...]:
         """The rows a suite key sets: one, or a group's (``calibration: {batches, data}``)."""

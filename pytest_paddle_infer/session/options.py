@@ -485,5 +485,4 @@ def golden_options(baseline: str, save_dir, update: bool) -> Tuple[Optional[Path
         raise OptionError("--paddle-save-goldens and --paddle-update-goldens exclude each other: "
                           "save records live baselines into a directory, update rewrites the "
                           "goldens of golden:DIR baselines")
-    path = Path(str(save_dir)).expanduser().resolve() if save_dir is not None else None
-    return path, update
+    return (Path(str(save_dir)).expanduser().resolve() if save_dir is not None else None), update
