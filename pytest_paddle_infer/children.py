@@ -111,8 +111,7 @@ def kill(proc: subprocess.Popen) -> None:
 
 
 def run(args, timeout: Optional[float] = None, **popen) -> subprocess.CompletedProcess:
-    """subprocess.run capturing text, in a group of its own killed past ``timeout`` (ChildTimeout)
-    or on any exception while waiting."""
+    """subprocess.run capturing text; its group is killed past ``timeout`` (ChildTimeout) or on any error."""
     proc = start(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
     try:
         stdout, stderr = proc.communicate(timeout=timeout)

@@ -72,9 +72,8 @@ def foreign_message(flag: str, directory: Path, name: str, kind: str) -> str:
 def claim(directory: Path, kind: str, flag: str,
           recognise: Optional[Callable[[Path, List[str]], bool]] = None,
           adopt_any: bool = False, first: Sequence[str] = ()) -> None:
-    """Make ``directory`` the plugin's ``kind`` directory (missing or empty: made and marked;
-    unmarked: marked when ``adopt_any`` or ``recognise`` knows every entry), else an
-    OwnershipError naming one of its files (one of ``first`` when present)."""
+    """Make ``directory`` the plugin's ``kind`` directory (missing or empty: made and marked; unmarked:
+    when ``adopt_any`` or ``recognise`` knows every entry), else an OwnershipError naming a file."""
     directory = Path(directory)
     try:
         if directory.is_symlink() and not directory.exists():

@@ -194,8 +194,7 @@ def paddle_predictor(paddle_infer_runner, pytestconfig):
 
 @pytest.fixture(scope="session")
 def paddle_baseline_predictor(paddle_infer_runner, pytestconfig):
-    """Factory: ``paddle_baseline_predictor("resnet50", device="cpu")``: fp32, IR optim off,
-    oneDNN off."""
+    """Factory: ``paddle_baseline_predictor("resnet50", device="cpu")``: fp32, IR optim off, oneDNN off."""
     from .session.fixtures import predictor_factory
 
     return predictor_factory(paddle_infer_runner, settings_of(pytestconfig), baseline=True)
@@ -203,10 +202,9 @@ def paddle_baseline_predictor(paddle_infer_runner, pytestconfig):
 
 @pytest.fixture(scope="session")
 def paddle_dygraph_layer():
-    """Factory: ``paddle_dygraph_layer("tiny_detector")`` or
-    ``paddle_dygraph_layer("my_pkg.nets:build_net", width=16)`` -> the eval-mode
-    ``paddle.nn.Layer``, built in this process with the seeds the exporter uses (so its
-    weights are the exported model's). Building seeds paddle's global generator."""
+    """Factory: ``paddle_dygraph_layer("tiny_detector")`` or ``paddle_dygraph_layer("my_pkg.nets:build_net",
+    width=16)`` -> the eval-mode ``paddle.nn.Layer``, built in this process with the seeds the exporter
+    uses (so its weights are the exported model's). Building seeds paddle's global generator."""
     from .session.fixtures import dygraph_layer_factory
 
     return dygraph_layer_factory()

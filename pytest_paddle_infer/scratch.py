@@ -60,9 +60,8 @@ def remove(directory: Path) -> None:
 
 
 def sweep(parent: Optional[Path] = None, prefix: str = "") -> int:
-    """Remove the directories under ``parent`` (else the temp dir) whose names start with
-    ``prefix`` that a dead session left; how many. Only directories made on this host: some
-    network file systems keep locks per host, so another host's live lock may look free."""
+    """How many ``prefix`` directories of dead sessions were removed under ``parent`` (else the temp dir);
+    only this host's: some network file systems lock per host, so another's live lock may look free."""
     from filelock import FileLock, Timeout
 
     parent = Path(parent or tempfile.gettempdir())

@@ -228,9 +228,8 @@ def unmeasured(doc, target: Target, key: str, complete: Mapping[Tuple, bool]) ->
 
 def write_suggestions(path: Path, cases: Sequence[Tuple[Mapping, Mapping]], lock: Path,
                       refused: Optional[List[str]] = None) -> List[str]:
-    """Rewrite the suite with its cases' suggestions under ``lock`` (in the cache dir); one line
-    per value written (``defaults.tolerances.atol: 0.0005 -> 0.00027``), ``refused`` one per
-    value that also governs cases not measured (an entry's ``cases``: its model x mode's count)."""
+    """Rewrite the suite under ``lock`` (in the cache dir); a line per value written (``x.atol: 0.1 -> 0.2``),
+    ``refused`` one per value that also governs cases not measured (``cases``: a model x mode's count)."""
     from ..files import atomic_write, file_lock
 
     path = Path(path)

@@ -186,8 +186,7 @@ def signature(builder: str, kwargs: dict) -> dict:
 
 
 def run_command(argv, commands) -> int:
-    """The child-process protocol: ``argv[0]`` names a command, which gets the rest; its result
-    goes to stdout as JSON on the last line. The child dies with its parent (children.py)."""
+    """The child-process protocol: ``argv[0]`` names a command; its result is stdout's last line, JSON."""
     hold_to_parent()
     command = commands.get(argv[0]) if argv else None
     if command is None:

@@ -264,9 +264,8 @@ class ModelGroups:
                 self.firsts.add(report.nodeid)
 
     def pytest_sessionfinish(self, session) -> None:
-        """Mean seconds per case by model and mode (a part of a suite, -k or -x, still prices the
-        rest), and each model's setup (its first case on a worker beyond the mean); averaged
-        with the last run's, so one noisy run does not swing the next plan."""
+        """Mean seconds per case by model and mode (-k or -x still price the rest right) and each model's
+        setup (its first case beyond the mean), averaged with the last run's so one noisy run does not."""
         path = self.history_path()
         if not self.seconds or path is None:
             return
