@@ -167,10 +167,9 @@ def pytest_unconfigure(config):
         from .fork_server import stop
 
         stop()
-    if CASE_PATH in config.stash:
-        config.stash[CASE_PATH].close()
-    if RUNNER in config.stash:
-        config.stash[RUNNER].close()
+    for key in (CASE_PATH, RUNNER):
+        if key in config.stash:
+            config.stash[key].close()
     kill_all()  # a child this process started (the signature probe) outlives no session
 
 

@@ -76,15 +76,10 @@ class Capabilities:
 
     def cpu_modes_line(self) -> str:
         """The header's CPU line: the CPU, the modes that run or skip, the int8 kernel family."""
-        runs, skips = [], []
-        for mode in RUN_MODES.values():
-            if mode.device != CPU:
-                continue
-            reason = self.missing_for(mode)
-            if reason is None:
-                runs.append(mode.name)
-            else:
-                skips.append(f"{mode.name} skips ({_short_need(mode, self)})")
+        cpu_modes = [mode for mode in RUN_MODES.values() if mode.device == CPU]
+        runs = [mode.name for mode in cpu_modes if self.missing_for(mode) is None]
+        skips = [f"{mode.name} skips ({_short_need(mode, self)})" for mode in cpu_modes
+                 if self.missing_for(mode) is not None]
         text = f"CPU {self.cpu or 'model unknown'} ({isa_text(self.cpu_flags)}): {', '.join(runs)} run"
         if "onednn_int8" in runs and self.int8_kernels:
             text += (f"; onednn_int8's int8 kernels: {self.int8_kernels}"

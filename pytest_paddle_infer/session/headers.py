@@ -20,9 +20,8 @@ def case_header(config, settings) -> List[str]:
         f"paddle-infer: baseline {settings.baseline}, {tol}, seed {settings.seed}, "
         f"cache {settings.cache_dir}",
     ] + program_header(settings, True)
-    gpu_modes = [s.label for s in settings.run_modes if s.run_mode.device == "gpu"]
-    if settings.baseline == "gpu" and not gpu_modes:
-        gpu_modes = ["baseline gpu"]
+    gpu_modes = [s.label for s in settings.run_modes if s.run_mode.device == "gpu"] or \
+        (["baseline gpu"] if settings.baseline == "gpu" else [])
     if gpu_modes or caps.gpu_count:  # with GPUs visible, suites' GPU modes use the mapping
         workers = getattr(config.option, "numprocesses", None)
         lines.append(mapping_line(settings.device, workers if isinstance(workers, int) else None,

@@ -130,11 +130,8 @@ def repro_command(item, case, from_cli: bool) -> str:
     config = item.config
     settings = settings_of(config)
     skip = {"paddle_model", "run_mode", "paddle_suite"}
-    args = ["pytest"]
-    if from_cli:
-        args += [f"--paddle-model={case.model.ref}", f"--run-mode={case.run_mode.label}"]
-    else:
-        args.append(item.nodeid)
+    args = ["pytest"] + ([f"--paddle-model={case.model.ref}", f"--run-mode={case.run_mode.label}"]
+                         if from_cli else [item.nodeid])
     for opt in opts.OPTIONS:
         if opt.ini in skip or opt.ini not in settings.given:
             continue

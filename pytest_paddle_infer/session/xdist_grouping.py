@@ -62,14 +62,11 @@ def case_key(case) -> CaseKey:
 def plan(collection: Sequence[str], cases: Mapping[str, CaseKey], history: History,
          workers: int) -> Tuple[List[int], Dict[int, str]]:
     """The order to hand out the collection's indices in, and each case index's unit."""
+    others = [index for index, nodeid in enumerate(collection) if nodeid not in cases]
     models: Dict[str, List[int]] = {}
-    others: List[int] = []
     for index, nodeid in enumerate(collection):
-        key = cases.get(nodeid)
-        if key is None:
-            others.append(index)
-        else:
-            models.setdefault(key[0], []).append(index)
+        if nodeid in cases:
+            models.setdefault(cases[nodeid][0], []).append(index)
     if not models:
         return list(range(len(collection))), {}
     seconds = case_seconds(collection, cases, history)
