@@ -350,9 +350,8 @@ def hold_session(directory: Path, flag: str):
         lock.acquire(timeout=0)
     except Timeout:
         holder = _json(directory / SESSION_FILE)
-        who = ""
-        if isinstance(holder, dict):
-            who = f" (pid {holder.get('pid')} on {holder.get('host')}, started {holder.get('started')})"
+        who = (f" (pid {holder.get('pid')} on {holder.get('host')}, started {holder.get('started')})"
+               if isinstance(holder, dict) else "")
         raise OwnershipError(
             f"{flag}: another pytest session{who} is writing its report into {directory}; two "
             f"sessions in one report directory would each leave half a report: wait for it to "

@@ -114,7 +114,6 @@ def merge(parts: Mapping[str, Dict[str, Any]]) -> Dict[str, Any]:
     return {k: v for part in parts.values() for k, v in part.items()}
 
 
-# -- a value, by its toggle's kind ----------------------------------------------------------------
 def read_flag(kind: Kind, node: Node, what: str, fields, ctx) -> bool:
     return node.flag(what)
 

@@ -41,11 +41,8 @@ VERIFIED = ".verified"  # the files' stat stamps when their hashes last matched 
 
 def _stamps(directory: Path, names) -> dict:
     """What changes whenever a file's content can: size, mtime, ctime (no call sets it back), inode."""
-    out = {}
-    for name in [MANIFEST, *names]:
-        st = (directory / name).stat()
-        out[name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-    return out
+    stats = {name: (directory / name).stat() for name in [MANIFEST, *names]}
+    return {name: [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino] for name, st in stats.items()}
 
 
 def _verified_stamps(directory: Path) -> Optional[dict]:
@@ -314,10 +311,7 @@ def _valid_inputs(inputs) -> bool:
         return False
 
 
-# -- records: small JSON files the cache keeps (inspections, signatures) -------------------
-# Each carries a digest of its content and key: an edited or truncated record is never trusted.
-
-
+# Records (inspections, signatures) carry a digest of content and key: an edited one is never trusted
 def _record_digest(key: str, data) -> str:
     return hashlib.sha256(json.dumps([key, data], sort_keys=True, default=str).encode()).hexdigest()
 

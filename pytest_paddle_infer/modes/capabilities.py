@@ -203,7 +203,6 @@ def cpu_facts(core) -> Dict[str, object]:
             "bf16_hidden": hidden, "int8_kernels": family}
 
 
-# -- what the pytest process knows without importing paddle ------------------------------
 INSTALLATION_FILE = "installation.json"
 # What decides the GPUs and TensorRT libraries Paddle finds at run time (FLAGS_tensorrt_dir:
 # where Paddle 3.x loads libnvinfer from): a changed value is another answer.

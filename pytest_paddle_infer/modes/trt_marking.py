@@ -29,12 +29,9 @@ def marking_calls(names: Sequence[str]) -> Tuple[Call, ...]:
     return (INSPECTOR, call("mark_trt_engine_outputs", tuple(names)))
 
 
-# -- the engine's own record: engine_info_<key>.json ------------------------------------------
-#
 # Paddle's GetEngineInfo writes a JSON array, one element per engine layer: TensorRT's layer
 # information (an object with Name, LayerType, Outputs with "Format/Datatype"; or the name
 # alone). Engine tensors carry Paddle's ``_subgraph_<node id>`` suffix.
-
 SUBGRAPH_SUFFIX = re.compile(r"_subgraph_\d+$")
 PRECISION_WORDS = re.compile(r"\b(FP32|FP16|BF16|FP8|Int8|UInt8|Int32|Int64|Bool)\b", re.I)
 PRECISION_NAMES = {w.lower(): w for w in ("FP32", "FP16", "BF16", "FP8", "Int8", "UInt8", "Int32",

@@ -213,9 +213,7 @@ def narrow_declared_cases(config, items, collection_errors: int = 0) -> bool:
     from ..cases import narrowing
 
     settings = settings_of(config)
-    if not narrowing.filtering(settings):
-        return True
-    if not cases and collection_errors:  # the suite's own error says why it has no case
+    if not narrowing.filtering(settings) or (not cases and collection_errors):  # the suite's error says why
         return True
     if not cases:  # a suite was collected, but it declares no case to narrow
         raise usage_error(config, narrowing.nothing_to_run(settings, cases))
