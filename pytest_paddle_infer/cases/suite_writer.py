@@ -179,10 +179,8 @@ def mode_items(doc) -> List[Tuple[str, Tuple]]:
 
 def _holds(node, wanted: int) -> bool:
     """``wanted`` (an id) is ``node`` or inside it."""
-    if id(node) == wanted:
-        return True
     children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-    return any(_holds(child, wanted) for child in children)
+    return id(node) == wanted or any(_holds(child, wanted) for child in children)
 
 
 def governs(doc, model: str, mode: Tuple, target: Target, key: str) -> bool:

@@ -55,7 +55,6 @@ def calibrate_batchnorm(layer, inputs: Tuple[InputSpec, ...], batch: int = 8, se
     for sub in layer.sublayers():
         if isinstance(sub, paddle.nn.layer.norm._BatchNormBase):
             sub._momentum = 0.0
-
     layer.train()
     feed = [paddle.to_tensor(generate(s.concrete((batch,) + s.shape[1:]), seed)) for s in inputs]
     # a train-mode BatchNorm warns that it tracks global statistics: that is what is wanted

@@ -345,9 +345,8 @@ class ToggleTable:
         for row in self.rows:
             if row.scope:
                 groups.setdefault(row.scope, []).append(row.name)
-        parts = [f"{_and(names)} {'apply ' if i == 0 else ''}to {scope}"
-                 for i, (scope, names) in enumerate(groups.items())]
-        return "; ".join(parts)
+        return "; ".join(f"{_and(names)} {'apply ' if i == 0 else ''}to {scope}"
+                         for i, (scope, names) in enumerate(groups.items()))
 
     # -- the spec: checks and id -----------------------------------------------------------
     def check(self, spec: Any) -> None:

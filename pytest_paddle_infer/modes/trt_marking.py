@@ -70,14 +70,12 @@ def read_engine_info(path: Union[str, Path]) -> List[EngineLayer]:
     for item in data:
         if isinstance(item, str):
             layers.append(EngineLayer(item))
-            continue
-        if not isinstance(item, dict):
-            continue
-        outputs = [o for o in item.get("Outputs", ()) if isinstance(o, dict)]
-        words = [w for o in outputs for w in PRECISION_WORDS.findall(str(o.get("Format/Datatype", "")))]
-        layers.append(EngineLayer(str(item.get("Name", "")), str(item.get("LayerType", "")),
-                                  tuple(program_name(str(o.get("Name", ""))) for o in outputs),
-                                  tuple(dict.fromkeys(PRECISION_NAMES[w.lower()] for w in words))))
+        elif isinstance(item, dict):
+            outputs = [o for o in item.get("Outputs", ()) if isinstance(o, dict)]
+            words = [w for o in outputs for w in PRECISION_WORDS.findall(str(o.get("Format/Datatype", "")))]
+            layers.append(EngineLayer(str(item.get("Name", "")), str(item.get("LayerType", "")),
+                                      tuple(program_name(str(o.get("Name", ""))) for o in outputs),
+                                      tuple(dict.fromkeys(PRECISION_NAMES[w.lower()] for w in words))))
     return layers
 def engine_precisions(layers: Sequence[EngineLayer]) -> Dict[str, int]:
     """Layers per output precision."""

@@ -70,7 +70,6 @@ class CaseHandle:
     def check(self):
         """Run and assert that every output is within tolerance; the failure is the table."""
         __tracebackhide__ = True
-
         try:
             self.result = check_case(self.node, self.case, from_cli=False)
         except CaseFailed as failed:

@@ -50,7 +50,6 @@ def main(config, out: Optional[TextIO] = None) -> int:
     if unused:
         print(f"paddle-infer self-check: {', '.join(unused)} not used: the self-check runs every "
               f"run mode on its own tiny zoo models, and no test", file=out)
-
     path = CasePath(settings, settings.cache_dir / "executor")
     print("paddle-infer self-check: each run mode on a tiny zoo model, with a positive and a "
           "negative control (a minute or so)...", file=out, flush=True)
