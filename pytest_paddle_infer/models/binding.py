@@ -23,10 +23,9 @@ class Parameter:
     required: bool  # no default
 
     def text(self) -> str:
-        if self.kind == VAR_POSITIONAL:
-            return f"*{self.name}"
-        if self.kind == VAR_KEYWORD:
-            return f"**{self.name}"
+        stars = {VAR_POSITIONAL: "*", VAR_KEYWORD: "**"}.get(self.kind)
+        if stars:
+            return stars + self.name
         return self.name if self.required else f"{self.name}=..."
 
 

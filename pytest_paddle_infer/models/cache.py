@@ -120,9 +120,8 @@ def remove_stale_builds(directory: Path, held: str = "") -> None:
         if owner == held:
             remove_entry(tmp)
             continue
-        with suppress(Timeout, OSError):
-            with FileLock(str(tmp.with_name(owner + ".lock")), timeout=0):
-                remove_entry(tmp)
+        with suppress(Timeout, OSError), FileLock(str(tmp.with_name(owner + ".lock")), timeout=0):
+            remove_entry(tmp)
 
 
 _swept: set = set()  # per process: directories whose stale builds were looked for
