@@ -75,7 +75,6 @@ def disk_fault(error: OSError, doing: str, fix: str = "") -> str:
     """``writing X failed: no space left on the device (path); free space there ...``: one line."""
     where = f" ({error.filename})" if getattr(error, "filename", None) else ""
     why = DISK_ERRNOS.get(error.errno, error.strerror or str(error))
-    if not fix:
-        fix = ("free space there or choose a directory on another disk" if error.errno in (28, 122, 27)
-               else "choose a directory this user can write")
+    fix = fix or ("free space there or choose a directory on another disk" if error.errno in (28, 122, 27)
+                  else "choose a directory this user can write")
     return f"{doing} failed: {why}{where}; {fix}"

@@ -79,9 +79,8 @@ class Reasons:
 
     def under(self, higher: "Reasons") -> "Reasons":
         """``higher`` (the more specific level) where it says something, else this."""
-        if higher.xfail is not None:
-            return Reasons(higher.skip or self.skip, higher.xfail, higher.strict)
-        return Reasons(higher.skip or self.skip, self.xfail, self.strict)
+        xfail = higher if higher.xfail is not None else self
+        return Reasons(higher.skip or self.skip, xfail.xfail, xfail.strict)
 
 
 @dataclass(frozen=True)
