@@ -109,9 +109,8 @@ def inspect(prog_file: str) -> dict:
     paddle.enable_static()
     prefix, ext = os.path.splitext(prog_file)
     exe = paddle.static.Executor(paddle.CPUPlace())
-    params = prefix + ".pdiparams"
     program, feed_names, fetch_targets = paddle.static.load_inference_model(
-        prefix, exe, model_filename=prog_file, params_filename=params)
+        prefix, exe, model_filename=prog_file, params_filename=prefix + ".pdiparams")
     if ext == ".json":
         data_ops = {op.attrs()["name"]: op for op in program.global_block().ops if op.name() == "pd_op.data"}
         values = [data_ops[name].result(0) for name in feed_names]

@@ -14,12 +14,9 @@ def case_header(config, settings) -> List[str]:
     caps, _ = installation(config)
     tol = ("atol={} rtol={}".format(settings.atol if settings.atol is not None else "mode default",
                                     settings.rtol if settings.rtol is not None else "mode default"))
-    lines = [
-        f"paddle-infer: {caps.describe}",
-        f"paddle-infer: {caps.cpu_modes_line()}",
-        f"paddle-infer: baseline {settings.baseline}, {tol}, seed {settings.seed}, "
-        f"cache {settings.cache_dir}",
-    ] + program_header(settings, True)
+    lines = [f"paddle-infer: {caps.describe}", f"paddle-infer: {caps.cpu_modes_line()}",
+             f"paddle-infer: baseline {settings.baseline}, {tol}, seed {settings.seed}, "
+             f"cache {settings.cache_dir}"] + program_header(settings, True)
     gpu_modes = [s.label for s in settings.run_modes if s.run_mode.device == "gpu"] or \
         (["baseline gpu"] if settings.baseline == "gpu" else [])
     if gpu_modes or caps.gpu_count:  # with GPUs visible, suites' GPU modes use the mapping

@@ -156,11 +156,9 @@ def read_cases(directory: Path) -> Dict[str, CaseKey]:
     """Node id -> (model, run mode) from the files the workers wrote (all collect the same)."""
     cases: Dict[str, CaseKey] = {}
     for path in sorted(directory.glob("*.json")):
-        try:
+        with suppress(OSError, ValueError, TypeError, IndexError, AttributeError):
             cases.update({nodeid: (str(key[0]), str(key[1]))
                           for nodeid, key in json.loads(path.read_text()).items()})
-        except (OSError, ValueError, TypeError, IndexError, AttributeError):
-            continue
     return cases
 
 
