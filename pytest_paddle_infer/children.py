@@ -1,23 +1,15 @@
-"""Child processes that die with the session.
-
-Every child the plugin starts (the executor, exporters, the signature probe, dygraph and
-static baselines, pruning) is started here or calls ``hold_to_parent`` first thing:
-
-- the child asks the kernel to kill it when the process that started it ends (Linux
-  ``PR_SET_PDEATHSIG``), and exits at once when that process is already gone, so a pytest
-  killed by SIGKILL, or an executor killed at its deadline, leaves no child running;
-- ``run`` gives a child a deadline and kills the child's whole process group when it passes
-  or when the waiting is interrupted (Ctrl-C), and ``kill_all`` (the session's end, the
-  executor's exit) kills the groups of any still running;
-- ``how_it_ended`` tells a kill the plugin sent (a deadline) from one it did not: a SIGKILL
-  nobody here sent is most often the out-of-memory killer, which the cgroup's count of
-  oom kills confirms where it can be read.
-"""
+"""Child processes that die with the session: every child the plugin starts is started here
+or calls ``hold_to_parent`` first thing, so it dies with the process that started it (Linux
+``PR_SET_PDEATHSIG``; a pytest killed by SIGKILL leaves no child running). ``run`` kills the
+child's whole process group at its deadline or on Ctrl-C, ``kill_all`` those still running
+at the end; ``how_it_ended`` tells a deadline from a SIGKILL nobody here sent, most often the
+out-of-memory killer (the cgroup's count of oom kills confirms it where readable)."""
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+from contextlib import suppress
 from pathlib import Path
 from typing import Dict, Optional
 
@@ -37,17 +29,15 @@ class ChildTimeout(Exception):
 
 
 def child_env(env: Optional[dict] = None) -> dict:
-    """The environment of a child started by this process: ``env`` (default: this one's)
-    naming this process as the one the child must not outlive."""
+    """``env`` (default: this one's) naming this process as the one the child must not outlive."""
     env = dict(os.environ if env is None else env)
     env[PARENT_ENV] = str(os.getpid())
     return env
 
 
 def hold_to_parent() -> None:
-    """In a child, first thing: die when the process that started it ends. A no-op where the
-    variable is not set (a child started by hand); unset afterwards, so the child's own
-    children are not held to the wrong parent."""
+    """In a child, first thing: die when the process that started it ends (a no-op when started
+    by hand); the variable is unset so the child's own children are not held to this parent."""
     parent = os.environ.pop(PARENT_ENV, None)
     if not parent or os.name == "nt":  # Windows: os.kill(pid, 0) would end that process
         return
@@ -71,8 +61,7 @@ def hold_to_parent() -> None:
 
 
 def _exit_with(pid: int) -> None:
-    """Wait for ``pid`` (not this process's parent, so the kernel cannot) to end, then end
-    this process and its children."""
+    """End this process and its children when ``pid`` (not the parent: the kernel won't) ends."""
     try:
         import select
 
@@ -113,22 +102,16 @@ def start(args, **popen) -> subprocess.Popen:
 
 def kill(proc: subprocess.Popen) -> None:
     """SIGKILL to the child's process group (what it started too), then reap it."""
-    try:
+    with suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
+    with suppress(OSError):
         proc.kill()
-    except OSError:
-        pass
     proc.wait()
     _live.pop(proc.pid, None)
 
 
 def run(args, timeout: Optional[float] = None, **popen) -> subprocess.CompletedProcess:
-    """subprocess.run with a text capture of stdout and stderr, in a group of its own; past
-    ``timeout`` seconds, or on any exception while waiting, the group is killed. Raises
-    ChildTimeout at the deadline."""
+    """subprocess.run capturing text; its group is killed past ``timeout`` (ChildTimeout) or on any error."""
     proc = start(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
@@ -139,10 +122,8 @@ def run(args, timeout: Optional[float] = None, **popen) -> subprocess.CompletedP
         kill(proc)
         raise
     _live.pop(proc.pid, None)
-    try:  # the child is done; anything it left in its group goes with it
+    with suppress(ProcessLookupError, PermissionError):  # what the finished child left in its group
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
@@ -156,9 +137,8 @@ def kill_all() -> None:
 
 
 def oom_kills() -> Optional[int]:
-    """The cgroup's count of out-of-memory kills (cgroup v2 ``memory.events``, v1
-    ``memory.oom_control``), or None where neither can be read. Inside a container the
-    cgroup path may not exist as named: the mount's own root is tried too."""
+    """The cgroup's count of oom kills (v2 ``memory.events``, v1 ``memory.oom_control``) or None;
+    inside a container the cgroup path may not exist as named: the mount's root is tried too."""
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:
@@ -185,8 +165,7 @@ def oom_kills() -> Optional[int]:
 
 
 def how_it_ended(returncode: int, oom_before: Optional[int] = None) -> str:
-    """A child's end in words; a SIGKILL the plugin did not send says what most often sends
-    it, and whether the cgroup counted an out-of-memory kill since ``oom_before``."""
+    """A child's end in words; a SIGKILL says whether the cgroup counted an oom kill since ``oom_before``."""
     from .errors import describe_exit
 
     how = describe_exit(returncode)

@@ -58,9 +58,7 @@ def describe_exit(returncode) -> str:
     if returncode < 0:
         return f"was killed by {_signal_name(-returncode) or f'signal {-returncode}'}"
     shell_signal = _signal_name(returncode - 128) if returncode > 128 else None
-    if shell_signal:
-        return f"exited with status {returncode} ({shell_signal})"
-    return f"exited with status {returncode}"
+    return f"exited with status {returncode}" + (f" ({shell_signal})" if shell_signal else "")
 
 
 # errno values that mean "this disk or directory cannot take the write": the user's to fix
@@ -77,7 +75,6 @@ def disk_fault(error: OSError, doing: str, fix: str = "") -> str:
     """``writing X failed: no space left on the device (path); free space there ...``: one line."""
     where = f" ({error.filename})" if getattr(error, "filename", None) else ""
     why = DISK_ERRNOS.get(error.errno, error.strerror or str(error))
-    if not fix:
-        fix = ("free space there or choose a directory on another disk" if error.errno in (28, 122, 27)
-               else "choose a directory this user can write")
+    fix = fix or ("free space there or choose a directory on another disk" if error.errno in (28, 122, 27)
+                  else "choose a directory this user can write")
     return f"{doing} failed: {why}{where}; {fix}"

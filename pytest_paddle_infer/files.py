@@ -10,8 +10,7 @@ import secrets
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import (TYPE_CHECKING, BinaryIO, Callable, Dict, Iterator, Optional, Sequence,
-                    Tuple, Union)
+from typing import TYPE_CHECKING, BinaryIO, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
 
 from .errors import InputError
 
@@ -34,9 +33,8 @@ def file_lock(lock_path: PathLike) -> Iterator[None]:
 
 def atomic_write(path: PathLike, content: Union[bytes, str, Callable[[BinaryIO], None]],
                  durable: bool = False) -> Path:
-    """Write ``path`` so that readers see the old file or the whole new one: a temporary file
-    beside it, renamed into place. ``content``: bytes, text (UTF-8) or a function writing to a
-    binary file; ``durable``: flushed to disk before the rename (goldens)."""
+    """Readers see the old file or the whole new one (a temporary file renamed into place); ``content``:
+    bytes, text (UTF-8) or a function writing to a binary file; ``durable``: fsynced first (goldens)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
@@ -70,9 +68,8 @@ MAX_STEM = 120
 
 
 def safe_file_stem(case_id: str, limit: int = MAX_STEM) -> str:
-    """A file name stem for a case or test id that needs no quoting in a shell and is valid on
-    every file system: ``tiny_cnn[1x3x32x32-onednn_fp32]`` -> ``tiny_cnn-1x3x32x32-onednn_fp32-<hash>``.
-    When anything was replaced (or cut at ``limit``), 8 hex digits of the id's SHA-1 keep ids apart."""
+    """A shell-safe stem valid on every file system: ``a[1x3-cpu_fp32]`` -> ``a-1x3-cpu_fp32-<hash>``;
+    when anything was replaced (or cut at ``limit``), 8 hex digits of the id's SHA-1 keep ids apart."""
     stem = case_id.replace("::", "__")
     stem = re.sub(r"\[(.*)\]$", r"-\1", stem, flags=re.S)
     stem = re.sub(f"[^{SAFE_CHARACTERS}]+", "_", stem)
@@ -109,9 +106,8 @@ class ArrayFileError(InputError, ValueError):
 
 def load_arrays(path: PathLike, wanted: Sequence[WantedArray], exact: bool = False,
                 mmap: bool = False, shape_fix: str = "") -> Dict[str, "np.ndarray"]:
-    """The arrays of an ``.npy`` (one wanted array) or ``.npz`` (one per wanted name; ``exact``:
-    no others) by name, each checked against its dtype and shape, read without pickle. ``mmap``
-    maps an ``.npy`` (its shape, cheaply)."""
+    """The arrays of an ``.npy`` (one wanted) or ``.npz`` (one per name; ``exact``: no others), checked
+    against their dtype and shape, read without pickle; ``mmap`` maps an ``.npy`` (its shape, cheaply)."""
     loaded = open_array_file(Path(path), mmap)
     names = [w.name for w in wanted]
     if not hasattr(loaded, "files"):  # an .npy

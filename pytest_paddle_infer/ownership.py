@@ -1,31 +1,19 @@
 """The directories the plugin writes into, and which of their files are its own.
 
-Every directory the plugin writes into (the report, the cache, recorded goldens, saved runs)
-carries a marker file, ``.paddle-infer`` (its kind and the plugin's version), written when
-the plugin makes the directory or first takes an empty one. A directory that holds anything
-and no marker is someone else's: writing there is a usage error that names one of its files.
-Directories an earlier version made, which have no marker, are taken over (marked) when every
-entry in them is recognisably the plugin's (``recognise_cache``, ``recognise_report``,
-``recognise_goldens``); the default cache dir, ``paddle-infer`` under pytest's own cache, is
-the plugin's whatever it holds.
-
-Inside a marked directory the plugin still overwrites or deletes only files it recorded in
-its manifest, ``.paddle-infer-files`` (one JSON line per file: its name and SHA-256), and only
-while their content is what it wrote. No file a user can edit (a summary.json listing names)
-decides what is deleted, and a file whose content changed since the plugin wrote it is left
-alone. Only regular files are written over or deleted, never a link or a directory.
-
-A report directory is written by one session at a time: the session holds a lock on it from
-start to end, and a second session asking for it is a usage error that says so.
-
-Nothing here imports numpy or paddle: the plugin calls it at start-up.
-"""
+Each such directory carries a marker, ``.paddle-infer`` (its kind, the plugin's version); one
+holding anything and no marker is someone else's (a usage error naming one of its files),
+unless every entry is recognisably what an earlier version wrote (``recognise_*``) or it is
+the default cache dir. Inside it the plugin overwrites or deletes only regular files its
+manifest ``.paddle-infer-files`` records (name and SHA-256 per JSON line) and only while
+unchanged: no file a user can edit decides what is deleted. One session at a time holds a
+report directory's lock. Nothing here imports numpy or paddle (start-up)."""
 from __future__ import annotations
 
 import json
 import os
 import re
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
@@ -38,10 +26,7 @@ SESSION_LOCK = ".paddle-infer.lock"
 SESSION_FILE = ".paddle-infer.session"  # who holds the report directory now
 FORMAT = 1
 OWN_NAMES = (MARKER, MANIFEST, MANIFEST + ".lock", SESSION_LOCK, SESSION_FILE)
-NOUNS = {"report": "report", "cache": "cache", "goldens": "goldens", "runs": "saved runs",
-         "repro": "repro"}
-# a temporary file of files.atomic_write: ".<name>.<pid>-<8 hex>.tmp"
-ATOMIC_TMP = re.compile(r"^\..+\.\d+-[0-9a-f]{8}\.tmp$")
+NOUNS = {"report": "report", "cache": "cache", "goldens": "goldens", "runs": "saved runs", "repro": "repro"}
 
 
 class OwnershipError(PaddleInferError):
@@ -49,8 +34,6 @@ class OwnershipError(PaddleInferError):
 
 
 # -- the marker ----------------------------------------------------------------------------
-
-
 def marker_kind(directory: Path) -> Optional[str]:
     """The kind a directory's marker names ("report", "cache", ...), None when unmarked."""
     path = Path(directory) / MARKER
@@ -89,13 +72,8 @@ def foreign_message(flag: str, directory: Path, name: str, kind: str) -> str:
 def claim(directory: Path, kind: str, flag: str,
           recognise: Optional[Callable[[Path, List[str]], bool]] = None,
           adopt_any: bool = False, first: Sequence[str] = ()) -> None:
-    """Make ``directory`` the plugin's ``kind`` directory, or say why it cannot be.
-
-    Missing or empty: made and marked. Marked with ``kind``: nothing to do. Marked with
-    another kind: an OwnershipError. Unmarked and not empty: marked when ``adopt_any`` or
-    when ``recognise(directory, entries)`` says every entry is the plugin's (a directory an
-    earlier version made), else an OwnershipError naming one of its files (one of ``first``,
-    the names the plugin would write, when present)."""
+    """Make ``directory`` the plugin's ``kind`` directory (missing or empty: made and marked; unmarked:
+    when ``adopt_any`` or ``recognise`` knows every entry), else an OwnershipError naming a file."""
     directory = Path(directory)
     try:
         if directory.is_symlink() and not directory.exists():
@@ -123,7 +101,6 @@ def claim(directory: Path, kind: str, flag: str,
 
 
 # -- what earlier versions wrote (no marker) ---------------------------------------------------
-
 # the cache's own entries: a directory of each of these names, its entries of this form
 CACHE_DIRS = {
     "models": r".+-[0-9a-f]{12}-(default|legacy)(\.lock|\.tmp-.+)?",
@@ -136,19 +113,16 @@ CACHE_FILES = r"installation\.json|xdist-seconds\.json|\..+\.tmp|.+\.lock"
 
 
 def recognise_cache(directory: Path, entries: List[str]) -> bool:
-    """Every entry is one of the cache's own directories (holding entries of its form) or
-    files: a cache an earlier version made."""
-    for name in entries:
+    """A cache an earlier version made: only the cache's own directories and files."""
+    def known(name: str) -> bool:
         path = Path(directory) / name
         if path.is_symlink():
             return False
         if name in CACHE_DIRS and path.is_dir():
-            pattern = re.compile(CACHE_DIRS[name])
-            if not all(pattern.fullmatch(child) for child in os.listdir(path)):
-                return False
-        elif not (path.is_file() and re.fullmatch(CACHE_FILES, name)):
-            return False
-    return True
+            return all(re.fullmatch(CACHE_DIRS[name], child) for child in os.listdir(path))
+        return path.is_file() and bool(re.fullmatch(CACHE_FILES, name))
+
+    return all(known(name) for name in entries)
 
 
 REPORT_TITLE = "<title>paddle-infer report</title>"
@@ -162,40 +136,31 @@ def _json(path: Path):
 
 
 def recognise_report(directory: Path, entries: List[str]) -> bool:
-    """A report an earlier version wrote: index.html with the plugin's title, summary.json
-    of its form, per-case files each beside its case's json (of the case files' form), a
-    repro/ directory; nothing else."""
-    directory = Path(directory)
-    for name in entries:
-        path = directory / name
-        if path.is_symlink():
+    """A report an earlier version wrote: index.html, summary.json, per-case files each beside
+    its case's json, repro/; each of its form, nothing else."""
+    return all(_report_entry(Path(directory), name) for name in entries)
+
+
+def _report_entry(directory: Path, name: str) -> bool:
+    path = directory / name
+    if path.is_symlink():
+        return False
+    if name == "repro" and path.is_dir():
+        return all(marker_kind(path / n) == "repro" or _legacy_repro_files(path / n) is not None
+                   for n in _entries(path))
+    if not path.is_file():
+        return False
+    if name == "index.html":
+        try:
+            return REPORT_TITLE in path.read_text(encoding="utf-8", errors="replace")[:4096]
+        except OSError:
             return False
-        if name == "repro" and path.is_dir():
-            if all(marker_kind(path / n) == "repro" or _legacy_repro_files(path / n) is not None
-                   for n in _entries(path)):
-                continue
-            return False
-        if not path.is_file():
-            return False
-        if name == "index.html":
-            try:
-                head = path.read_text(encoding="utf-8", errors="replace")[:4096]
-            except OSError:
-                return False
-            if REPORT_TITLE not in head:
-                return False
-        elif name == "summary.json":
-            doc = _json(path)
-            if not (isinstance(doc, dict) and isinstance(doc.get("cases"), list)):
-                return False
-        else:
-            stem, dot, suffix = name.rpartition(".")
-            if not dot or suffix not in ("json", "csv", "xlsx", "png"):
-                return False
-            doc = _json(directory / f"{stem}.json")
-            if not (isinstance(doc, dict) and {"summary", "columns", "rows"} <= set(doc)):
-                return False
-    return True
+    if name == "summary.json":
+        doc = _json(path)
+        return isinstance(doc, dict) and isinstance(doc.get("cases"), list)
+    stem, dot, suffix = name.rpartition(".")
+    doc = _json(directory / f"{stem}.json") if dot and suffix in ("json", "csv", "xlsx", "png") else None
+    return isinstance(doc, dict) and {"summary", "columns", "rows"} <= set(doc)
 
 
 def recognise_goldens(directory: Path, entries: List[str]) -> bool:
@@ -205,20 +170,15 @@ def recognise_goldens(directory: Path, entries: List[str]) -> bool:
 
 
 # -- the manifest: the files the plugin wrote, by content --------------------------------------
-
-
 def _plain_name(name) -> bool:
-    """A relative path inside the directory: no "..", not absolute, not one of the plugin's
-    bookkeeping files."""
+    """A relative path inside the directory, no "..", not a bookkeeping file."""
     if not isinstance(name, str) or not name or name.startswith("/") or "\\" in name:
         return False
-    parts = name.split("/")
-    return all(p not in ("", ".", "..") for p in parts) and name not in OWN_NAMES
+    return all(p not in ("", ".", "..") for p in name.split("/")) and name not in OWN_NAMES
 
 
 def recorded(directory: Path) -> Dict[str, str]:
-    """name -> SHA-256 of the files the manifest says the plugin wrote (the last line of a
-    name wins; lines that are not of its form are ignored)."""
+    """name -> SHA-256 of what the manifest records (last line wins; malformed lines ignored)."""
     out: Dict[str, str] = {}
     path = Path(directory) / MANIFEST
     try:
@@ -245,14 +205,10 @@ def _manifest_lock(directory: Path):
 
 
 def record(directory: Path, names: Iterable[str]) -> None:
-    """Add files the plugin has just written in ``directory`` (names relative to it) to its
-    manifest, with their content's hash. Safe across processes (a file lock)."""
+    """Add files the plugin has just written in ``directory`` to its manifest (under a file lock)."""
     directory = Path(directory)
-    lines = []
-    for name in names:
-        path = directory / name
-        if _plain_name(name) and path.is_file() and not path.is_symlink():
-            lines.append(json.dumps({"name": name, "sha256": file_sha256(path)}) + "\n")
+    lines = [json.dumps({"name": name, "sha256": file_sha256(directory / name)}) + "\n" for name in names
+             if _plain_name(name) and (directory / name).is_file() and not (directory / name).is_symlink()]
     if not lines:
         return
     with _manifest_lock(directory):
@@ -273,9 +229,7 @@ def ours(directory: Path, name: str, known: Optional[Dict[str, str]] = None) -> 
 
 
 def check_writable(directory: Path, names: Iterable[str], what: str) -> None:
-    """Before writing ``names`` in ``directory``: each is absent or a file the plugin wrote
-    and nobody changed since; otherwise an OwnershipError naming it (``what``: "a paddle-infer
-    report", ...)."""
+    """OwnershipError unless each of ``names`` is absent or a file the plugin wrote, unchanged."""
     directory = Path(directory)
     known = None
     for name in names:
@@ -291,10 +245,8 @@ def check_writable(directory: Path, names: Iterable[str], what: str) -> None:
 
 
 def remove_recorded(directory: Path, keep: Callable[[str], bool] = lambda name: False) -> List[str]:
-    """Delete the files the manifest records whose content is what the plugin wrote (regular
-    files only), except those ``keep`` names; drop from the manifest every entry whose file is
-    gone or changed. Then remove the directories the deletions left empty. Returns what was
-    deleted."""
+    """Delete the recorded files still as written (but those ``keep`` names) and the directories
+    left empty; the manifest forgets files gone or changed. Returns what was deleted."""
     directory = Path(directory)
     removed = []
     with _manifest_lock(directory):
@@ -329,9 +281,8 @@ def record_tree(directory: Path) -> None:
 
 
 def fresh_folder(folder: Path, kind: str = "repro") -> Path:
-    """An empty folder of the plugin's at ``folder``: made, or emptied of what the plugin
-    wrote into it earlier. A folder there that is not the plugin's, or that still holds files
-    it did not write, is an OwnershipError (nothing is deleted from it)."""
+    """``folder`` made, or emptied of what the plugin wrote; OwnershipError (nothing deleted)
+    for a folder not the plugin's or holding files it did not write."""
     folder = Path(folder)
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
         raise OwnershipError(f"{folder} is not a paddle-infer {NOUNS[kind]} folder (a file or a link "
@@ -357,8 +308,7 @@ REPRO_FILES = ("README.md", "repro.py", "inputs.npz")
 
 
 def _legacy_repro_files(folder: Path) -> Optional[List[Path]]:
-    """The files of a repro folder an earlier version wrote (no marker): README.md, repro.py,
-    inputs.npz and model/inference.*, nothing else; None for anything else."""
+    """The files of an earlier version's repro folder (no marker), None for anything else."""
     folder = Path(folder)
     if folder.is_symlink() or not folder.is_dir():
         return None
@@ -374,14 +324,11 @@ def _legacy_repro_files(folder: Path) -> Optional[List[Path]]:
         if any(not n.startswith("inference") for n in inner):
             return None
         files += [model / n for n in inner]
-    if any(f.is_symlink() or not f.is_file() for f in files):
-        return None
-    return files
+    return None if any(f.is_symlink() or not f.is_file() for f in files) else files
 
 
 def _remove_legacy_repro(folder: Path) -> bool:
-    """Delete an earlier version's repro folder's files (``_legacy_repro_files``) and say
-    True; False (nothing deleted) for anything else."""
+    """Delete an earlier version's repro folder's files: True, else False (nothing deleted)."""
     files = _legacy_repro_files(folder)
     if files is None:
         return False
@@ -393,11 +340,8 @@ def _remove_legacy_repro(folder: Path) -> bool:
 
 
 # -- one session per report directory -----------------------------------------------------------
-
-
 def hold_session(directory: Path, flag: str):
-    """The lock that makes this session the only writer of ``directory`` until it ends
-    (``release``); another session holding it is an OwnershipError that says which."""
+    """This session's lock on ``directory`` until ``release``; OwnershipError naming the holder."""
     from filelock import FileLock, Timeout
 
     directory = Path(directory)
@@ -406,9 +350,8 @@ def hold_session(directory: Path, flag: str):
         lock.acquire(timeout=0)
     except Timeout:
         holder = _json(directory / SESSION_FILE)
-        who = ""
-        if isinstance(holder, dict):
-            who = f" (pid {holder.get('pid')} on {holder.get('host')}, started {holder.get('started')})"
+        who = (f" (pid {holder.get('pid')} on {holder.get('host')}, started {holder.get('started')})"
+               if isinstance(holder, dict) else "")
         raise OwnershipError(
             f"{flag}: another pytest session{who} is writing its report into {directory}; two "
             f"sessions in one report directory would each leave half a report: wait for it to "
@@ -417,12 +360,10 @@ def hold_session(directory: Path, flag: str):
         raise OwnershipError(f"{flag}: cannot use {directory}: {e.strerror or e}") from None
     import platform
 
-    try:
+    with suppress(OSError):
         atomic_write(directory / SESSION_FILE, json.dumps({
             "pid": os.getpid(), "host": platform.node(),
             "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}) + "\n")
-    except OSError:
-        pass
     return lock
 
 
@@ -432,23 +373,20 @@ def release(lock) -> None:
 
 
 # -- the session's directories -------------------------------------------------------------------
-
-
 def claim_directories(settings, cache_given: bool, flag_of: Callable[[str], str] = lambda ini: ""):
-    """At configure time (not in xdist workers): claim the cache, the report directory,
-    the goldens and saved-runs directories the session writes into; returns the report
-    directory's session lock (or None). OwnershipError when one is not the plugin's.
-    ``flag_of(ini key)``: the option as the user gave it (``ini key paddle_report``)."""
-    flags = {ini: flag_of(ini) or "--" + ini.replace("_", "-")
-             for ini in ("paddle_report", "paddle_save_goldens", "paddle_save_runs", "paddle_cache_dir")}
+    """Claim the directories the session writes into (not in xdist workers); returns the report
+    directory's lock or None. ``flag_of(ini key)``: the option as the user gave it."""
+    dirs = {"paddle_report": settings.report_dir, "paddle_save_goldens": settings.save_goldens,
+            "paddle_save_runs": settings.save_runs, "paddle_cache_dir": settings.cache_dir}
+    flags = {ini: flag_of(ini) or "--" + ini.replace("_", "-") for ini in dirs}
     same: Dict[str, str] = {}
-    for ini, path in (("paddle_report", settings.report_dir), ("paddle_save_goldens", settings.save_goldens),
-                      ("paddle_save_runs", settings.save_runs), ("paddle_cache_dir", settings.cache_dir)):
-        if path is not None and str(path) in same:
+    for ini, path in dirs.items():
+        if path is None:
+            continue
+        if str(path) in same:
             raise OwnershipError(f"{flags[ini]} and {same[str(path)]} name the same directory ({path}): "
                                  f"give each its own")
-        if path is not None:
-            same[str(path)] = flags[ini]
+        same[str(path)] = flags[ini]
     if cache_given:
         claim(settings.cache_dir, "cache", flags["paddle_cache_dir"], recognise_cache)
     else:  # paddle-infer under pytest's cache dir: the plugin's by its name
@@ -464,16 +402,13 @@ def claim_directories(settings, cache_given: bool, flag_of: Callable[[str], str]
     flag = flags["paddle_report"]
     claim(settings.report_dir, "report", flag, recognise_report, first=("index.html", "summary.json"))
     lock = hold_session(settings.report_dir, flag)
-    try:
+    with suppress(OSError):
         adopt_report_files(settings.report_dir)
-    except OSError:
-        pass
     return lock
 
 
 def claim_goldens_of(baseline: str, flag: str) -> None:
-    """The goldens directory of a ``golden:DIR`` baseline, which --paddle-update-goldens
-    rewrites: the plugin's (made, marked or recognised), else an OwnershipError."""
+    """Claim the goldens directory of a ``golden:DIR`` baseline, which --paddle-update-goldens rewrites."""
     from .cases.baseline_forms import GOLDEN, golden_dir, kind_of
 
     if kind_of(baseline) == GOLDEN:
@@ -481,8 +416,7 @@ def claim_goldens_of(baseline: str, flag: str) -> None:
 
 
 def adopt_report_files(directory: Path) -> None:
-    """A report an earlier version wrote (recognised, just marked, no manifest yet): its
-    files are recorded as the plugin's, so this session replaces them as it always did."""
+    """Record an earlier version's report files (recognised, no manifest yet) as the plugin's."""
     directory = Path(directory)
     if (directory / MANIFEST).exists():
         return
@@ -490,5 +424,5 @@ def adopt_report_files(directory: Path) -> None:
              and not (directory / n).is_symlink()]
     if names and recognise_report(directory, names):
         record(directory, names)
-    elif not (directory / MANIFEST).exists():
+    else:
         atomic_write(directory / MANIFEST, "")

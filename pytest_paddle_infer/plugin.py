@@ -39,9 +39,7 @@ def pytest_cmdline_main(config):
     """``--paddle-selfcheck``: the self-check instead of a test session (session/selfcheck.py)."""
     from .session.selfcheck import main, requested
 
-    if requested(config):
-        return main(config)
-    return None
+    return main(config) if requested(config) else None
 
 
 def pytest_configure(config):
@@ -50,8 +48,7 @@ def pytest_configure(config):
     if not config.pluginmanager.hasplugin("xdist"):  # cases carry it for --dist loadgroup
         config.addinivalue_line("markers", "xdist_group(name): pytest-xdist's grouping (inert without it)")
     try:
-        settings = opts.read_settings(config.getoption, config.getini,
-                                      lambda: default_cache_dir(config))
+        settings = opts.read_settings(config.getoption, config.getini, lambda: default_cache_dir(config))
     except OptionError as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[SETTINGS] = settings
@@ -171,19 +168,17 @@ def pytest_unconfigure(config):
         from .fork_server import stop
 
         stop(config.stash[FORK_SERVER])
-    if CASE_PATH in config.stash:
+    for key in (CASE_PATH, RUNNER):
+        if key in config.stash:
+            config.stash[key].close()
+    if CASE_PATH in config.stash:  # its server is not the next session's (state.case_path_of)
         from .fork_server import serve_children_from
 
-        config.stash[CASE_PATH].close()
         serve_children_from("")
-    if RUNNER in config.stash:
-        config.stash[RUNNER].close()
     kill_all()  # a child this process started (the signature probe) outlives no session
 
 
 # -- fixtures: Paddle objects in the test's own process (session/fixtures.py) --------------
-
-
 @pytest.fixture(scope="session")
 def paddle_infer_runner(pytestconfig):
     """The per-worker runner: model files, inputs, predictors and baselines, cached."""
@@ -203,8 +198,7 @@ def paddle_predictor(paddle_infer_runner, pytestconfig):
 
 @pytest.fixture(scope="session")
 def paddle_baseline_predictor(paddle_infer_runner, pytestconfig):
-    """Factory: ``paddle_baseline_predictor("resnet50", device="cpu")``: fp32, IR optim off,
-    oneDNN off."""
+    """Factory: ``paddle_baseline_predictor("resnet50", device="cpu")``: fp32, IR optim off, oneDNN off."""
     from .session.fixtures import predictor_factory
 
     return predictor_factory(paddle_infer_runner, settings_of(pytestconfig), baseline=True)
@@ -212,10 +206,9 @@ def paddle_baseline_predictor(paddle_infer_runner, pytestconfig):
 
 @pytest.fixture(scope="session")
 def paddle_dygraph_layer():
-    """Factory: ``paddle_dygraph_layer("tiny_detector")`` or
-    ``paddle_dygraph_layer("my_pkg.nets:build_net", width=16)`` -> the eval-mode
-    ``paddle.nn.Layer``, built in this process with the seeds the exporter uses (so its
-    weights are the exported model's). Building seeds paddle's global generator."""
+    """Factory: ``paddle_dygraph_layer("tiny_detector")`` or ``paddle_dygraph_layer("my_pkg.nets:build_net",
+    width=16)`` -> the eval-mode ``paddle.nn.Layer``, built in this process with the seeds the exporter
+    uses (so its weights are the exported model's). Building seeds paddle's global generator."""
     from .session.fixtures import dygraph_layer_factory
 
     return dygraph_layer_factory()

@@ -59,8 +59,7 @@ class CaseResult:
     @property
     def failures(self) -> List[TensorComparison]:
         """Failing outputs, then failing intermediates that a tensor tolerance names."""
-        return ([r for r in self.rows if not r.passed]
-                + [r.comparison for r in self.divergent if r.judged])
+        return [r for r in self.rows if not r.passed] + [r.comparison for r in self.divergent if r.judged]
 
     @property
     def passed(self) -> bool:
@@ -93,9 +92,7 @@ class CaseResult:
     @property
     def mismatched_text(self) -> str:
         """``mismatched/total`` over the outputs; ``shape`` when an uncounted output's shape differs."""
-        if any(not r.counted for r in self.rows):
-            return "shape"
-        return f"{self.mismatched}/{self.total}"
+        return "shape" if any(not r.counted for r in self.rows) else f"{self.mismatched}/{self.total}"
 
     @property
     def task_text(self) -> str:

@@ -1,10 +1,7 @@
-"""Directories one session's processes share while it runs (the xdist plan files, the fork
-server's socket, the baselines its workers share). Each holds a lock its maker keeps until it
-removes the directory; the kernel drops the lock when that process dies, so what a killed
-session (SIGKILL, the OOM killer) left is swept by the next one. A directory is swept only
-when it carries that lock file, is ours and its lock is free: nothing a user made. A directory
-is locked before it gets its name, so no sweep sees one that is not locked yet.
-"""
+"""Directories one session's processes share while it runs (xdist plan files, the fork server's
+socket, shared baselines), each locked by its maker until removed (before it gets its name);
+the kernel drops the lock when that process dies, so the next session sweeps what a killed one
+left, but only a directory carrying that lock file, ours, and unlocked: nothing a user made."""
 from __future__ import annotations
 
 import contextlib
@@ -63,9 +60,8 @@ def remove(directory: Path) -> None:
 
 
 def sweep(parent: Optional[Path] = None, prefix: str = "") -> int:
-    """Remove the directories under ``parent`` (else the temp dir) whose names start with
-    ``prefix`` that a dead session left; how many. Only directories made on this host: some
-    network file systems keep locks per host, so another host's live lock may look free."""
+    """How many ``prefix`` directories of dead sessions were removed under ``parent`` (else the temp dir);
+    only this host's: some network file systems lock per host, so another's live lock may look free."""
     from filelock import FileLock, Timeout
 
     parent = Path(parent or tempfile.gettempdir())

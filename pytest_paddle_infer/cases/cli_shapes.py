@@ -1,6 +1,5 @@
 """The shapes of ``--paddle-model`` cases: ``--paddle-shape NAME=DIMS`` and ``--paddle-batch N``
-checked against each model's declared inputs before anything runs (usage errors that name them).
-"""
+checked against each model's declared inputs before anything runs (usage errors that name them)."""
 from __future__ import annotations
 
 from typing import Dict, Optional, Sequence, Tuple
@@ -71,8 +70,7 @@ def check_names(sources: Sequence[ModelSource], given: Shapes) -> None:
                               f"session has an input named {name!r}; {takes}")
 
 
-def shapes_by_model(sources: Sequence[ModelSource], given: Shapes,
-                    batch: Optional[int]) -> Dict[str, Shapes]:
+def shapes_by_model(sources: Sequence[ModelSource], given: Shapes, batch: Optional[int]) -> Dict[str, Shapes]:
     """model name -> the shapes of its cases."""
     check_names(sources, given)
     return {s.name: model_shapes(s, given, batch) for s in sources}

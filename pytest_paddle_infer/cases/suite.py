@@ -1,8 +1,7 @@
 """Suite files: YAML that declares cases per model, shape set and run mode, with tolerances at
 the level they belong to (docs/suites.md). ``load_suite`` builds one ``Case`` per model x shape
 set x run mode, in file order; ``marker_cases`` does the same for a ``paddle_case`` marker. Every
-problem is a ``SuiteError`` naming ``file:line``, the key, what was expected and found, and the fix.
-"""
+problem is a ``SuiteError`` naming ``file:line``, the key, what was expected and found, and the fix."""
 from __future__ import annotations
 
 import math
@@ -80,9 +79,8 @@ class Reasons:
 
     def under(self, higher: "Reasons") -> "Reasons":
         """``higher`` (the more specific level) where it says something, else this."""
-        if higher.xfail is not None:
-            return Reasons(higher.skip or self.skip, higher.xfail, higher.strict)
-        return Reasons(higher.skip or self.skip, self.xfail, self.strict)
+        xfail = higher if higher.xfail is not None else self
+        return Reasons(higher.skip or self.skip, xfail.xfail, xfail.strict)
 
 
 @dataclass(frozen=True)
@@ -123,8 +121,7 @@ class Defaults:
             if node is not None and key not in self.used:
                 raise node.fail(f"defaults.{key} is used by no model: every model sets its own",
                                 f"{key} that some model takes", found=f"{key} under every model",
-                                fix=f"remove defaults.{key}, or drop {key} from a model that should "
-                                "use them")
+                                fix=f"remove defaults.{key}, or drop {key} from a model that should use them")
 
 
 RANGES = {m.bound: (m.low, m.high) for m in METRICS}  # atol, rtol: >= 0
@@ -259,8 +256,7 @@ def model_cases(name: str, model_node: Node, fields: Mapping[str, Node], default
             tolerances = case_tolerances(mode.spec.mode, (suite_layer, model_layer, mode.layer))
             case = Case(model=source, run_mode=mode.spec, tolerances=tolerances, shapes=shapes,
                         baseline=defaults.baseline, seed=defaults.seed, threads=defaults.threads,
-                        intermediates=defaults.intermediates, program=program,
-                        origin=str(model_node.where))
+                        intermediates=defaults.intermediates, program=program, origin=str(model_node.where))
             reasons = model_reasons.under(mode.reasons)
             cases.append(SuiteCase(case, model_node.where, reasons.skip, reasons.xfail, reasons.strict,
                                    name, mode.path))
@@ -283,8 +279,7 @@ def read_program(name: str, source, node: Optional[Node]) -> str:
 
 
 def claim_goldens(node: Node, baseline: str) -> None:
-    """Goldens that --paddle-update-goldens will rewrite are the plugin's, or the suite's error
-    before any case runs."""
+    """Goldens --paddle-update-goldens will rewrite are the plugin's, or the suite's error."""
     from ..ownership import OwnershipError, claim_goldens_of
 
     try:

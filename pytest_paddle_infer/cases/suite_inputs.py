@@ -96,12 +96,10 @@ def build_input(name: str, entry: Optional[InputEntry], declared: Optional[Input
                 raise fields["shape"].fail(
                     f"input {name!r} of {model!r} is declared by the model", f"its shape {list(declared.shape)}",
                     "remove 'shape' (concrete shapes go under 'shapes:'), or use a builder model")
-        if "dtype" in fields:
-            dtype = parse_dtype(fields["dtype"])
-            if dtype != declared.dtype:
-                raise fields["dtype"].fail(f"wrong dtype for input {name!r} of {model!r}",
-                                           f"{declared.dtype!r}, the dtype the model declares",
-                                           f"write dtype: {declared.dtype} or remove 'dtype'")
+        if "dtype" in fields and parse_dtype(fields["dtype"]) != declared.dtype:
+            raise fields["dtype"].fail(f"wrong dtype for input {name!r} of {model!r}",
+                                       f"{declared.dtype!r}, the dtype the model declares",
+                                       f"write dtype: {declared.dtype} or remove 'dtype'")
         if any(k in fields for k in DATA_KEYS):  # the suite's data source replaces the model's hints
             spec = InputSpec(name, declared.shape, declared.dtype)
     return replace(spec, **data_fields(fields, spec, ctx))
@@ -132,12 +130,9 @@ def data_fields(fields: Mapping[str, Node], spec: InputSpec, ctx: Context) -> Di
         return {"values": values}
     if "normal" in fields:
         parts = fields["normal"].mapping(NORMAL_KEYS, "normal")
-        mean = parts["mean"].number("mean") if "mean" in parts else 0.0
-        std = parts["std"].number("std", 0.0) if "std" in parts else 1.0
-        return {"mean": mean, "std": std}
-    if "file" in fields:
-        return {"file": str(check_input_file(fields["file"], spec, ctx))}
-    return {}
+        return {"mean": parts["mean"].number("mean") if "mean" in parts else 0.0,
+                "std": parts["std"].number("std", 0.0) if "std" in parts else 1.0}
+    return {"file": str(check_input_file(fields["file"], spec, ctx))} if "file" in fields else {}
 
 
 def check_input_file(node: Node, spec: InputSpec, ctx: Context) -> Path:

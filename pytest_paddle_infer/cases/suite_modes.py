@@ -1,7 +1,6 @@
 """A suite's run mode written as a mapping: its toggles, each checked at its own line, and the
 ``RunModeSpec`` they make. The keys and rules follow from the toggle table (``run_modes.TOGGLES``);
-a value is read by its toggle's kind (``READERS``), and a broken rule points at its key.
-"""
+a value is read by its toggle's kind (``READERS``), and a broken rule points at its key."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -113,9 +112,6 @@ def fits(mode: str, toggles: Mapping[str, Any], table: ToggleTable = TOGGLES) ->
 
 def merge(parts: Mapping[str, Dict[str, Any]]) -> Dict[str, Any]:
     return {k: v for part in parts.values() for k, v in part.items()}
-
-
-# -- a value, by its toggle's kind ----------------------------------------------------------------
 
 
 def read_flag(kind: Kind, node: Node, what: str, fields, ctx) -> bool:

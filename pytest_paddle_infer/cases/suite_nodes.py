@@ -88,8 +88,7 @@ def _line_loader():
     LineLoader.add_constructor("tag:yaml.org,2002:seq", construct_sequence)
     LineLoader.add_implicit_resolver(
         "tag:yaml.org,2002:float",
-        re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
-        list("-+0123456789."))
+        re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"), list("-+0123456789."))
     return LineLoader
 
 
@@ -124,9 +123,7 @@ def _check_expansion(root) -> None:
     def children(node):
         if isinstance(node, yaml.SequenceNode):
             return node.value
-        if isinstance(node, yaml.MappingNode):
-            return [n for pair in node.value for n in pair]
-        return []
+        return [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else []
 
     size: Dict[int, int] = {}
     height: Dict[int, int] = {}
@@ -342,9 +339,7 @@ def dims_in_text(value: Any) -> Optional[List[int]]:
 def range_text(low: float, high: float) -> str:
     if math.isinf(low) and math.isinf(high):
         return "a number"
-    if math.isinf(high):
-        return f"a number >= {low:g}"
-    return f"a number between {low:g} and {high:g}"
+    return f"a number >= {low:g}" if math.isinf(high) else f"a number between {low:g} and {high:g}"
 
 
 class AnyName(tuple):

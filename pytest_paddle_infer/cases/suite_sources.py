@@ -47,9 +47,7 @@ def locate_module(module: str, search: Sequence[str]) -> Optional[Tuple[Optional
     except (ImportError, ValueError):
         top = None
     spec = descend(top)
-    if spec is not None:
-        return None, spec.origin if spec.has_location else None
-    return None
+    return None if spec is None else (None, spec.origin if spec.has_location else None)
 
 
 def top_level_names(source_file: str) -> Optional[set]:

@@ -1,21 +1,11 @@
 """``--paddle-suggest-tolerances=write``: measured tolerances written into a suite file in
 place, its comments, order, anchors and flow style kept (ruamel.yaml's round trip).
 
-Each suggested key of a case's output goes where the tolerance that governed it is written,
-by the precedence of docs/suites.md (a tensor glob, then an output rule, then the run mode's,
-the model's and the suite's tolerances). A key no layer writes goes into the output's own
-entry when it has one, else into its run mode's entry (a mapping), else the model's
-tolerances (a run mode written as a string), else the suite defaults'. A node several cases
-share (suite defaults, an anchored run mode, a model's tolerances) takes the loosest of their
-suggestions, so every one of those cases passes. Only the controller writes (never an xdist
-worker), under a file lock, atomically.
-
-A node that also governs cases this session did not measure (a model narrowed away with
---paddle-model or -k, a run mode skipped on this machine, a case that failed or errored: an
-anchor several models share, the suite's defaults) is not written: the line that says so
-names the node, its anchor and those cases, since a value learned from some of them could
-break the others.
-"""
+Each suggested key goes where the tolerance that governed it is written (docs/suites.md's
+precedence), else into the nearest entry that exists; a node several cases share takes the
+loosest of their suggestions. Only the controller writes, under a file lock, atomically. A node
+that also governs cases this session did not measure (narrowed away, skipped, failed) is not
+written, since a value learned from some cases could break the others: a line says so."""
 from __future__ import annotations
 
 import fnmatch
@@ -128,8 +118,7 @@ def _governing(layers, name: str, position: int, key: str) -> Optional[Target]:
 
 
 def _insertion(doc, entry: Mapping, layers, name: str, position: int) -> Target:
-    """Where a key no layer writes goes: the output's own entry, else the run mode's, the
-    model's (a run mode written as a string), or the suite defaults' tolerances."""
+    """Where a key no layer writes goes: the output's entry, else the run mode's, model's or suite's."""
     own = _output_entries(layers, name, position)
     if own:
         return Target(*own[0])
@@ -190,17 +179,13 @@ def mode_items(doc) -> List[Tuple[str, Tuple]]:
 
 def _holds(node, wanted: int) -> bool:
     """``wanted`` (an id) is ``node`` or inside it."""
-    if id(node) == wanted:
-        return True
     children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-    return any(_holds(child, wanted) for child in children)
+    return id(node) == wanted or any(_holds(child, wanted) for child in children)
 
 
 def governs(doc, model: str, mode: Tuple, target: Target, key: str) -> bool:
-    """Whether ``target``'s ``key`` may decide a tolerance of this model x run mode: the node
-    is in one of its layers, and (a plain tolerances mapping) no layer above sets the key.
-    An output or tensor rule counts whatever the outputs are called: they are not known for
-    a case that did not run."""
+    """Whether ``target``'s ``key`` may decide a tolerance of this model x run mode (an output or
+    tensor rule counts whatever the outputs are called: unknown for a case that did not run)."""
     try:
         layers = _layers(doc, {"model": model, "mode": list(mode)})
     except (KeyError, IndexError, TypeError):
@@ -241,12 +226,8 @@ def unmeasured(doc, target: Target, key: str, complete: Mapping[Tuple, bool]) ->
 
 def write_suggestions(path: Path, cases: Sequence[Tuple[Mapping, Mapping]], lock: Path,
                       refused: Optional[List[str]] = None) -> List[str]:
-    """Rewrite the suite at ``path`` with the suggestions of its cases, holding the file lock
-    ``lock`` (in the cache dir: nothing is left beside the suite); returns one line per value
-    written: ``defaults.run_modes[1].tolerances.atol: 0.0005 -> 0.00027``. A value whose node
-    also governs cases not among ``cases`` (an entry's ``cases`` counts its model x run mode's
-    cases) is not written; ``refused`` receives a line for each. A suite that is a symbolic
-    link is written through it (the link stays)."""
+    """Rewrite the suite under ``lock`` (in the cache dir); a line per value written (``x.atol: 0.1 -> 0.2``),
+    ``refused`` one per value that also governs cases not measured (``cases``: a model x mode's count)."""
     from ..files import atomic_write, file_lock
 
     path = Path(path)

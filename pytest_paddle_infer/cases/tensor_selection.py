@@ -31,9 +31,7 @@ class Selection:
         return self.spec != "none"
 
     def wants(self, name: str, op_type: str) -> bool:
-        if self.spec == "all":
-            return True
-        return any(self.glob_matches(g, name, op_type) for g in self.globs)
+        return self.spec == "all" or any(self.glob_matches(g, name, op_type) for g in self.globs)
 
     @staticmethod
     def glob_matches(glob: str, name: str, op_type: str) -> bool:

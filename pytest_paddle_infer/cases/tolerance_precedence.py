@@ -10,9 +10,7 @@ from ..verdict.tolerances import CaseTolerances, Rule
 
 
 def case_tolerances(mode: str, layers: Sequence = (), command_line: Rule = Rule()) -> CaseTolerances:
-    """A case's tolerances from its declared ``layers``, lowest first (a suite's defaults, the
-    model, the run mode: each with ``.rule``, ``.outputs``, ``.tensors``), over the mode's
-    default, under the command line."""
+    """A case's tolerances: its ``layers`` (lowest first) over the mode's default, under the command line."""
     base = RUN_MODES[mode].tolerance  # the run mode's built-in default (1e-4 for fp32 modes)
     for layer in layers:
         base = layer.rule.over(base)

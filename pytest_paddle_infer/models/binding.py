@@ -3,8 +3,7 @@
 ``forward_signature(layer)`` (in the child where the layer lives) describes ``forward``'s
 parameters as data; ``bind(signature, names)`` (no paddle) says which input goes to which
 parameter, or raises a ``BindingError``. One input and one required parameter bind whatever
-their names (``nn.Sequential.forward(self, input)``).
-"""
+their names (``nn.Sequential.forward(self, input)``)."""
 from __future__ import annotations
 
 import difflib
@@ -24,10 +23,9 @@ class Parameter:
     required: bool  # no default
 
     def text(self) -> str:
-        if self.kind == VAR_POSITIONAL:
-            return f"*{self.name}"
-        if self.kind == VAR_KEYWORD:
-            return f"**{self.name}"
+        stars = {VAR_POSITIONAL: "*", VAR_KEYWORD: "**"}.get(self.kind)
+        if stars:
+            return stars + self.name
         return self.name if self.required else f"{self.name}=..."
 
 
@@ -90,14 +88,12 @@ def forward_signature(layer) -> Signature:
     bound = inspect.signature(layer.forward)
     parameters = tuple(Parameter(p.name, kinds[p.kind], p.default is inspect.Parameter.empty)
                        for p in bound.parameters.values())
-    first = "self"
     function = getattr(type(layer), "forward", None)
     try:
         unbound = list(inspect.signature(function).parameters) if function is not None else []
     except (TypeError, ValueError):
         unbound = []
-    if unbound and len(unbound) == len(parameters) + 1:
-        first = unbound[0]
+    first = unbound[0] if len(unbound) == len(parameters) + 1 else "self"
     return Signature(parameters, f"{type(layer).__name__}.forward", first)
 
 
@@ -108,8 +104,8 @@ def bind(signature: Signature, names: Sequence[str]) -> Binding:
     if signature.first != "self":
         raise BindingError(
             f"{signature.owner}'s first parameter is named {signature.first!r}, not 'self'",
-            f"def forward(self, ...): paddle.jit.to_static binds an input spec only to a method whose "
-            f"first parameter is 'self'", where, f"rename {signature.first!r} to 'self' in forward")
+            "def forward(self, ...): paddle.jit.to_static binds an input spec only to a method whose "
+            "first parameter is 'self'", where, f"rename {signature.first!r} to 'self' in forward")
     named = signature.named()
     required = [p for p in named if p.required]
     by_name = {p.name: p for p in named}

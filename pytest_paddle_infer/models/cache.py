@@ -1,9 +1,6 @@
-"""Model sources -> model files: a zoo name, a directory or file pair on disk, or a builder.
-
-Zoo entries and builders are exported once per cache dir by a child (``exporter.py``), built in
-a temporary directory, described by a manifest (sizes, hashes) and renamed into place under a
-file lock: workers build each entry once, and a partial or corrupt entry is rebuilt.
-"""
+"""Model sources -> model files. Zoo entries and builders are exported once per cache dir by a
+child (``exporter.py``) into a temporary directory, described by a manifest (sizes, hashes) and
+renamed into place under a file lock: a partial or corrupt entry is rebuilt."""
 from __future__ import annotations
 
 import hashlib
@@ -45,11 +42,8 @@ VERIFIED = ".verified"  # the files' stat stamps when their hashes last matched 
 
 def _stamps(directory: Path, names) -> dict:
     """What changes whenever a file's content can: size, mtime, ctime (no call sets it back), inode."""
-    out = {}
-    for name in [MANIFEST, *names]:
-        st = (directory / name).stat()
-        out[name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-    return out
+    stats = {name: (directory / name).stat() for name in [MANIFEST, *names]}
+    return {name: [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino] for name, st in stats.items()}
 
 
 def _verified_stamps(directory: Path) -> Optional[dict]:
@@ -127,9 +121,8 @@ def remove_stale_builds(directory: Path, held: str = "") -> None:
         if owner == held:
             remove_entry(tmp)
             continue
-        with suppress(Timeout, OSError):
-            with FileLock(str(tmp.with_name(owner + ".lock")), timeout=0):
-                remove_entry(tmp)
+        with suppress(Timeout, OSError), FileLock(str(tmp.with_name(owner + ".lock")), timeout=0):
+            remove_entry(tmp)
 
 
 _swept: set = set()  # per process: directories whose stale builds were looked for
@@ -171,9 +164,8 @@ class ChildTimedOut(ModelError):
 def run_child(args, legacy: bool, what: str, search_path: Tuple[str, ...] = (),
               module: str = "pytest_paddle_infer.models.exporter",
               timeout: Optional[float] = None, timeout_option: str = "") -> dict:
-    """Run the exporter (or another ``module``) in a child process; its last stdout line is
-    JSON. ``search_path`` goes first on the child's PYTHONPATH (a builder beside a suite). Past
-    ``timeout`` seconds it is killed: ChildTimedOut, naming ``timeout_option``."""
+    """The last stdout line (JSON) of the exporter (or ``module``) in a child process, which is
+    killed past ``timeout`` (ChildTimedOut); ``search_path`` goes first on its PYTHONPATH."""
     env = dict(os.environ)
     if search_path:
         env["PYTHONPATH"] = os.pathsep.join([*search_path, *filter(None, [env.get("PYTHONPATH")])])
@@ -217,9 +209,7 @@ def _trim_child_error(stderr: str) -> str:
         if "In transformed code" in line:
             return "\n".join(lines[i:])[-4000:]
     starts = [i for i, l in enumerate(lines) if l.startswith("Traceback (most recent call last)")]
-    if starts:
-        return _user_traceback(lines[starts[-1] + 1:])
-    return "\n".join(lines[-25:])
+    return _user_traceback(lines[starts[-1] + 1:]) if starts else "\n".join(lines[-25:])
 
 
 PLUGIN_DIR = str(Path(__file__).resolve().parent.parent)
@@ -227,8 +217,7 @@ USER_FRAMES = 4
 
 
 def _user_traceback(lines) -> str:
-    """A child's traceback as the user's part of it: the last ``USER_FRAMES`` frames of their own
-    code (not this plugin's, Python's or a package's) and the exception."""
+    """The last ``USER_FRAMES`` frames of the user's own code in a child's traceback, and the exception."""
     frames, current, i = [], None, 0
     while i < len(lines) and lines[i].startswith(" "):
         line = lines[i]
@@ -325,13 +314,9 @@ def _valid_inputs(inputs) -> bool:
         return False
 
 
-# -- records: small JSON files the cache keeps (inspections, signatures) -------------------
-# Each carries a digest of its content and key: an edited or truncated record is never trusted.
-
-
+# Records (inspections, signatures) carry a digest of content and key: an edited one is never trusted
 def _record_digest(key: str, data) -> str:
-    text = json.dumps([key, data], sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(json.dumps([key, data], sort_keys=True, default=str).encode()).hexdigest()
 
 
 def write_record(path: Path, key: str, data: dict) -> None:
@@ -348,9 +333,7 @@ def read_record(path: Path, key: str) -> Optional[dict]:
         data, digest = sealed["data"], sealed["digest"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not isinstance(data, dict) or digest != _record_digest(key, data):
-        return None
-    return data
+    return data if isinstance(data, dict) and digest == _record_digest(key, data) else None
 
 _signatures: Dict[str, object] = {}  # per process: each builder is asked once
 

@@ -69,9 +69,8 @@ def weights_digest(layer) -> str:
 
 
 def local_sources() -> dict:
-    """Hashes of the source files imported from outside Python and this plugin (the builder's
-    module and its imports): an edit makes the export stale. Paths under the working directory
-    are relative, so a checkout elsewhere still matches."""
+    """Hashes of the source files imported from outside Python and this plugin: an edit makes the
+    export stale (relative under the working directory, so a checkout elsewhere still matches)."""
     cwd = os.path.realpath(os.getcwd())
     skip = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     skip.add(os.path.realpath(os.path.dirname(__file__)))
@@ -89,8 +88,7 @@ def local_sources() -> dict:
     return sources
 
 
-def export(builder: str, kwargs: dict, inputs: list, out_prefix: str,
-           int8_weights: bool = False) -> dict:
+def export(builder: str, kwargs: dict, inputs: list, out_prefix: str, int8_weights: bool = False) -> dict:
     """``paddle.jit.to_static`` with an InputSpec per declared input, then ``paddle.jit.save``
     (as PaddleClas's ``export_model.py``); ``int8_weights``: quantized weights stored as int8."""
     import paddle
@@ -100,9 +98,7 @@ def export(builder: str, kwargs: dict, inputs: list, out_prefix: str,
     spec = input_spec(layer, inputs)  # in forward's order, bound by name
     static_layer = paddle.jit.to_static(layer, input_spec=spec, full_graph=True)
     save_naming_unused_inputs(static_layer, out_prefix, layer, [i["name"] for i in inputs])
-    extra = {}
-    if int8_weights:
-        extra["int8_weights"] = store_int8_weights(out_prefix)
+    extra = {"int8_weights": store_int8_weights(out_prefix)} if int8_weights else {}
     return {**extra, "files": sorted(os.listdir(os.path.dirname(out_prefix))),
             "paddle": paddle.__version__, "weights": weights, "sources": local_sources()}
 
@@ -113,12 +109,10 @@ def inspect(prog_file: str) -> dict:
     paddle.enable_static()
     prefix, ext = os.path.splitext(prog_file)
     exe = paddle.static.Executor(paddle.CPUPlace())
-    params = prefix + ".pdiparams"
     program, feed_names, fetch_targets = paddle.static.load_inference_model(
-        prefix, exe, model_filename=prog_file, params_filename=params)
+        prefix, exe, model_filename=prog_file, params_filename=prefix + ".pdiparams")
     if ext == ".json":
-        data_ops = {op.attrs()["name"]: op for op in program.global_block().ops
-                    if op.name() == "pd_op.data"}
+        data_ops = {op.attrs()["name"]: op for op in program.global_block().ops if op.name() == "pd_op.data"}
         values = [data_ops[name].result(0) for name in feed_names]
     else:
         values = [program.global_block().var(name) for name in feed_names]
@@ -137,14 +131,9 @@ def input_spec(layer, inputs: list) -> list:
         raise SystemExit(f"the suite's inputs do not fit forward: {e}") from None
     by_name = {i["name"]: i for i in inputs}
     parameters = pyinspect.signature(layer.forward).parameters
-    spec = []
-    for parameter, name in binding.slots:
-        if name is None:
-            spec.append(parameters[parameter].default)
-        else:
-            i = by_name[name]
-            spec.append(paddle.static.InputSpec([None if d < 0 else d for d in i["shape"]], i["dtype"], name))
-    return spec
+    return [parameters[parameter].default if name is None else paddle.static.InputSpec(
+        [None if d < 0 else d for d in by_name[name]["shape"]], by_name[name]["dtype"], name)
+        for parameter, name in binding.slots]
 
 
 def unused_inputs(static_layer, names: list) -> list:
@@ -196,8 +185,7 @@ def signature(builder: str, kwargs: dict) -> dict:
 
 
 def run_command(argv, commands) -> int:
-    """The child-process protocol: ``argv[0]`` names a command, which gets the rest; its result
-    goes to stdout as JSON on the last line. The child dies with its parent (children.py)."""
+    """The child-process protocol: ``argv[0]`` names a command; its result is stdout's last line, JSON."""
     hold_to_parent()
     command = commands.get(argv[0]) if argv else None
     if command is None:

@@ -47,17 +47,13 @@ def fill_shape(declared: Sequence[int], given: Optional[Sequence[int]], name: st
                default_batch: int = 1) -> Tuple[int, ...]:
     """``given`` checked against ``declared``, or ``declared`` with its batch dim filled."""
     if given is None:
-        dims = []
-        for i, d in enumerate(declared):
-            if d is None or d < 0:
-                if i != 0:
-                    raise InputError(
-                        f"input {name!r} has dynamic dim {i} in {list(declared)}: give a shape "
-                        f"for it: --paddle-shape {name}={example_dims(declared, default_batch)} "
-                        f"on the command line (or under shapes: in a suite)")
-                d = default_batch
-            dims.append(int(d))
-        return tuple(dims)
+        dynamic = [i for i, d in enumerate(declared) if i > 0 and (d is None or d < 0)]
+        if dynamic:
+            raise InputError(
+                f"input {name!r} has dynamic dim {dynamic[0]} in {list(declared)}: give a shape "
+                f"for it: --paddle-shape {name}={example_dims(declared, default_batch)} "
+                f"on the command line (or under shapes: in a suite)")
+        return tuple(int(default_batch if d is None or d < 0 else d) for d in declared)
     if len(given) != len(declared):
         raise InputError(
             f"input {name!r}: shape {list(given)} has rank {len(given)}, "
@@ -97,9 +93,8 @@ def generate(spec: InputSpec, seed: int) -> "np.ndarray":
 def numpy_dtype(dtype: str) -> "np.dtype":
     import numpy as np
 
-    if dtype == "bfloat16":  # numpy has none; Paddle takes bf16 inputs as uint16 bit patterns
-        return np.dtype("uint16")
-    return np.dtype(dtype)
+    # numpy has no bfloat16; Paddle takes bf16 inputs as uint16 bit patterns
+    return np.dtype("uint16" if dtype == "bfloat16" else dtype)
 
 
 def _load_file(spec: InputSpec) -> "np.ndarray":

@@ -1,8 +1,7 @@
 """Will a case's inputs fit in memory? Asked before anything is allocated, so an absurd shape
 errors on its case instead of the kernel killing the executor. A rough estimate: the inputs'
 bytes times ``HELD_COPIES`` (two seeds, copies in both predictors, activations; measured:
-tiny_cnn at 8x3x1024x1024 peaked at 13x its inputs).
-"""
+tiny_cnn at 8x3x1024x1024 peaked at 13x its inputs)."""
 from __future__ import annotations
 
 import math
@@ -65,15 +64,11 @@ def size_text(n: float) -> str:
 def check_fits(model: str, specs: Sequence[InputSpec], available=available_memory) -> None:
     """``InputError`` when the inputs, held ``HELD_COPIES`` times over, need more than is available."""
     need_inputs = input_bytes(specs)
-    if not need_inputs:
-        return
-    free = available()
-    if free is None:
+    free = available() if need_inputs else None
+    need = need_inputs * HELD_COPIES
+    if free is None or need <= free[0]:
         return
     free_bytes, where = free
-    need = need_inputs * HELD_COPIES
-    if need <= free_bytes:
-        return
     shapes = ", ".join(f"{s.name} {shape_label(s.shape)} {s.dtype}" for s in specs if not s.file)
     raise InputError(
         f"{model}: the inputs ({shapes}) take {size_text(need_inputs)}; a case holds them about "

@@ -3,8 +3,7 @@
 ``default``: every model in its own format (zoo entries and builders in the installed Paddle's
 export format), except that ``trt_*`` cases of zoo entries and builders check their legacy
 export on Paddle 3.x (``enable_tensorrt_engine`` reaches legacy programs only). ``legacy``: zoo
-entries and builders exported as ``.pdmodel``. A user's model file is never re-exported.
-"""
+entries and builders exported as ``.pdmodel``. A user's model file is never re-exported."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -42,9 +41,7 @@ def exports_legacy(source: "ModelSource", program: str, mode: "RunMode", paddle_
         if program == LEGACY:
             raise ModelError(never_re_exported(source))
         return False
-    if program == LEGACY:
-        return True
-    return mode.tensorrt and paddle_major(paddle_version) >= 3
+    return program == LEGACY or (mode.tensorrt and paddle_major(paddle_version) >= 3)
 
 
 def choice_text(source: "ModelSource", program: str, mode: "RunMode", paddle_version: str) -> str:

@@ -4,8 +4,7 @@
 On Paddle 3.3.1 their PIR export does not load ("Tensor holds no memory"): they export the
 legacy ``.pdmodel`` only. ``convert`` leaves weights as float32 integers, which oneDNN's
 ``quant_dequant_onednn_pass`` reads as int8 memory (garbage): ``store_int8_weights`` stores
-them as int8 (``dequantize_linear`` takes either). Builders import paddle; this module does not.
-"""
+them as int8 (``dequantize_linear`` takes either). Builders import paddle; this module does not."""
 from __future__ import annotations
 
 from typing import Tuple
@@ -90,5 +89,4 @@ def build_resnet18_int8():
 
     inputs = ZOO["resnet18_int8"].inputs
     paddle.seed(WEIGHT_SEED)
-    layer = calibrate_batchnorm(resnet18(pretrained=False), inputs)
-    return post_training_quantize(layer, inputs)
+    return post_training_quantize(calibrate_batchnorm(resnet18(pretrained=False), inputs), inputs)

@@ -2,8 +2,7 @@
 
 ``calibrate_batchnorm`` re-estimates BatchNorm statistics on seeded inputs: left at mean 0 /
 variance 1, ResNet50's activations grow to ~3e3 (a trained model's are ~1-10), and tolerances
-would not mean what they mean on real models. Builders import paddle; this module does not.
-"""
+would not mean what they mean on real models. Builders import paddle; this module does not."""
 from __future__ import annotations
 
 import warnings
@@ -30,37 +29,23 @@ def _image(name: str, size: int) -> InputSpec:
 
 
 _QUANTIZED = __name__.rsplit(".", 1)[0] + ".quantized"
-
-
-ZOO: Mapping[str, ZooEntry] = {
-    e.name: e
-    for e in (
-        ZooEntry("resnet50", (_image("x", 224),), f"{__name__}:build_resnet50",
-                 "paddle.vision ResNet50, 1000 classes"),
-        ZooEntry("mobilenet_v3_small", (_image("x", 224),), f"{__name__}:build_mobilenet_v3_small",
-                 "paddle.vision MobileNetV3-small, 1000 classes"),
-        ZooEntry("tiny_cnn", (_image("x", 32),), f"{__name__}:build_tiny_cnn",
-                 "4 conv-BN-ReLU blocks and a classifier: fast, for tests"),
-        ZooEntry(
-            "tiny_detector",
-            (
-                InputSpec("im_shape", (-1, 2), "int32", low=32, high=64),
-                _image("image", 64),
-                InputSpec("scale_factor", (-1, 2), "float32", low=0.5, high=2.0),
-            ),
-            f"{__name__}:build_tiny_detector",
-            "detection-style inputs (im_shape int32, image, scale_factor) and two heads",
-        ),
-        # quantized: legacy program only (quantized.py)
-        ZooEntry("tiny_cnn_int8", (_image("x", 32),),
-                 f"{_QUANTIZED}:build_tiny_cnn_int8",
-                 "tiny_cnn post-training quantized (paddle.quantization, int8)", quantized=True),
-        ZooEntry("resnet18_int8", (_image("x", 224),),
-                 f"{_QUANTIZED}:build_resnet18_int8",
-                 "paddle.vision ResNet18 post-training quantized (paddle.quantization, int8)",
-                 quantized=True),
-    )
-}
+ZOO: Mapping[str, ZooEntry] = {e.name: e for e in (
+    ZooEntry("resnet50", (_image("x", 224),), f"{__name__}:build_resnet50",
+             "paddle.vision ResNet50, 1000 classes"),
+    ZooEntry("mobilenet_v3_small", (_image("x", 224),), f"{__name__}:build_mobilenet_v3_small",
+             "paddle.vision MobileNetV3-small, 1000 classes"),
+    ZooEntry("tiny_cnn", (_image("x", 32),), f"{__name__}:build_tiny_cnn",
+             "4 conv-BN-ReLU blocks and a classifier: fast, for tests"),
+    ZooEntry("tiny_detector", (InputSpec("im_shape", (-1, 2), "int32", low=32, high=64), _image("image", 64),
+                               InputSpec("scale_factor", (-1, 2), "float32", low=0.5, high=2.0)),
+             f"{__name__}:build_tiny_detector",
+             "detection-style inputs (im_shape int32, image, scale_factor) and two heads"),
+    # quantized: legacy program only (quantized.py)
+    ZooEntry("tiny_cnn_int8", (_image("x", 32),), f"{_QUANTIZED}:build_tiny_cnn_int8",
+             "tiny_cnn post-training quantized (paddle.quantization, int8)", quantized=True),
+    ZooEntry("resnet18_int8", (_image("x", 224),), f"{_QUANTIZED}:build_resnet18_int8",
+             "paddle.vision ResNet18 post-training quantized (paddle.quantization, int8)", quantized=True),
+)}
 
 
 def calibrate_batchnorm(layer, inputs: Tuple[InputSpec, ...], batch: int = 8, seed: int = 7):
@@ -70,7 +55,6 @@ def calibrate_batchnorm(layer, inputs: Tuple[InputSpec, ...], batch: int = 8, se
     for sub in layer.sublayers():
         if isinstance(sub, paddle.nn.layer.norm._BatchNormBase):
             sub._momentum = 0.0
-
     layer.train()
     feed = [paddle.to_tensor(generate(s.concrete((batch,) + s.shape[1:]), seed)) for s in inputs]
     # a train-mode BatchNorm warns that it tracks global statistics: that is what is wanted
@@ -85,8 +69,7 @@ def _seeded(build: Callable[[], object], entry: str):
     import paddle
 
     paddle.seed(WEIGHT_SEED)
-    layer = build()
-    return calibrate_batchnorm(layer, ZOO[entry].inputs)
+    return calibrate_batchnorm(build(), ZOO[entry].inputs)
 
 
 def build_resnet50():
@@ -109,10 +92,8 @@ def build_tiny_cnn():
                 nn.BatchNorm2D(cout), nn.ReLU()]
 
     def build():
-        return nn.Sequential(
-            *block(3, 16, 1), *block(16, 32, 2), *block(32, 32, 1), *block(32, 64, 2),
-            nn.AdaptiveAvgPool2D(1), nn.Flatten(), nn.Linear(64, 10),
-        )
+        return nn.Sequential(*block(3, 16, 1), *block(16, 32, 2), *block(32, 32, 1), *block(32, 64, 2),
+                             nn.AdaptiveAvgPool2D(1), nn.Flatten(), nn.Linear(64, 10))
 
     return _seeded(build, "tiny_cnn")
 

@@ -76,15 +76,10 @@ class Capabilities:
 
     def cpu_modes_line(self) -> str:
         """The header's CPU line: the CPU, the modes that run or skip, the int8 kernel family."""
-        runs, skips = [], []
-        for mode in RUN_MODES.values():
-            if mode.device != CPU:
-                continue
-            reason = self.missing_for(mode)
-            if reason is None:
-                runs.append(mode.name)
-            else:
-                skips.append(f"{mode.name} skips ({_short_need(mode, self)})")
+        cpu_modes = [mode for mode in RUN_MODES.values() if mode.device == CPU]
+        runs = [mode.name for mode in cpu_modes if self.missing_for(mode) is None]
+        skips = [f"{mode.name} skips ({_short_need(mode, self)})" for mode in cpu_modes
+                 if self.missing_for(mode) is not None]
         text = f"CPU {self.cpu or 'model unknown'} ({isa_text(self.cpu_flags)}): {', '.join(runs)} run"
         if "onednn_int8" in runs and self.int8_kernels:
             text += (f"; onednn_int8's int8 kernels: {self.int8_kernels}"
@@ -167,11 +162,8 @@ def detect() -> Capabilities:
 
     cuda = bool(paddle.is_compiled_with_cuda())
     gpu_count = 0
-    if cuda:
-        try:
-            gpu_count = int(paddle.device.cuda.device_count())
-        except Exception:  # a driver problem reads as "no device"
-            gpu_count = 0
+    with suppress(Exception):  # a driver problem reads as "no device"
+        gpu_count = int(paddle.device.cuda.device_count()) if cuda else 0
 
     def _version(fn_name: str) -> Tuple[int, ...]:
         fn = getattr(inference, fn_name, None)
@@ -183,17 +175,10 @@ def detect() -> Capabilities:
     dist, _ = installed_paddle()
     core = paddle.base.core
     onednn = bool(getattr(core, "is_compiled_with_mkldnn", lambda: True)())
-    return Capabilities(
-        distribution=dist or "paddle",
-        version=paddle.__version__,
-        commit=getattr(paddle.version, "commit", ""),
-        cuda=cuda,
-        gpu_count=gpu_count,
-        trt_compile=_version("get_trt_compile_version"),
-        trt_runtime=_version("get_trt_runtime_version"),
-        onednn=onednn,
-        **cpu_facts(core),
-    )
+    return Capabilities(distribution=dist or "paddle", version=paddle.__version__,
+                        commit=getattr(paddle.version, "commit", ""), cuda=cuda, gpu_count=gpu_count,
+                        trt_compile=_version("get_trt_compile_version"),
+                        trt_runtime=_version("get_trt_runtime_version"), onednn=onednn, **cpu_facts(core))
 
 
 def cpu_facts(core) -> Dict[str, object]:
@@ -218,11 +203,7 @@ def cpu_facts(core) -> Dict[str, object]:
             "bf16_hidden": hidden, "int8_kernels": family}
 
 
-# -- what the pytest process knows without importing paddle ------------------------------
-
 INSTALLATION_FILE = "installation.json"
-
-
 # What decides the GPUs and TensorRT libraries Paddle finds at run time (FLAGS_tensorrt_dir:
 # where Paddle 3.x loads libnvinfer from): a changed value is another answer.
 RUNTIME_ENV = ("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "FLAGS_tensorrt_dir")
@@ -232,20 +213,17 @@ def installation_key() -> list:
     """What identifies the installed Paddle and what it sees, without importing it."""
     spec = util.find_spec("paddle")
     origin = spec.origin if spec is not None and spec.origin else ""
-    try:
+    stamp = 0
+    with suppress(OSError):
         stamp = os.stat(origin).st_mtime_ns if origin else 0
-    except OSError:
-        stamp = 0
     cpu = cpu_description()  # a cache dir may move to another machine
     return [*installed_paddle(), origin, stamp, sys.executable,
-            *(os.environ.get(name) for name in RUNTIME_ENV), cpu["cpu"], cpu["cpu_flags"],
-            bf16_hidden()]
+            *(os.environ.get(name) for name in RUNTIME_ENV), cpu["cpu"], cpu["cpu_flags"], bf16_hidden()]
 
 
 def incomplete(caps: Capabilities) -> bool:
     """A CUDA build without a GPU, or TensorRT without its runtime: fixed outside the key, not kept."""
-    return caps.cuda and (caps.gpu_count == 0
-                          or (any(caps.trt_compile) and not any(caps.trt_runtime)))
+    return caps.cuda and (caps.gpu_count == 0 or (any(caps.trt_compile) and not any(caps.trt_runtime)))
 
 
 def known_installation(cache_dir: Path, ask: Callable[[], Tuple[Capabilities, Dict[str, str]]]

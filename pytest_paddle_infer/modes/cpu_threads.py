@@ -1,7 +1,6 @@
 """How many CPU math threads one predictor may be given: more than a machine can schedule is a
 usage error (Paddle's OpenMP aborts the process). The limit is generous, ``PER_CPU`` per usable
-CPU and at least ``FLOOR``, so a suite written on a big machine still runs on a small one.
-"""
+CPU and at least ``FLOOR``, so a suite written on a big machine still runs on a small one."""
 from __future__ import annotations
 
 import os
@@ -29,6 +28,4 @@ def threads_problem(n: int) -> Optional[str]:
     """What is wrong with ``n`` CPU math threads, or None."""
     if n < 1:
         return "a predictor needs at least one thread"
-    if n > MAX_THREADS:
-        return f"more threads than this machine can schedule: {LIMIT_TEXT}"
-    return None
+    return f"more threads than this machine can schedule: {LIMIT_TEXT}" if n > MAX_THREADS else None

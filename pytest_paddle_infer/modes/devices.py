@@ -40,8 +40,7 @@ def parse_device(text: Optional[str]) -> DeviceChoice:
     if not match:
         hint = ""
         if value in ("cpu", "gpu") or value.startswith("cpu"):
-            hint = (" (CPU run modes always run on the CPU; this option only picks the GPU "
-                    "of GPU run modes)")
+            hint = (" (CPU run modes always run on the CPU; this option only picks the GPU of GPU run modes)")
         raise OptionError(f"--paddle-device: {text!r} is not a device{hint}; valid forms: "
                           + "; ".join(DEVICE_FORMS))
     ids = tuple(int(i) for i in match.group(1).split(","))
@@ -65,9 +64,8 @@ def worker_index(worker: str) -> int:
 def gpu_for_worker(choice: DeviceChoice, worker: str, gpu_count: int) -> int:
     """The GPU id ``worker`` uses; an explicit id even where fewer GPUs are seen (the case skips)."""
     ids: Sequence[int] = choice.ids or range(gpu_count)
-    if not ids:
-        return 0  # no GPU visible: GPU cases skip before any device is used
-    return ids[worker_index(worker) % len(ids)]
+    # no GPU visible: 0, and GPU cases skip before any device is used
+    return ids[worker_index(worker) % len(ids)] if ids else 0
 
 
 def mapping_line(choice: DeviceChoice, numprocesses: Optional[int], gpu_count: int,

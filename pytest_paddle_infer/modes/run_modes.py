@@ -1,11 +1,7 @@
-"""Run modes and toggles as data.
-
-A run mode is a row of ``RUN_MODES``: traits (device, engine, precision; code asks these, never
-the name), a default tolerance and a recipe, the ``paddle.inference.Config`` calls of the mode;
-``Slot`` arguments (the worker's GPU, the batch, a toggle's value) are filled per case. A toggle
-is a row of ``TOGGLES`` (see toggles.py). Recipes are plain data: printed in failures, compared
-with the docs and checked against ``Config``'s signatures without building a predictor.
-"""
+"""Run modes (rows of ``RUN_MODES``: traits that code asks instead of the name, a default
+tolerance, the recipe of ``paddle.inference.Config`` calls, ``Slot`` arguments filled per case)
+and toggles (rows of ``TOGGLES``, toggles.py) as data. Recipes are plain data: printed in
+failures, compared with the docs and checked against ``Config``'s signatures without a predictor."""
 from __future__ import annotations
 
 import hashlib
@@ -17,13 +13,10 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 from ..errors import OptionError
 from ..verdict.tolerances import Rule
 from .cpu_threads import MAX_THREADS, threads_problem
-from .toggles import (Choice, Directory, Flag, Kind, Names, NotThisKind, Number, Switch, Toggle,
-                      ToggleTable)
+from .toggles import Choice, Directory, Flag, Kind, Names, NotThisKind, Number, Switch, Toggle, ToggleTable
 
 
 # -- Config calls ------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Precision:
     """A ``paddle.inference.PrecisionType`` member, by name (recipes import no paddle)."""
@@ -93,13 +86,12 @@ class ShapeMap(dict):
     def _read_only(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("ShapeMap is read-only: it may be shared by hashed recipes")
 
-    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _read_only
-    __ior__ = _read_only
+    __setitem__ = __delitem__ = __ior__ = update = pop = popitem = clear = setdefault = _read_only
 
 
 class NameSet(frozenset):
-    """Op names for pybind's ``set[str]``, printed sorted: set order follows per-process
-    string hashing, and recipe text must read the same in every worker and run."""
+    """Op names for pybind's ``set[str]``, printed sorted: set order follows per-process string
+    hashing, and recipe text must read the same in every worker and run."""
 
     def __repr__(self) -> str:
         return "{" + ", ".join(map(repr, sorted(self))) + "}"
@@ -113,7 +105,6 @@ class EveryOpTypeExcept(NameSet):
 
 
 # -- run modes ---------------------------------------------------------------------------------
-
 # Traits. device: where the predictor runs. engine: whose kernels run the graph. precision:
 # the PrecisionType name the mode computes in.
 CPU, GPU = "cpu", "gpu"
@@ -152,8 +143,7 @@ class RunMode:
 
     @property
     def needs(self) -> Tuple[str, ...]:
-        """What Paddle must have ("cuda", "tensorrt", "onednn") and the CPU for oneDNN's
-        reduced precision ("bf16", "int8"); capabilities.py ``missing_for`` reads them."""
+        """What Paddle must have ("cuda", ...) and the CPU for oneDNN's "bf16" and "int8"."""
         needs = ("cuda",) if self.device == GPU else ()
         needs += (self.engine,) if self.engine in (TENSORRT, ONEDNN) else ()
         cpu = {BF16: "bf16", INT8: "int8"}.get(self.precision) if self.engine == ONEDNN else None
@@ -192,10 +182,8 @@ def tensorrt_engine(precision: str) -> Call:
 
 
 RUN_MODES: Mapping[str, RunMode] = {m.name: m for m in (
-    RunMode("cpu_fp32", CPU, PADDLE, FP32, DEFAULT_TOLERANCE,
-            (call("disable_mkldnn"), IR_ON)),
-    RunMode("onednn_fp32", CPU, ONEDNN, FP32, DEFAULT_TOLERANCE,
-            (call("enable_mkldnn"), IR_ON)),
+    RunMode("cpu_fp32", CPU, PADDLE, FP32, DEFAULT_TOLERANCE, (call("disable_mkldnn"), IR_ON)),
+    RunMode("onednn_fp32", CPU, ONEDNN, FP32, DEFAULT_TOLERANCE, (call("enable_mkldnn"), IR_ON)),
     RunMode("onednn_bf16", CPU, ONEDNN, BF16, Rule(5e-2, 5e-2),
             (call("enable_mkldnn"), IR_ON, call("enable_mkldnn_bfloat16")), shows=(BF16_TENSORS,)),
     # quantized models only; without VNNI the zoo's differ up to 0.94 abs, cosine 0.945 (README
@@ -228,8 +216,6 @@ def canonical_mode(name: str) -> str:
 
 
 # -- dynamic shape: the value of the dynamic_shape toggle ----------------------------------------
-
-
 @dataclass(frozen=True)
 class ShapeRange:
     min: Tuple[int, ...]
@@ -260,8 +246,7 @@ class DynamicShape:
             if not len(r.min) == len(r.opt) == len(r.max):
                 raise OptionError(f"dynamic shape of input {name!r}: min {list(r.min)}, opt "
                                   f"{list(r.opt)} and max {list(r.max)} differ in rank")
-            bad = [i for i in range(len(r.min))
-                   if not 0 < r.min[i] <= r.opt[i] <= r.max[i]]
+            bad = [i for i in range(len(r.min)) if not 0 < r.min[i] <= r.opt[i] <= r.max[i]]
             if bad:
                 raise OptionError(f"dynamic shape of input {name!r}: need 0 < min <= opt <= max "
                                   f"in every dim; dims {bad} break it (min {list(r.min)}, "
@@ -318,8 +303,7 @@ class DynamicShapeValue(Kind):
     def finish(self, state: Any) -> Any:
         ranges, tuned, plugin = state
         if tuned and ranges:
-            raise OptionError("dynamic_shape=tuned and explicit dynamic_shape ranges exclude "
-                              "each other")
+            raise OptionError("dynamic_shape=tuned and explicit dynamic_shape ranges exclude each other")
         if plugin and not ranges:
             raise OptionError(f"{self.plugin_flag} needs explicit dynamic_shape ranges")
         return DynamicShape(tuple(ranges), tuned, plugin)
@@ -345,8 +329,6 @@ def shape_range(key: str, value: str) -> Tuple[str, ShapeRange]:
 
 
 # -- toggles -----------------------------------------------------------------------------------
-
-
 def _gpu_mixed_precision(spec) -> bool:
     mode = spec.run_mode
     return mode.device == GPU and mode.engine == PADDLE and mode.precision != FP32
@@ -410,8 +392,7 @@ TOGGLES = ToggleTable((
     Toggle("dynamic_shape", DynamicShapeValue(),
            ("collect shape ranges from the case's inputs first",
             "one input's range, dims joined by x; one per input",
-            "with explicit ranges, no fp16 in TensorRT plugins"),
-           scope="trt_*", applies=_tensorrt),
+            "with explicit ranges, no fp16 in TensorRT plugins"), scope="trt_*", applies=_tensorrt),
     Toggle("trt_optimization_level",
            Number(TRT_OPTIMIZATION_LEVELS[0], TRT_OPTIMIZATION_LEVELS[-1],
                   what="TensorRT builder level", note="3 is its default"),
@@ -452,8 +433,6 @@ def calibration_batch_count(spec: RunModeSpec) -> int:
 
 
 # -- recipes -----------------------------------------------------------------------------------
-
-
 # With dynamic shape, these are renamed matrix_multiply before TensorRT reads the disabled list.
 MATRIX_MULTIPLY_OPS = ("mul", "matmul", "matmul_v2")
 
@@ -483,13 +462,11 @@ def _gpu_toggle_calls(spec: RunModeSpec, shape_range_file: Optional[Union[str, P
                                   f"shape_collect_recipe() makes the first pass write")
             calls.append(call("enable_tuned_tensorrt_dynamic_shape", str(shape_range_file), True))
         elif dyn is not None:
-            calls.append(call("set_trt_dynamic_shape_info", *dyn.shape_maps(),
-                              dyn.disable_trt_plugin_fp16))
+            calls.append(call("set_trt_dynamic_shape_info", *dyn.shape_maps(), dyn.disable_trt_plugin_fp16))
         if spec.disable_trt_ops:
             calls.append(call("exp_disable_tensorrt_ops", disabled_trt_ops(spec)))
         if spec.trt_optimization_level is not None:
-            calls.append(optional_call("set_tensorrt_optimization_level",
-                                       spec.trt_optimization_level))
+            calls.append(optional_call("set_tensorrt_optimization_level", spec.trt_optimization_level))
     if spec.fp32_ops and mode.engine == ONEDNN:
         # oneDNN takes the op types to run in bf16 (legacy programs only)
         calls.append(call("set_bfloat16_op", EveryOpTypeExcept(spec.fp32_ops)))
@@ -536,9 +513,8 @@ ONEDNN_PLACEMENT_PASS = "onednn_placement_pass"
 
 
 def passes_off(program_format: str, engine: str = PADDLE) -> Tuple[Call, ...]:
-    """What turns a PIR (.json) program's optimizations off, as it ignores
-    ``switch_ir_optim``: only Paddle's basic passes. oneDNN keeps the pass that places its
-    kernels (the localization ladder's first rung runs them)."""
+    """A PIR program's optimizations off (it ignores ``switch_ir_optim``): only Paddle's basic
+    passes, and oneDNN's kernel placement (the localization ladder's first rung runs them)."""
     if program_format != PIR_FORMAT:
         return ()
     keep = (ONEDNN_PLACEMENT_PASS,) if engine == ONEDNN else ()
@@ -564,12 +540,10 @@ def recipe_shows(calls: Sequence[Call]) -> Tuple[str, ...]:
 def baseline_recipe(device: str, threads: Optional[int] = None,
                     device_id: int = 0, program_format: str = "legacy") -> Tuple[Call, ...]:
     """The plain baseline: same device, fp32, optimizations and oneDNN off."""
-    if device == GPU:
-        return (gpu_enable(FP32, device_id), call("switch_ir_optim", False)) + passes_off(program_format)
-    calls = [call("disable_mkldnn"), call("switch_ir_optim", False), *passes_off(program_format)]
-    if threads is not None:
-        calls.append(call("set_cpu_math_library_num_threads", threads))
-    return tuple(calls)
+    first = gpu_enable(FP32, device_id) if device == GPU else call("disable_mkldnn")
+    cpu = device != GPU and threads is not None
+    last = (call("set_cpu_math_library_num_threads", threads),) if cpu else ()
+    return (first, call("switch_ir_optim", False), *passes_off(program_format), *last)
 
 
 def shape_collect_recipe(spec: RunModeSpec, shape_range_file: Union[str, Path],
@@ -601,8 +575,7 @@ def calibration_tables(cache_dir: Union[str, Path]) -> List[Path]:
     return sorted(Path(cache_dir).glob("trt_calib_*"))
 
 
-def check_shape_in_range(shapes: Mapping[str, Sequence[int]],
-                         dynamic: Optional[DynamicShape]) -> None:
+def check_shape_in_range(shapes: Mapping[str, Sequence[int]], dynamic: Optional[DynamicShape]) -> None:
     """OptionError for an input shape outside its declared TensorRT range (Paddle would fail
     deep in engine building, or rebuild silently); inputs without a range are left alone."""
     if dynamic is None or dynamic.tuned:

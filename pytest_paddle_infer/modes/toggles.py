@@ -1,14 +1,11 @@
-"""Toggles as a table: one row per toggle says how it is written (``--run-mode`` text, id,
-suite key), which run modes take it and the Config calls it adds. The spec type, its checks,
-its id, the ``--run-mode`` grammar, the help and a suite's run-mode keys follow from the rows,
-so a new toggle is one row in ``run_modes.TOGGLES``. No particular toggle or mode is known here.
-"""
+"""Toggles as a table: a row says how a toggle is written, which run modes take it and the Config
+calls it adds; the spec type, its checks and id, the ``--run-mode`` grammar, the help and the
+suite keys follow, so a new toggle is one row in ``run_modes.TOGGLES``."""
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import (Any, Callable, ClassVar, Dict, Iterator, List, Mapping, Optional, Sequence,
-                    Tuple, Union)
+from typing import Any, Callable, ClassVar, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import OptionError
 
@@ -18,11 +15,8 @@ class NotThisKind(Exception):
 
 
 # -- kinds: how a value is written -----------------------------------------------------------
-
-
 class Kind:
-    """How one toggle's value is written in ``--run-mode`` and shown in an id. ``name``: the
-    row's name (the spec's field, and the token unless the kind says otherwise)."""
+    """How one toggle's value is written in ``--run-mode`` and shown in an id (``name``: the row's)."""
 
     default: Any = None
     type: Any = Any
@@ -180,9 +174,8 @@ class Number(Kind):
     def problem(self, name: str, value: Any) -> Optional[str]:
         if value < self.minimum:
             return f"{name} {value}: {self.below or f'the least is {self.minimum}'}"
-        if self.maximum is not None and value > self.maximum:
-            return f"{name} {value}: {self.above or self.limits}"
-        return None
+        too_many = self.maximum is not None and value > self.maximum
+        return f"{name} {value}: {self.above or self.limits}" if too_many else None
 
     @property
     def limits(self) -> str:
@@ -243,8 +236,6 @@ class Directory(Kind):
 
 
 # -- rows ------------------------------------------------------------------------------------
-
-
 def every_mode(spec: Any) -> bool:
     return True
 
@@ -321,8 +312,7 @@ class ToggleTable:
         for row in self.rows:
             for token in row.kind.tokens(row.name):
                 if token in self._tokens:
-                    raise ValueError(f"toggles {self._tokens[token].name} and {row.name} both "
-                                     f"read +{token}")
+                    raise ValueError(f"toggles {self._tokens[token].name} and {row.name} both read +{token}")
                 self._tokens[token] = row
         if len(self._rows) != len(self.rows) or "mode" in self._rows:
             raise ValueError("toggle names must be unique and not 'mode'")
@@ -355,12 +345,10 @@ class ToggleTable:
         for row in self.rows:
             if row.scope:
                 groups.setdefault(row.scope, []).append(row.name)
-        parts = [f"{_and(names)} {'apply ' if i == 0 else ''}to {scope}"
-                 for i, (scope, names) in enumerate(groups.items())]
-        return "; ".join(parts)
+        return "; ".join(f"{_and(names)} {'apply ' if i == 0 else ''}to {scope}"
+                         for i, (scope, names) in enumerate(groups.items()))
 
     # -- the spec: checks and id -----------------------------------------------------------
-
     def check(self, spec: Any) -> None:
         for row in self.rows:
             object.__setattr__(spec, row.name, row.kind.normalize(getattr(spec, row.name)))
@@ -368,8 +356,7 @@ class ToggleTable:
             return  # the mode's name is checked where it is read (canonical)
         wrong = [r.name for r in self.rows if r.is_set(spec) and not r.applies(spec)]
         if wrong:
-            raise OptionError(f"run mode {spec.mode} does not take {', '.join(wrong)}: "
-                              f"{self.scopes}")
+            raise OptionError(f"run mode {spec.mode} does not take {', '.join(wrong)}: {self.scopes}")
         for row in self.rows:
             if row.is_set(spec):
                 value = getattr(spec, row.name)
@@ -387,7 +374,6 @@ class ToggleTable:
         return [m for m in self.modes if row.applies(self.spec_type(m))]
 
     # -- the --run-mode grammar ------------------------------------------------------------
-
     def parse(self, text: str) -> Any:
         """``trt_fp16+dynamic_shape=tuned+use_static`` -> a spec; the inverse of ``label``."""
         name, *tokens = [t.strip() for t in str(text).split("+")]
@@ -395,23 +381,19 @@ class ToggleTable:
         states: Dict[str, Any] = {}
         for token in tokens:
             if not token:
-                raise OptionError(f"--run-mode: {text!r} has a '+' with no toggle after it; "
-                                  f"{self.help}")
+                raise OptionError(f"--run-mode: {text!r} has a '+' with no toggle after it; {self.help}")
             key, eq, value = token.partition("=")
             row = self._tokens.get(key)
             try:
                 if row is None:
                     raise NotThisKind
-                states[row.name] = row.kind.take(key, bool(eq), value,
-                                                 states.get(row.name, row.kind.default))
+                states[row.name] = row.kind.take(key, bool(eq), value, states.get(row.name, row.kind.default))
             except NotThisKind:
-                raise OptionError(f"--run-mode: unknown toggle {token!r} in {text!r}; "
-                                  f"{self.help}") from None
+                raise OptionError(f"--run-mode: unknown toggle {token!r} in {text!r}; {self.help}") from None
             except OptionError as e:  # a value written wrong
                 raise OptionError(f"--run-mode: {e}") from None
         try:
-            values = {n: self[n].kind.finish(state) for n, state in states.items()}
-            return self.spec_type(mode, **values)
+            return self.spec_type(mode, **{n: self[n].kind.finish(state) for n, state in states.items()})
         except OptionError as e:
             raise OptionError(f"--run-mode: {text!r}: {e}") from None
 
@@ -421,7 +403,6 @@ class ToggleTable:
                                    for part in str(value).split(",") if part.strip()))
 
     # -- a suite's run-mode mapping --------------------------------------------------------
-
     @property
     def yaml_keys(self) -> Tuple[str, ...]:
         """The keys of a run-mode mapping, in table order."""
@@ -434,8 +415,7 @@ class ToggleTable:
 
     @staticmethod
     def _keys(rows: Sequence[Toggle]) -> Tuple[str, ...]:
-        keys = [k for r in rows for k in (r.top,) + tuple(r.kind.extra_keys)]
-        return tuple(dict.fromkeys(keys))
+        return tuple(dict.fromkeys(k for r in rows for k in (r.top,) + tuple(r.kind.extra_keys)))
 
     def rows_at(self, key: str) -> Tuple[Toggle, ...]:
         """The rows a suite key sets: one, or a group's (``calibration: {batches, data}``)."""
@@ -444,8 +424,7 @@ class ToggleTable:
     @property
     def probes(self) -> Dict[str, Dict[str, Any]]:
         """Spec fields that set each key only some modes take, to ask which modes take it."""
-        return {key: {r.name: r.kind.probe for r in self.rows_at(key)}
-                for key in self.restricted_keys}
+        return {key: {r.name: r.kind.probe for r in self.rows_at(key)} for key in self.restricted_keys}
 
     @property
     def spelling_hints(self) -> Dict[str, str]:

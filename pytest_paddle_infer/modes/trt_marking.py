@@ -16,8 +16,7 @@ from .run_modes import Call, call
 
 FUSION_WARNING = ("marking intermediate tensors as TensorRT outputs can change what TensorRT "
                   "fuses: the engine compared is not exactly the one that ships. Mark fewer "
-                  "tensors (narrower --paddle-intermediates globs) to keep the engine close to "
-                  "the real one.")
+                  "tensors (narrower --paddle-intermediates globs) to keep the engine close to the real one.")
 
 
 # The TensorRT inspector, serialized: each engine writes engine_info_<key>.json (below)
@@ -30,12 +29,9 @@ def marking_calls(names: Sequence[str]) -> Tuple[Call, ...]:
     return (INSPECTOR, call("mark_trt_engine_outputs", tuple(names)))
 
 
-# -- the engine's own record: engine_info_<key>.json ------------------------------------------
-#
 # Paddle's GetEngineInfo writes a JSON array, one element per engine layer: TensorRT's layer
 # information (an object with Name, LayerType, Outputs with "Format/Datatype"; or the name
 # alone). Engine tensors carry Paddle's ``_subgraph_<node id>`` suffix.
-
 SUBGRAPH_SUFFIX = re.compile(r"_subgraph_\d+$")
 PRECISION_WORDS = re.compile(r"\b(FP32|FP16|BF16|FP8|Int8|UInt8|Int32|Int64|Bool)\b", re.I)
 PRECISION_NAMES = {w.lower(): w for w in ("FP32", "FP16", "BF16", "FP8", "Int8", "UInt8", "Int32",
@@ -74,14 +70,12 @@ def read_engine_info(path: Union[str, Path]) -> List[EngineLayer]:
     for item in data:
         if isinstance(item, str):
             layers.append(EngineLayer(item))
-            continue
-        if not isinstance(item, dict):
-            continue
-        outputs = [o for o in item.get("Outputs", ()) if isinstance(o, dict)]
-        words = [w for o in outputs for w in PRECISION_WORDS.findall(str(o.get("Format/Datatype", "")))]
-        layers.append(EngineLayer(str(item.get("Name", "")), str(item.get("LayerType", "")),
-                                  tuple(program_name(str(o.get("Name", ""))) for o in outputs),
-                                  tuple(dict.fromkeys(PRECISION_NAMES[w.lower()] for w in words))))
+        elif isinstance(item, dict):
+            outputs = [o for o in item.get("Outputs", ()) if isinstance(o, dict)]
+            words = [w for o in outputs for w in PRECISION_WORDS.findall(str(o.get("Format/Datatype", "")))]
+            layers.append(EngineLayer(str(item.get("Name", "")), str(item.get("LayerType", "")),
+                                      tuple(program_name(str(o.get("Name", ""))) for o in outputs),
+                                      tuple(dict.fromkeys(PRECISION_NAMES[w.lower()] for w in words))))
     return layers
 def engine_precisions(layers: Sequence[EngineLayer]) -> Dict[str, int]:
     """Layers per output precision."""

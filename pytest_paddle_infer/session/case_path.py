@@ -3,6 +3,7 @@
 work), then records the figures, writes the report files and raises the failure."""
 from __future__ import annotations
 
+import importlib
 import threading
 import warnings
 from contextlib import contextmanager, suppress
@@ -38,10 +39,8 @@ class CasePath:
                 "fork_server": fork_server}
         from ..supervise import Executor, InlineExecutor
 
-        if settings.executor == "inline":
-            self.executor = InlineExecutor(init)
-        else:
-            self.executor = Executor(init, log_dir, settings.timeout, fork_server)
+        self.executor = InlineExecutor(init) if settings.executor == "inline" else \
+            Executor(init, log_dir, settings.timeout, fork_server)
 
     def start(self) -> None:
         """Start the executor now (it imports paddle while pytest collects), and the result readers."""
@@ -104,12 +103,9 @@ class CasePath:
             from ..verdict.vacuity import mark_strict
 
             mark_strict(vacuous)  # the case fails, in its reports too
-        if getattr(result, "culprit", ""):
-            record.append(("paddle_culprit", result.culprit))
-        if getattr(result, "localization_builds", 0):
-            record.append(("paddle_localization_builds", result.localization_builds))
-        if getattr(result, "suggested_run_mode", ""):
-            record.append(("paddle_suggested_run_mode", result.suggested_run_mode))
+        record.extend((f"paddle_{name}", getattr(result, name))
+                      for name in ("culprit", "localization_builds", "suggested_run_mode")
+                      if getattr(result, name, None))
         record.extend(properties(result))
         if self.settings.report_dir is not None:
             from ..report.case_files import write_case
@@ -141,8 +137,7 @@ class CasePath:
         first = self.seeds.get(key, 0)
         others = list(range(first + 1, first + self.settings.suggest_seeds))
         rows, measured, notes = self.executor.call("measure", key, others) if others else ([], [], [])
-        return case_suggestion([first] + measured, [result.rows] + rows, self.settings.suggest_margin,
-                               notes)
+        return case_suggestion([first] + measured, [result.rows] + rows, self.settings.suggest_margin, notes)
 
     def close(self) -> None:
         self.executor.close()
@@ -152,8 +147,8 @@ class CasePath:
 
 def _import_result_readers() -> None:
     """What reading a result needs, imported while the executor starts."""
-    from .. import protocol  # noqa: F401
-    from ..report import text  # noqa: F401
+    for name in ("..protocol", "..report.text"):
+        importlib.import_module(name, __package__)
 
 
 def warn_vacuous(result) -> None:
@@ -167,8 +162,7 @@ def warn_vacuous(result) -> None:
 
 
 def crash_message(died, repro: str, localization: Sequence[str] = ()) -> str:
-    """What a case whose executor died says: how, where, the recipe, Paddle's last words, a
-    command that reproduces just this case, and the localization."""
+    """A dead executor's case: how, where, the recipe, Paddle's last words, a repro, the localization."""
     lines = [str(died)]
     if died.recipe:
         lines.append(f"recipe: {died.recipe}")

@@ -70,7 +70,6 @@ class CaseHandle:
     def check(self):
         """Run and assert that every output is within tolerance; the failure is the table."""
         __tracebackhide__ = True
-
         try:
             self.result = check_case(self.node, self.case, from_cli=False)
         except CaseFailed as failed:
@@ -134,8 +133,7 @@ def predictor_factory(runner, settings, baseline: bool):
 
 
 def inputs_factory(runner, settings):
-    def make(model, shapes: Optional[Mapping[str, Tuple[int, ...]]] = None,
-             seed: Optional[int] = None):
+    def make(model, shapes: Optional[Mapping[str, Tuple[int, ...]]] = None, seed: Optional[int] = None):
         files = runner.model_files(as_source(model))
         return runner.inputs(files, dict(shapes or {}), settings.seed if seed is None else seed)
 

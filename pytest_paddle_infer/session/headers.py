@@ -14,15 +14,11 @@ def case_header(config, settings) -> List[str]:
     caps, _ = installation(config)
     tol = ("atol={} rtol={}".format(settings.atol if settings.atol is not None else "mode default",
                                     settings.rtol if settings.rtol is not None else "mode default"))
-    lines = [
-        f"paddle-infer: {caps.describe}",
-        f"paddle-infer: {caps.cpu_modes_line()}",
-        f"paddle-infer: baseline {settings.baseline}, {tol}, seed {settings.seed}, "
-        f"cache {settings.cache_dir}",
-    ] + program_header(settings, True)
-    gpu_modes = [s.label for s in settings.run_modes if s.run_mode.device == "gpu"]
-    if settings.baseline == "gpu" and not gpu_modes:
-        gpu_modes = ["baseline gpu"]
+    lines = [f"paddle-infer: {caps.describe}", f"paddle-infer: {caps.cpu_modes_line()}",
+             f"paddle-infer: baseline {settings.baseline}, {tol}, seed {settings.seed}, "
+             f"cache {settings.cache_dir}"] + program_header(settings, True)
+    gpu_modes = [s.label for s in settings.run_modes if s.run_mode.device == "gpu"] or \
+        (["baseline gpu"] if settings.baseline == "gpu" else [])
     if gpu_modes or caps.gpu_count:  # with GPUs visible, suites' GPU modes use the mapping
         workers = getattr(config.option, "numprocesses", None)
         lines.append(mapping_line(settings.device, workers if isinstance(workers, int) else None,
@@ -55,8 +51,7 @@ def golden_header(config, settings) -> List[str]:
     from ..cases.baseline_forms import GOLDEN, golden_dir, kind_of
 
     if settings.save_goldens is not None:
-        return [f"paddle-infer: recording each case's baseline outputs as goldens in "
-                f"{settings.save_goldens}"]
+        return [f"paddle-infer: recording each case's baseline outputs as goldens in {settings.save_goldens}"]
     if kind_of(settings.baseline) != GOLDEN:
         return []
     from ..goldens import header_lines

@@ -67,15 +67,8 @@ def case_properties(case) -> list:
 
 
 def prepare_case(item, case, from_cli: bool) -> dict:
-    """Prepare ``case`` in the executor; a dead executor errors it with how, and a repro command."""
-    from ..supervise import ExecutorDied
-
-    try:
-        info = case_path_of(item.config).prepare(item.nodeid, case)
-    except ExecutorDied as died:
-        raise _crash(item, case, died, from_cli) from None
-    except CandidateError as e:
-        raise _localized_error(item, case, e) from None
+    """Prepare ``case`` in the executor."""
+    info = _on_path(item, case, from_cli, lambda path: path.prepare(item.nodeid, case))
     if info["int8"]:  # which int8 path the candidate took, for JUnit and xdist
         item.user_properties.append(("paddle_int8", info["int8"]))
     return info
@@ -83,10 +76,16 @@ def prepare_case(item, case, from_cli: bool) -> dict:
 
 def check_case(item, case, from_cli: bool):
     """Run a prepared case to its verdict: figures, report files, the failure."""
+    return _on_path(item, case, from_cli,
+                    lambda path: path.check(item.nodeid, item.nodeid, item.user_properties))
+
+
+def _on_path(item, case, from_cli: bool, request):
+    """``request(case path)``; a dead executor errors the case with how, and a repro command."""
     from ..supervise import ExecutorDied
 
     try:
-        return case_path_of(item.config).check(item.nodeid, item.nodeid, item.user_properties)
+        return request(case_path_of(item.config))
     except ExecutorDied as died:
         raise _crash(item, case, died, from_cli) from None
     except CandidateError as e:
@@ -131,11 +130,8 @@ def repro_command(item, case, from_cli: bool) -> str:
     config = item.config
     settings = settings_of(config)
     skip = {"paddle_model", "run_mode", "paddle_suite"}
-    args = ["pytest"]
-    if from_cli:
-        args += [f"--paddle-model={case.model.ref}", f"--run-mode={case.run_mode.label}"]
-    else:
-        args.append(item.nodeid)
+    args = ["pytest"] + ([f"--paddle-model={case.model.ref}", f"--run-mode={case.run_mode.label}"]
+                         if from_cli else [item.nodeid])
     for opt in opts.OPTIONS:
         if opt.ini in skip or opt.ini not in settings.given:
             continue
@@ -217,9 +213,7 @@ def narrow_declared_cases(config, items, collection_errors: int = 0) -> bool:
     from ..cases import narrowing
 
     settings = settings_of(config)
-    if not narrowing.filtering(settings):
-        return True
-    if not cases and collection_errors:  # the suite's own error says why it has no case
+    if not narrowing.filtering(settings) or (not cases and collection_errors):  # the suite's error says why
         return True
     if not cases:  # a suite was collected, but it declares no case to narrow
         raise usage_error(config, narrowing.nothing_to_run(settings, cases))
@@ -281,8 +275,7 @@ def add_command_line_cases(session, config, items) -> None:
         cases = build_cases(settings)
     except OptionError as e:
         raise usage_error(config, str(e)) from None
-    added = [PaddleCaseItem.from_parent(session, name=case.id, nodeid=case.id, case=case)
-             for case in cases]
+    added = [PaddleCaseItem.from_parent(session, name=case.id, nodeid=case.id, case=case) for case in cases]
     items.extend(added)
     # reported as collected, so pytest's "collected N items" counts them
     config.hook.pytest_collectreport(report=pytest.CollectReport(

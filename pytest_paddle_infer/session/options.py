@@ -1,8 +1,7 @@
 """Command-line options and ini keys of the ``paddle-infer`` group, and their validation.
 
 Each option has an ini key of the same name; the command line wins. Errors are ``OptionError``
-(the plugin makes them ``pytest.UsageError``); what resolves models is imported when called.
-"""
+(the plugin makes them ``pytest.UsageError``); what resolves models is imported when called."""
 from __future__ import annotations
 
 import math
@@ -63,8 +62,7 @@ OPTIONS: Tuple[Option, ...] = (
            "model to check: a zoo name (resnet50, mobilenet_v3_small, tiny_cnn, tiny_detector; "
            "quantized: tiny_cnn_int8, resnet18_int8), "
            "a model directory, or a .pdmodel/.json file; repeatable", repeat=True, metavar="NAME|PATH"),
-    Option("--run-mode", "run_mode", run_mode_help(), repeat=True,
-           metavar="MODE[+TOGGLE...][,MODE...]"),
+    Option("--run-mode", "run_mode", run_mode_help(), repeat=True, metavar="MODE[+TOGGLE...][,MODE...]"),
     Option("--paddle-baseline", "paddle_baseline",
            "what candidates are compared with: auto (same device, fp32, IR optim off, oneDNN off), "
            "cpu, gpu, dygraph (the nn.Layer the model was exported from), static "
@@ -123,8 +121,7 @@ OPTIONS: Tuple[Option, ...] = (
            "paddle-infer-diff. Default: none", metavar="DIR", directory=True),
     Option("--paddle-update-goldens", "paddle_update_goldens",
            "rewrite the goldens that cases with baseline golden:DIR compare against, from the "
-           "live baseline each golden was recorded with (auto for new ones). Default: off",
-           switch=True),
+           "live baseline each golden was recorded with (auto for new ones). Default: off", switch=True),
     Option("--paddle-device", "paddle_device",
            "the GPU of GPU run modes: " + "; ".join(DEVICE_FORMS), metavar="auto|gpu:N|gpu:N,M,..."),
     Option("--paddle-timeout", "paddle_timeout",
@@ -142,8 +139,7 @@ OPTIONS: Tuple[Option, ...] = (
            "measure each case over several input seeds (--paddle-suggest-seeds) and suggest per "
            "output the worst figure times a margin (--paddle-suggest-margin): print (the bare "
            "flag) prints them after the summary; write also writes them into the suite files "
-           "in place, keeping comments and order. Default: off",
-           metavar="print|write", const="print"),
+           "in place, keeping comments and order. Default: off", metavar="print|write", const="print"),
     Option("--paddle-selfcheck", "paddle_selfcheck",
            "instead of tests: run each run mode this Paddle and machine can run on a tiny zoo "
            "model, with a positive and a negative control, print a table (Paddle, CUDA, cuDNN, "
@@ -250,9 +246,7 @@ def _number(opt: Option, text, kind: Callable, minimum: float, example: str = ""
 
 def named(opt: Option, getoption: Callable) -> Option:
     """The option as its messages name it: the flag when the command line gave it, else the ini key."""
-    if getoption(opt.ini) not in (None, [], ""):
-        return opt
-    return replace(opt, flag=f"ini key {opt.ini}")
+    return opt if getoption(opt.ini) not in (None, [], "") else replace(opt, flag=f"ini key {opt.ini}")
 
 
 def read_settings(getoption: Callable, getini: Callable, default_cache_dir: Callable[[], Path]) -> Settings:
@@ -313,10 +307,7 @@ def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Cal
             raise OptionError(f"--paddle-suite: no such file {value!r} ({path})")
         suites.append(path)
     return Settings(
-        models=tuple(models),
-        run_modes=run_modes,
-        run_modes_given=bool(mode_values),
-        baseline=baseline,
+        models=tuple(models), run_modes=run_modes, run_modes_given=bool(mode_values), baseline=baseline,
         atol=_number(opts["paddle_atol"], get("paddle_atol"), float, 0.0),
         rtol=_number(opts["paddle_rtol"], get("paddle_rtol"), float, 0.0),
         seed=DEFAULT_SEED if seed is None else int(seed),
@@ -324,15 +315,11 @@ def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Cal
         threads=None if threads is None else int(threads),
         intermediates=Selection(get("paddle_intermediates") or "none").spec,
         report_dir=Path(get("paddle_report")).expanduser().resolve() if get("paddle_report") else None,
-        localize=bool(get("paddle_localize")),
-        suites=tuple(suites),
-        model_refs=tuple(str(r).strip() for r in model_refs),
-        unresolved=tuple(unresolved),
+        localize=bool(get("paddle_localize")), suites=tuple(suites),
+        model_refs=tuple(str(r).strip() for r in model_refs), unresolved=tuple(unresolved),
         given=tuple(o.ini for o in OPTIONS if get(o.ini) is not None),
-        device=parse_device(get("paddle_device")),
-        save_goldens=save_goldens,
-        update_goldens=update_goldens,
-        goldens_float16=bool(get("paddle_goldens_float16")),
+        device=parse_device(get("paddle_device")), save_goldens=save_goldens,
+        update_goldens=update_goldens, goldens_float16=bool(get("paddle_goldens_float16")),
         save_runs=runs_dir(opts["paddle_save_runs"], get("paddle_save_runs"), save_goldens, baseline),
         timeout=_timeout(opts["paddle_timeout"], get("paddle_timeout")),
         executor=_choice(opts["paddle_executor"], get("paddle_executor") or "child", EXECUTORS),
@@ -343,8 +330,7 @@ def _read_settings(getoption: Callable, getini: Callable, default_cache_dir: Cal
         suggest=_suggest(opts["paddle_suggest_tolerances"], get("paddle_suggest_tolerances")),
         suggest_seeds=int(_number(opts["paddle_suggest_seeds"], get("paddle_suggest_seeds"), int, 1, example="8")
                           or DEFAULT_SUGGEST_SEEDS),
-        suggest_margin=_margin(opts["paddle_suggest_margin"], get("paddle_suggest_margin")),
-    )
+        suggest_margin=_margin(opts["paddle_suggest_margin"], get("paddle_suggest_margin")))
 
 
 def duplicate_name(opt: Option, first, second) -> str:
@@ -494,11 +480,9 @@ def golden_options(baseline: str, save_dir, update: bool) -> Tuple[Optional[Path
                           f"directory of them: give the directory --paddle-save-goldens wrote")
     if golden and not update and not golden_dir(baseline).is_dir():
         raise OptionError(f"--paddle-baseline={baseline}: no such directory; record goldens first "
-                          f"with --paddle-save-goldens=DIR (or create them with "
-                          f"--paddle-update-goldens)")
+                          f"with --paddle-save-goldens=DIR (or create them with --paddle-update-goldens)")
     if save_dir is not None and update:
         raise OptionError("--paddle-save-goldens and --paddle-update-goldens exclude each other: "
                           "save records live baselines into a directory, update rewrites the "
                           "goldens of golden:DIR baselines")
-    path = Path(str(save_dir)).expanduser().resolve() if save_dir is not None else None
-    return path, update
+    return (Path(str(save_dir)).expanduser().resolve() if save_dir is not None else None), update

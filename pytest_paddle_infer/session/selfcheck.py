@@ -3,8 +3,7 @@
 Each run mode that can run here builds a tiny zoo model as a case builds its candidate, with a
 positive control (its run must pass the mode's evidence rule) and a negative one (without the
 call that engages the mode it must fail the rule). The controls run in the executor
-(engine/selfcheck.py); this module prints the table and writes the JSON for bug reports.
-"""
+(engine/selfcheck.py); this module prints the table and writes the JSON for bug reports."""
 from __future__ import annotations
 
 import json
@@ -41,8 +40,7 @@ def main(config, out: Optional[TextIO] = None) -> int:
     """``pytest --paddle-selfcheck``: 0 when every mode engages as it should, 1 if not, 4 on usage."""
     out = out or sys.stdout
     try:
-        settings = opts.read_settings(config.getoption, config.getini,
-                                      lambda: default_cache_dir(config))
+        settings = opts.read_settings(config.getoption, config.getini, lambda: default_cache_dir(config))
     except OptionError as e:
         print(f"ERROR: {e}", file=sys.stderr)
         return 4
@@ -52,7 +50,6 @@ def main(config, out: Optional[TextIO] = None) -> int:
     if unused:
         print(f"paddle-infer self-check: {', '.join(unused)} not used: the self-check runs every "
               f"run mode on its own tiny zoo models, and no test", file=out)
-
     path = CasePath(settings, settings.cache_dir / "executor")
     print("paddle-infer self-check: each run mode on a tiny zoo model, with a positive and a "
           "negative control (a minute or so)...", file=out, flush=True)
@@ -154,6 +151,5 @@ def table(result: dict) -> List[str]:
                      if c[3] else "  ".join(c[i].ljust(widths[i]) for i in range(2)) + "  " + c[2])
     counts = {s: sum(r["status"] == s for r in result["modes"])
               for s in (ENGAGED, NOT_ENGAGED, UNTELLABLE, CANNOT_RUN)}
-    lines += ["", "  ".join(f"{n} {s}" for s, n in counts.items() if n)
-              + f" ({result['seconds']:g} s)"]
+    lines += ["", "  ".join(f"{n} {s}" for s, n in counts.items() if n) + f" ({result['seconds']:g} s)"]
     return lines

@@ -128,8 +128,7 @@ def display_path(config, path: Path) -> str:
 
 
 def expects_cases(config, settings) -> bool:
-    """Whether this session will have cases, as the command line tells before collection:
-    --paddle-model, --paddle-suite, or a suite file among (the first levels of) the paths given."""
+    """Whether the command line names cases: --paddle-model, --paddle-suite, or suite files in its paths."""
     from ..cases.suite_scan import is_suite_name
 
     if settings.active or settings.suites:
@@ -137,11 +136,9 @@ def expects_cases(config, settings) -> bool:
     base = Path(config.invocation_params.dir)
     for arg in config.args:
         path = base / str(arg).split("::")[0]
-        if path.is_file():
-            if is_suite_name(path.name):
-                return True
-        elif path.is_dir():
-            for depth in ("*", "*/*", "*/*/*"):
-                if any(is_suite_name(p.name) for p in path.glob(depth + ".yaml")):
-                    return True
+        if path.is_file() and is_suite_name(path.name):
+            return True
+        if path.is_dir() and any(is_suite_name(p.name) for depth in ("*", "*/*", "*/*/*")
+                                 for p in path.glob(depth + ".yaml")):
+            return True
     return False

@@ -91,9 +91,6 @@ def parametrize_marked(metafunc) -> None:
             declared = marker_cases(marker.args, marker.kwargs, Where(path, line + 1), context)
         except PaddleInferError as e:
             raise pytest.Collector.CollectError(str(e)) from None
-        for d in declared:
-            case = d.case
-            params.append(pytest.param(
-                case, id=f"{case.model.name}-{case.shape_text}-{case.run_mode.label}",
-                marks=case_marks(case)))
+        params += [pytest.param(d.case, id=f"{d.case.model.name}-{d.case.shape_text}-{d.case.run_mode.label}",
+                                marks=case_marks(d.case)) for d in declared]
     metafunc.parametrize("paddle_case", params, indirect=True)

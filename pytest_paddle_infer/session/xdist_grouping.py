@@ -1,38 +1,25 @@
-"""Under pytest-xdist, the paddle-infer cases of one model run on one worker, so the model's
-export, program, baselines and candidate predictors are built once per session rather than
-once per worker (a model that would hold up the whole sweep is split by run mode).
+"""Under pytest-xdist, the paddle-infer cases of one model run on one worker, so its export,
+program, baselines and candidate predictors are built once per session, not once per worker.
 
-The controller does not collect, so it cannot see which tests are cases: it gives each worker
-a file name in a directory it owns (``workerinput``); each worker, once it has collected and
-before xdist reports its collection, writes there the model and run mode of every case; the
-scheduler reads those files when it schedules.
-
-The scheduler is xdist's ``load`` with these changes: a unit of cases (a model's) goes to a
-worker whole, and the units go out first, the costliest first (a case costs its seconds in the
-last run, kept per model and run mode in the paddle cache dir: ``case_seconds``; a case without
-history costs the mean of those with one, or 1 when none has). When models outweigh the rest,
-so that the sweep would wait for their workers, the costliest are split into one unit per run
-mode, as many of them as take SPLIT_GAIN seconds each off the estimated sweep (history is
-needed for that; models of one cost split together): each
-candidate predictor, the costly build, is still built once; the model's program is loaded
-again on each worker that runs some of its modes, while its baselines' outputs are computed
-once and shared through the cache dir (``SharedBaselines``, ``engine/runner.shared_outputs``).
-Tests that are not cases go out after the units, as ``load`` sends them; with no cases
-collected the order is exactly ``load``'s.
-
-It replaces ``--dist load``, which ``-n`` implies; any other ``--dist`` is left alone, and
-``-p no:paddle_infer_xdist`` turns it off. Nothing here is imported unless xdist is loaded.
-"""
+The controller does not collect: each worker writes the model and run mode of every case into
+a file the controller named (``workerinput``) before xdist reports its collection. The
+scheduler is ``load`` but a unit (a model's cases) goes to a worker whole, units first and the
+costliest first (seconds per case in the last run, ``case_seconds``). When models would hold up
+the sweep, the costliest are split into one unit per run mode while that takes SPLIT_GAIN
+seconds off it: the program is loaded again on each worker, the baselines' outputs are shared
+through the cache dir (``SharedBaselines``). With no cases collected the order is ``load``'s.
+It replaces ``--dist load`` (``-p no:paddle_infer_xdist`` opts out); imported only with xdist."""
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections import defaultdict
+from contextlib import suppress
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pytest
+
+from ..files import atomic_write
 
 PLUGIN_NAME = "paddle_infer_xdist"  # -p no:paddle_infer_xdist opts out
 WORKERINPUT_KEY = "paddle_infer_groups_file"
@@ -46,9 +33,7 @@ History = Mapping[str, Mapping[str, float]]
 
 
 def register(config) -> None:
-    """From the plugin's pytest_configure, with xdist loaded: on the controller the scheduler
-    plugin, when it distributes with ``load``; on a worker the collection writer, when the
-    controller asked for it."""
+    """The controller's scheduler plugin (with ``--dist load``), or a worker's collection writer."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
     workerinput = getattr(config, "workerinput", None)
@@ -65,8 +50,7 @@ def register(config) -> None:
 
 
 def case_key(case) -> CaseKey:
-    """Cases of one model source share its export, program and baselines; one run mode's
-    cases share a candidate predictor."""
+    """(model source: shares export, program and baselines; run mode: shares a predictor)."""
     model = case.model
     group = f"{model.kind}:{model.ref}"
     if model.kwargs:
@@ -75,20 +59,14 @@ def case_key(case) -> CaseKey:
 
 
 # -- the plan: pure, so it is tested without a session ------------------------------------
-
-
 def plan(collection: Sequence[str], cases: Mapping[str, CaseKey], history: History,
          workers: int) -> Tuple[List[int], Dict[int, str]]:
-    """The order in which to hand out the collection's indices, and the unit (cases that go
-    to one worker together) of each case's index; see the module's docstring."""
+    """The order to hand out the collection's indices in, and each case index's unit."""
+    others = [index for index, nodeid in enumerate(collection) if nodeid not in cases]
     models: Dict[str, List[int]] = {}
-    others: List[int] = []
     for index, nodeid in enumerate(collection):
-        key = cases.get(nodeid)
-        if key is None:
-            others.append(index)
-        else:
-            models.setdefault(key[0], []).append(index)
+        if nodeid in cases:
+            models.setdefault(cases[nodeid][0], []).append(index)
     if not models:
         return list(range(len(collection))), {}
     seconds = case_seconds(collection, cases, history)
@@ -111,9 +89,8 @@ def plan(collection: Sequence[str], cases: Mapping[str, CaseKey], history: Histo
 
 
 def split_costliest(models: Dict[str, List[int]], mode_of, cost, workers: int) -> Dict[str, List[int]]:
-    """Split the k costliest models (k = 1, 2, ...) into one unit per run mode, taking each
-    further k only if it shortens the estimated sweep by another SPLIT_GAIN seconds: models of
-    about the same cost are split together (splitting one of two equal models gains nothing)."""
+    """Split the k costliest models into units per run mode, the k that shortens the sweep most
+    by SPLIT_GAIN a step (models of about one cost split together: one of two gains nothing)."""
     def by_mode(model):
         found: Dict[str, List[int]] = {}
         for i in models[model]:
@@ -137,8 +114,7 @@ def split_costliest(models: Dict[str, List[int]], mode_of, cost, workers: int) -
 
 def case_seconds(collection: Sequence[str], cases: Mapping[str, CaseKey],
                  history: History) -> Dict[int, float]:
-    """Each case's index -> its model and run mode's seconds per case in the last run, or the
-    mean of those with history when it has none; empty when no collected model has history."""
+    """Case index -> seconds per case last run (else the mean); empty without any history."""
     keys = {i: cases[nodeid] for i, nodeid in enumerate(collection) if nodeid in cases}
     models = {key[0] for key in keys.values()}
     known = [s for model, modes in history.items() if model in models
@@ -150,8 +126,7 @@ def case_seconds(collection: Sequence[str], cases: Mapping[str, CaseKey],
 
 
 def makespan(costs: Sequence[float], workers: int) -> float:
-    """When the last of ``workers`` finishes, handing out the costliest first to the least
-    loaded (what the scheduler does, give or take the order workers ask in)."""
+    """When the last of ``workers`` finishes, the costliest handed first to the least loaded."""
     loads = [0.0] * max(workers, 1)
     for c in sorted(costs, reverse=True):
         loads[loads.index(min(loads))] += c
@@ -159,10 +134,8 @@ def makespan(costs: Sequence[float], workers: int) -> float:
 
 
 def take_batch(pending: List[int], unit_of: Mapping[int, str], num: int, minimum: int = 0) -> List[int]:
-    """Take from the front of ``pending`` at least ``num`` indices (fewer when it runs out):
-    a unit's every pending index comes along with its first, and a batch holds one unit, so
-    the units spread over the workers; more only while the batch is under ``minimum`` (an
-    xdist worker runs a test only once it holds the next one, or has been told to stop)."""
+    """At least ``num`` indices from the front of ``pending``, a unit whole and one a batch so
+    units spread; more only under ``minimum`` (a worker runs a test once it holds the next)."""
     batch: List[int] = []
     took_unit = False
     while pending and len(batch) < max(num, minimum):
@@ -179,17 +152,13 @@ def take_batch(pending: List[int], unit_of: Mapping[int, str], num: int, minimum
 
 
 # -- files ----------------------------------------------------------------------------------
-
-
 def read_cases(directory: Path) -> Dict[str, CaseKey]:
     """Node id -> (model, run mode) from the files the workers wrote (all collect the same)."""
     cases: Dict[str, CaseKey] = {}
     for path in sorted(directory.glob("*.json")):
-        try:
+        with suppress(OSError, ValueError, TypeError, IndexError, AttributeError):
             cases.update({nodeid: (str(key[0]), str(key[1]))
                           for nodeid, key in json.loads(path.read_text()).items()})
-        except (OSError, ValueError, TypeError, IndexError, AttributeError):
-            continue
     return cases
 
 
@@ -204,24 +173,12 @@ def read_history(path: Path) -> Dict[str, Dict[str, float]]:
 
 
 def write_json(path: Path, data) -> None:
-    """Whole or not at all: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, json.dumps(data, indent=1, sort_keys=True))
 
 
 # -- the controller -------------------------------------------------------------------------
-
-
 def scheduler_class():
-    """xdist's LoadScheduling with units sent whole; None for an xdist without the method it
-    refines (then ``load`` itself schedules)."""
+    """xdist's LoadScheduling with units sent whole; None for an xdist without ``_send_tests``."""
     try:
         from xdist.scheduler import LoadScheduling
     except ImportError:
@@ -258,8 +215,7 @@ def scheduler_class():
 
 
 class ModelGroups:
-    """The controller's side: a directory for the workers' files, the scheduler, and each
-    case's seconds, kept per model and run mode for the next run's plan."""
+    """The controller's side: the workers' files, the scheduler, and the seconds for next time."""
 
     def __init__(self, config):
         from .. import scratch
@@ -303,10 +259,8 @@ class ModelGroups:
                 self.firsts.add(report.nodeid)
 
     def pytest_sessionfinish(self, session) -> None:
-        """Each model and run mode's mean seconds per case that ran (means: a run of part of a
-        suite, -k or -x, still prices the rest right), and each model's setup: what its first
-        case on a worker took beyond its mode's mean. Each figure is averaged with the last
-        run's, so one noisy run does not swing the next plan."""
+        """Mean seconds per case by model and mode (-k or -x still price the rest right) and each model's
+        setup (its first case beyond the mean), averaged with the last run's so one noisy run does not."""
         path = self.history_path()
         if not self.seconds or path is None:
             return
@@ -327,10 +281,8 @@ class ModelGroups:
         for (model, mode), seconds in measured.items():
             old = history.get(model, {}).get(mode)
             history.setdefault(model, {})[mode] = round(seconds if old is None else (old + seconds) / 2, 4)
-        try:
+        with suppress(OSError):
             write_json(path, history)
-        except OSError:
-            pass
 
     def pytest_unconfigure(self, config) -> None:
         from ..scratch import remove
@@ -339,8 +291,7 @@ class ModelGroups:
 
 
 class SharedBaselines:
-    """The controller makes and removes the directory of the baseline outputs its workers share
-    (engine/runner.shared_outputs), and sweeps those of killed sessions."""
+    """The directory of the baseline outputs the workers share, and sweeping killed sessions'."""
 
     def __init__(self, config):
         self.config = config
@@ -359,11 +310,9 @@ class SharedBaselines:
         if not expects_cases(self.config, settings):  # no cache dir made for a session without cases
             return
         scratch.sweep(parent)
-        try:
+        with suppress(OSError):  # the workers say what is wrong with the cache dir
             parent.mkdir(parents=True, exist_ok=True)
             scratch.make(parent=parent, name=testrun)
-        except OSError:  # the workers say what is wrong with the cache dir
-            pass
 
     def pytest_unconfigure(self, config) -> None:
         from ..scratch import remove
@@ -373,11 +322,8 @@ class SharedBaselines:
 
 
 # -- a worker -------------------------------------------------------------------------------
-
-
 class GroupWriter:
-    """A worker's side: once it has collected, and before xdist reports the collection to the
-    controller, write the model and run mode of every paddle-infer case."""
+    """A worker's side: the model and run mode of every case, before xdist reports collection."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -386,12 +332,7 @@ class GroupWriter:
     def pytest_collection_finish(self, session) -> None:
         from .items import declared_case
 
-        cases = {}
-        for item in session.items:
-            case = declared_case(item)
-            if case is not None:
-                cases[item.nodeid] = case_key(case)
-        try:
+        cases = {item.nodeid: case_key(case) for item in session.items
+                 if (case := declared_case(item)) is not None}
+        with suppress(OSError):  # no file: the scheduler sends these tests as load does
             write_json(self.path, cases)
-        except OSError:  # no file: the scheduler sends these tests as load does
-            pass

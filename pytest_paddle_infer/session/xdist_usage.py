@@ -1,7 +1,6 @@
 """Usage errors found while xdist workers collect reach the person running pytest: xdist
 ignores a worker's exit status, so the worker puts its message in its ``workeroutput`` and the
-controller prints it as a usage error and ends the session with exit code 4.
-"""
+controller prints it as a usage error and ends the session with exit code 4."""
 from __future__ import annotations
 
 import sys
