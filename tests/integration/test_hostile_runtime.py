@@ -29,6 +29,7 @@ import pytest
 from helpers import read_junit, summary_rows
 
 from pytest_paddle_infer.engine.service import FAULT_ENV
+from pytest_paddle_infer.fork_server import SPEC_ENV
 
 pytestmark = pytest.mark.usefixtures("tag")  # no process a test started outlives it (conftest.py)
 
@@ -396,10 +397,11 @@ EXITS = {"runtime": CASES_FAILED, "n2": CASES_FAILED, "model_files": CASES_FAILE
 
 
 @pytest.fixture(scope="module")
-def scenario(tmp_path_factory, paddle_cache):
+def scenario(tmp_path_factory, paddle_cache, fork_server_to_lend):
     """Each scenario's sessions, run once per test run: under xdist the first worker that
     needs a scenario runs it (under a lock, in the directory the workers' temporary
-    directories share) and the others read its results."""
+    directories share) and the others read its results. The sessions' children fork from the
+    test process's fork server (conftest.py), as a crash or hang in one is what is tested."""
     import pickle
 
     from filelock import FileLock
@@ -420,7 +422,10 @@ def scenario(tmp_path_factory, paddle_cache):
                 else:
                     directory = base / name
                     directory.mkdir()
-                    done[name] = SCENARIOS[name](directory, paddle_cache)
+                    with pytest.MonkeyPatch.context() as lent:
+                        if fork_server_to_lend:
+                            lent.setenv(SPEC_ENV, fork_server_to_lend)
+                        done[name] = SCENARIOS[name](directory, paddle_cache)
                     results.write_bytes(pickle.dumps(done[name]))
         return done[name]
 
