@@ -43,7 +43,7 @@ class _Text(str):
         return str(self)
 
 
-def test_gate_runs_at_a_root_that_is_a_package(tmp_path, paddle_cache):
+def test_gate_runs_at_a_root_that_is_a_package(tmp_path, paddle_cache, lend_fork_server):
     root = make_root(tmp_path / "PaddleClas")
     run = run_console(root, paddle_cache, "dy2static.paddle.yaml", "-k", "TinyResNet")
     assert run.result.ret == 0, run.text
