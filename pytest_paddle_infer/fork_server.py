@@ -112,21 +112,23 @@ def for_children() -> str:
     return _FOR_CHILDREN[0] if _FOR_CHILDREN else lent()
 
 
-def _python_path(env) -> list:
-    return [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+def _python_path(env) -> Optional[list]:
+    entries = env.get("PYTHONPATH", "").split(os.pathsep) if env.get("PYTHONPATH") else []
+    return None if "" in entries else [os.path.abspath(p) for p in entries]  # "": the cwd
 
 
-def _path_ahead(server_path: list, env) -> Optional[list]:
+def _path_ahead(server_path: list, env, imported=()) -> Optional[list]:
     """The entries ``env``'s PYTHONPATH puts ahead of the server's (pytester's working
-    directory, a suite's builder directory), or None where the rest differs or an entry holds
-    a package the server imported (a forked child would run the server's)."""
+    directory, a suite's builder directory), or None where the rest differs, or where they or
+    the working directory hold a module the server imported (a forked child would run the
+    server's, a spawned one theirs)."""
     from importlib.machinery import PathFinder
 
     path = _python_path(env)
-    ahead = path[:len(path) - len(server_path)]
-    if path[len(ahead):] != server_path:
+    if path is None or env.get("PYTHONSAFEPATH") or path[len(path) - len(server_path):] != server_path:
         return None
-    if any(PathFinder.find_spec(name, ahead) for name in ENGINE_PACKAGES):
+    ahead = path[:len(path) - len(server_path)]
+    if any(PathFinder.find_spec(name, [os.getcwd(), *ahead]) for name in {*ENGINE_PACKAGES, *imported}):
         return None
     return ahead
 
@@ -152,7 +154,7 @@ def start() -> str:
         scratch.remove(Path(directory))
         return ""
     spec = json.dumps({"pid": proc.pid, "directory": directory, "key": key,
-                       "environment": environment_digest(os.environ), "path": _python_path(os.environ)})
+                       "environment": environment_digest(os.environ), "path": _python_path(os.environ) or []})
     _SERVERS[spec] = (proc, directory)
     return spec
 
@@ -239,12 +241,14 @@ def run_command(spec: str, module: str, args, env: dict, timeout: Optional[float
     """``python -m module *args`` with ``env``, forked from the server of ``spec`` (its own
     session and process group, stdout and stderr captured): a CompletedProcess, or None where
     the server cannot run it (spawn it). Past ``timeout`` seconds: children.ChildTimeout."""
-    from tempfile import TemporaryDirectory
-
     from .children import ChildTimeout, child_env
 
-    with TemporaryDirectory(prefix="paddle-infer-command-") as work:
-        out, err = Path(work) / "stdout", Path(work) / "stderr"
+    try:  # its output in the server's directory, which goes with the server
+        out = Path(json.loads(spec)["directory"]) / f"command-{secrets.token_hex(8)}.out"
+    except (ValueError, TypeError, KeyError):
+        return None
+    err = out.with_suffix(".err")
+    try:
         child = _ask(spec, {"entry": module, "argv": [str(a) for a in args], "log": str(out),
                             "stderr": str(err), "env": child_env(env)})
         if child is None:
@@ -262,6 +266,9 @@ def run_command(spec: str, module: str, args, env: dict, timeout: Optional[float
                 os.killpg(child.pid, signal.SIGKILL)
         return subprocess.CompletedProcess([sys.executable, "-m", module, *args], child.returncode,
                                            out.read_text(errors="replace"), err.read_text(errors="replace"))
+    finally:
+        for name in (out, err):
+            name.unlink(missing_ok=True)
 
 
 def _ask(spec: str, wanted: dict) -> Optional[ForkedChild]:
@@ -270,15 +277,16 @@ def _ask(spec: str, wanted: dict) -> Optional[ForkedChild]:
         pid, directory, key = int(found["pid"]), Path(found["directory"]), str(found["key"])
     except (ValueError, TypeError, KeyError):
         return None
-    env = wanted["env"]
-    ahead = _path_ahead(found.get("path", []), env)
-    if found.get("environment") != environment_digest(env) or ahead is None or not directory.is_dir():
+    if found.get("environment") != environment_digest(wanted["env"]) or not directory.is_dir():
         return None
     deadline = time.monotonic() + READY_SECONDS
     while not (directory / "ready").exists():
         if (directory / "refused").exists() or not _alive(pid) or time.monotonic() > deadline:
             return None
         time.sleep(0.05)
+    ahead = _path_ahead(found.get("path", []), wanted["env"], (directory / "ready").read_text().split())
+    if ahead is None:
+        return None
     from multiprocessing.connection import Client
 
     try:
@@ -321,8 +329,11 @@ def _paddle_uses_a_device(paddle) -> bool:
 
 def _child(request: Dict, listener, conn) -> None:
     """In the forked child: become the worker's executor, or run a command child; then exit."""
+    import atexit
+
     code = 1
     try:
+        atexit._clear()  # the server's handlers are not the child's; its own run at its end
         signal.setitimer(signal.ITIMER_REAL, 0)
         for sig in (signal.SIGCHLD, signal.SIGALRM, signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, signal.SIG_DFL)
@@ -360,9 +371,11 @@ def _child(request: Dict, listener, conn) -> None:
 
         traceback.print_exc()
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code or 0)
+        with suppress(BaseException):
+            atexit._run_exitfuncs()  # as at an interpreter's end (dy2static removes its files)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code if isinstance(code, int) else int(code is not None))
 
 
 def serve(directory: Path) -> int:
@@ -400,7 +413,8 @@ def _serve(directory: Path) -> int:
     importlib.import_module(ENGINE)  # the engine's modules, loaded once for every child
     signal.signal(signal.SIGCHLD, lambda *_: _reap(directory))
     listener = Listener(str(directory / "socket"), family="AF_UNIX", authkey=key)
-    (directory / "ready").write_text(str(os.getpid()))
+    # ready: the top-level modules it imported, which no requester's path may shadow
+    (directory / "ready").write_text("\n".join(sorted({n.split(".")[0] for n in sys.modules if n[0] != "_"})))
     while True:
         try:
             conn = listener.accept()
@@ -414,7 +428,10 @@ def _serve(directory: Path) -> int:
                 try:
                     pid = os.fork()
                     if pid == 0:
-                        _child(wanted, listener, conn)
+                        try:
+                            _child(wanted, listener, conn)
+                        finally:  # never back into this loop
+                            os._exit(70)
                     (directory / f"{pid}.status").unlink(missing_ok=True)
                 finally:
                     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})

@@ -90,6 +90,9 @@ def result_readers_in_process():
     return numpy
 
 
+START_ENV, START_DIR = dict(os.environ), os.getcwd()  # before any test changes them
+
+
 @pytest.fixture(scope="session")
 def fork_server_to_lend():
     """One fork server (fork_server.py) for the sessions this test process starts: their
@@ -98,8 +101,13 @@ def fork_server_to_lend():
     from helpers import LENT_SERVERS, TAG_ENV
     from pytest_paddle_infer import fork_server
 
-    with pytest.MonkeyPatch.context() as untagged:  # the server outlives the test that starts it
-        untagged.delenv(TAG_ENV, raising=False)
+    with pytest.MonkeyPatch.context() as clean:  # the run's environment, not the first test's
+        for name in set(os.environ) - set(START_ENV):
+            clean.delenv(name)
+        for name, value in START_ENV.items():
+            clean.setenv(name, value)
+        clean.delenv(TAG_ENV, raising=False)  # it outlives the test that starts it
+        clean.chdir(START_DIR)
         spec = fork_server.start()
     if spec:
         LENT_SERVERS.add(json.loads(spec)["pid"])

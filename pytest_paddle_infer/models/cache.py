@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -203,8 +204,8 @@ def child_failure(what: str, returncode: int, stderr: str, oom_before: Optional[
 
 def _trim_child_error(stderr: str) -> str:
     """Keep the end of a child's traceback: Paddle's own message and the user's source line."""
-    lines = [l for l in strip_ansi(stderr).splitlines()
-             if l.strip() and "warnings.warn" not in l and "Warning:" not in l]
+    lines = [l for l in strip_ansi(stderr).splitlines()  # not warnings, nor glog's info and warning lines
+             if l.strip() and "warnings.warn" not in l and "Warning:" not in l and not GLOG_NOTE.match(l)]
     for i, line in enumerate(lines):  # dy2static errors carry the user's code below this line
         if "In transformed code" in line:
             return "\n".join(lines[i:])[-4000:]
@@ -213,6 +214,7 @@ def _trim_child_error(stderr: str) -> str:
 
 
 PLUGIN_DIR = str(Path(__file__).resolve().parent.parent)
+GLOG_NOTE = re.compile(r"[IW]\d{4} ")  # glog's I1128 12:00:00.000 ... and W1128 ... lines
 USER_FRAMES = 4
 
 

@@ -73,7 +73,7 @@ def local_sources() -> dict:
     export stale (relative under the working directory, so a checkout elsewhere still matches)."""
     cwd = os.path.realpath(os.getcwd())
     skip = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    skip.add(os.path.realpath(os.path.dirname(__file__)))
+    skip.add(os.path.realpath(os.path.dirname(os.path.dirname(__file__))))  # the plugin's own
     sources = {}
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)

@@ -132,3 +132,53 @@ def test_a_paddle_that_can_use_cuda_is_never_forked_after_import(pytester, recor
     assert started(records, "pytest_paddle_infer.fork_server"), "the server was not started"
     assert len(started(records, "pytest_paddle_infer.engine.service")) >= 2  # spawned instead
     assert [r for r in records if r["event"] == "fork" and r["paddle_imported"]] == []
+
+
+LENT_NETS = '''
+import paddle
+import paddle.nn as nn
+
+MADE_FOR = "{token}"  # a fresh builder each run: its export is not in the cache
+
+
+class Head(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def head():
+    paddle.seed(5)
+    return Head()
+'''
+
+
+def test_a_lent_fork_server_forks_the_sessions_children(pytester, run_pytest, fork_server_to_lend,
+                                                        xdist_mode):
+    """A session lent the test process's server (conftest.py) imports paddle in no child of
+    its own: its executors, the signature probe, the export and the dygraph baseline all fork
+    from the server, which records each one's exit status in its directory."""
+    import time
+    import uuid
+    from pathlib import Path
+
+    if not fork_server_to_lend:
+        pytest.skip("no fork server runs here (paddle is not CPU-only)")
+    directory = Path(json.loads(fork_server_to_lend)["directory"])
+    before = set(directory.glob("*.status"))
+    pytester.makepyfile(lent_head=LENT_NETS.format(token=uuid.uuid4().hex))
+    write_suite(pytester, """
+        defaults: {baseline: dygraph, run_modes: [cpu_fp32]}
+        models:
+          head: {source: "lent_head:head", inputs: {x: {shape: [-1, 8]}}, shapes: [[1, 8], [2, 8]]}
+    """)
+    result = run_pytest(*xdist_mode)
+    result.assert_outcomes(passed=2)
+    wanted = 4 + (1 if xdist_mode else 0)  # executor(s), signature probe, export, dygraph baseline
+    deadline = time.monotonic() + 20  # the executors' statuses come as they exit
+    while len(set(directory.glob("*.status")) - before) < wanted and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(set(directory.glob("*.status")) - before) >= wanted

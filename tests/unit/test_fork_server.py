@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -92,15 +93,28 @@ def test_a_forked_childs_exit_status_comes_from_the_servers_file(tmp_path):
 
 
 def test_pythonpath_entries_ahead_of_the_servers_are_given_to_the_child(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     server_path = [str(tmp_path / "server")]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "builders"), *server_path]))
     assert fork_server._path_ahead(server_path, os.environ) == [str(tmp_path / "builders")]
     # the server's own entries missing, or another order: a fresh Python would differ
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "builders"))
     assert fork_server._path_ahead(server_path, os.environ) is None
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "builders") + os.pathsep)  # "": the cwd
+    assert fork_server._path_ahead([], os.environ) is None
+
+
+def test_a_working_directory_that_holds_a_module_the_server_imported_is_refused(tmp_path, monkeypatch):
+    """A spawned child would import the working directory's copy first."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    assert fork_server._path_ahead([], os.environ, ["google"]) == []
+    (tmp_path / "google.py").write_text("")
+    assert fork_server._path_ahead([], os.environ, ["google"]) is None
 
 
 def test_an_entry_ahead_that_holds_a_package_the_server_imported_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path / "..")
     (tmp_path / "numpy").mkdir()
     (tmp_path / "numpy" / "__init__.py").write_text("")  # would shadow the server's numpy
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
@@ -119,6 +133,10 @@ def main(argv):
         raise SystemExit("the builder is broken")
     if argv[0] == "hang":
         time.sleep(600)
+    if argv[0] == "atexit":
+        import atexit
+        atexit.register(lambda: open("ended", "w").close())  # as dy2static cleans up at exit
+        return 0
 '''
 
 
@@ -151,6 +169,10 @@ def test_a_command_child_forked_from_the_server_runs_as_a_spawned_one_would(serv
     with pytest.raises(ChildTimeout):
         fork_server.run_command(server, "forked_command", ["hang"], env, 1)
     assert time.monotonic() - start < 30
+    assert fork_server.run_command(server, "forked_command", ["atexit"], env, 60).returncode == 0
+    assert (tmp_path / "ended").exists(), "the child's atexit handlers did not run"
+    # nothing of the commands is left in the server's directory
+    assert not list(Path(json.loads(server)["directory"]).glob("command-*"))
     # a Paddle setting the server was not started with: not forked (spawn it)
     assert fork_server.run_command(server, "forked_command", ["echo", "0"],
                                    {**env, "FLAGS_enable_pir_api": "0"}, 60) is None
