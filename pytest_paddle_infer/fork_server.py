@@ -1,20 +1,14 @@
-"""Children forked from one process that imported paddle: CPU-only Paddle, Linux.
-
-Each child that imports paddle pays about 4.5 s of CPU: every xdist worker's executor, and
-the command children (exporter, signature probe, dygraph and static baselines, prune steps,
-localization trials). The xdist controller starts this server before it spawns the workers
-and tells them where it is (xdist's workerinput); the server imports paddle and the engine
-once, then forks a child per request (the requester's log, cwd, environment, PYTHONPATH).
+"""Children forked from one process that imported paddle (CPU-only Paddle, Linux): xdist
+workers' executors and the command children (exporter, signature probe, baselines, prune
+steps, trials) skip paddle's import, about 4.5 s of CPU each. The xdist controller starts
+the server before its workers and tells them where it is (workerinput); a process may also
+lend its server to the sessions it starts (``SPEC_ENV``: the project's tests).
 
 A CUDA build's import initialises CUDA, which a forked child cannot use: the server runs only
 where paddle's version file says CPU-only, re-checks after its import and then refuses. A
 requester whose environment differs, or whose server is absent, refused, slow or gone, spawns
 its own child. The server exits with the process that started it; forked children's exit
 statuses go to files the requesters read (``ForkedChild``, supervised as a ``subprocess.Popen``).
-
-A process that starts a server and puts its spec in ``SPEC_ENV`` lends it to every session it
-starts (the project's own tests: hundreds of sessions, one import of paddle): such a session's
-children, and its xdist workers', fork from it, and its controller starts none of its own.
 """
 from __future__ import annotations
 
@@ -42,9 +36,6 @@ PADDLE_ENV_PREFIXES = ("FLAGS_", "GLOG_", "OMP_", "MKL_", "KMP_", "CUDA_", "LD_"
                        "DNNL_", "ONEDNN_", "PADDLE_")
 _SERVERS: Dict[str, tuple] = {}  # this process's: spec -> (process, directory)
 UNKNOWN_EXIT = -9  # a child that ended with no status recorded (its server is gone): as SIGKILL
-
-
-# -- whether one may run ---------------------------------------------------------------------
 
 
 def paddle_is_cpu_only() -> bool:
