@@ -77,6 +77,7 @@ ENGINE_PACKAGES = ("paddle", "numpy", "pytest_paddle_infer")  # what the server 
 
 def environment_digest(env) -> str:
     """What of an environment `import paddle` reads, and the Python (path and prefixes)."""
+    env = {"OMP_NUM_THREADS": "1", **env}  # what `import paddle` sets where it is unset
     kept = sorted((k, v) for k, v in env.items() if k.startswith(PADDLE_ENV_PREFIXES)
                   and not k.startswith("PADDLE_INFER_") and k not in UNCOMPARED)
     python = (os.path.abspath(sys.executable), sys.prefix, sys.exec_prefix)

@@ -51,6 +51,16 @@ def test_a_worker_whose_paddle_environment_differs_does_not_use_the_server(monke
     assert fork_server.request(server, "addr", "00", tmp_path / "log", "KEY", "entry") is None
 
 
+def test_the_thread_count_paddle_sets_on_import_is_no_difference(monkeypatch):
+    """``import paddle`` sets OMP_NUM_THREADS=1 where it is unset (a process that imported it)."""
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    before = fork_server.environment_digest(os.environ)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert fork_server.environment_digest(os.environ) == before
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    assert fork_server.environment_digest(os.environ) != before
+
+
 def test_another_venv_of_the_same_python_differs(monkeypatch):
     before = fork_server.environment_digest(os.environ)
     monkeypatch.setattr(sys, "prefix", "/elsewhere/venv")
