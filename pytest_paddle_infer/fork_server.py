@@ -104,9 +104,9 @@ def for_children() -> str:
     return _FOR_CHILDREN[0] if _FOR_CHILDREN else lent()
 
 
-def _python_path(env) -> Optional[list]:
-    entries = env.get("PYTHONPATH", "").split(os.pathsep) if env.get("PYTHONPATH") else []
-    return None if "" in entries else [os.path.abspath(p) for p in entries]  # "": the cwd
+def _python_path(env) -> list:
+    value = env.get("PYTHONPATH", "")  # an empty entry is the working directory, as Python reads it
+    return [os.path.abspath(p) for p in value.split(os.pathsep)] if value else []
 
 
 def _path_ahead(server_path: list, env, imported=()) -> Optional[list]:
@@ -117,7 +117,7 @@ def _path_ahead(server_path: list, env, imported=()) -> Optional[list]:
     from importlib.machinery import PathFinder
 
     path = _python_path(env)
-    if path is None or env.get("PYTHONSAFEPATH") or path[len(path) - len(server_path):] != server_path:
+    if env.get("PYTHONSAFEPATH") or path[len(path) - len(server_path):] != server_path:
         return None
     ahead = path[:len(path) - len(server_path)]
     if any(PathFinder.find_spec(name, [os.getcwd(), *ahead]) for name in {*ENGINE_PACKAGES, *imported}):
@@ -146,7 +146,7 @@ def start() -> str:
         scratch.remove(Path(directory))
         return ""
     spec = json.dumps({"pid": proc.pid, "directory": directory, "key": key,
-                       "environment": environment_digest(os.environ), "path": _python_path(os.environ) or []})
+                       "environment": environment_digest(os.environ), "path": _python_path(os.environ)})
     _SERVERS[spec] = (proc, directory)
     return spec
 
