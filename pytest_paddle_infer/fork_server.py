@@ -72,7 +72,6 @@ def available() -> bool:
 
 # PYTHONPATH is compared apart (``_path_ahead``); GLOG_minloglevel changes only what is logged
 UNCOMPARED = ("PYTHONPATH", "GLOG_minloglevel")
-ENGINE_PACKAGES = ("paddle", "numpy", "pytest_paddle_infer")  # what the server has imported
 
 
 def environment_digest(env) -> str:
@@ -109,7 +108,7 @@ def _python_path(env) -> list:
     return [os.path.abspath(p) for p in value.split(os.pathsep)] if value else []
 
 
-def _path_ahead(server_path: list, env, imported=()) -> Optional[list]:
+def _path_ahead(server_path: list, env, imported) -> Optional[list]:
     """The entries ``env``'s PYTHONPATH puts ahead of the server's (pytester's working
     directory, a suite's builder directory), or None where the rest differs, or where they or
     the working directory hold a module the server imported (a forked child would run the
@@ -120,7 +119,7 @@ def _path_ahead(server_path: list, env, imported=()) -> Optional[list]:
     if env.get("PYTHONSAFEPATH") or path[len(path) - len(server_path):] != server_path:
         return None
     ahead = path[:len(path) - len(server_path)]
-    if any(PathFinder.find_spec(name, [os.getcwd(), *ahead]) for name in {*ENGINE_PACKAGES, *imported}):
+    if any(PathFinder.find_spec(name, [os.getcwd(), *ahead]) for name in imported):
         return None
     return ahead
 
@@ -355,9 +354,9 @@ def _child(request: Dict, listener, conn) -> None:
             sys.argv = [request["entry"], request["address"]]
             code = module.main()
     except SystemExit as e:  # as the interpreter ends on it: a message goes to stderr, status 1
-        code = e.code if isinstance(e.code, int) or e.code is None else 1
-        if not (isinstance(e.code, int) or e.code is None):
-            print(e.code, file=sys.stderr)
+        code = e.code
+        if not (code is None or isinstance(code, int)):
+            print(code, file=sys.stderr)
     except BaseException:
         import traceback
 

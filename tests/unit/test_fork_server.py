@@ -106,13 +106,13 @@ def test_pythonpath_entries_ahead_of_the_servers_are_given_to_the_child(tmp_path
     monkeypatch.chdir(tmp_path)
     server_path = [str(tmp_path / "server")]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "builders"), *server_path]))
-    assert fork_server._path_ahead(server_path, os.environ) == [str(tmp_path / "builders")]
+    assert fork_server._path_ahead(server_path, os.environ, []) == [str(tmp_path / "builders")]
     # the server's own entries missing, or another order: a fresh Python would differ
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "builders"))
-    assert fork_server._path_ahead(server_path, os.environ) is None
+    assert fork_server._path_ahead(server_path, os.environ, []) is None
     # an empty entry is the working directory, as Python reads it
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "builders"), "", *server_path]))
-    assert fork_server._path_ahead(server_path, os.environ) == [str(tmp_path / "builders"), str(tmp_path)]
+    assert fork_server._path_ahead(server_path, os.environ, []) == [str(tmp_path / "builders"), str(tmp_path)]
 
 
 def test_a_working_directory_that_holds_a_module_the_server_imported_is_refused(tmp_path, monkeypatch):
@@ -129,7 +129,7 @@ def test_an_entry_ahead_that_holds_a_package_the_server_imported_is_refused(tmp_
     (tmp_path / "numpy").mkdir()
     (tmp_path / "numpy" / "__init__.py").write_text("")  # would shadow the server's numpy
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    assert fork_server._path_ahead([], os.environ) is None
+    assert fork_server._path_ahead([], os.environ, ["paddle", "numpy"]) is None
 
 
 COMMAND = '''
